@@ -1,0 +1,25 @@
+// ridge cpu: the SIMD features detected and the kernel target in use.
+#include <cstdio>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/thread_pool.h"
+#include "ridge/command.h"
+
+namespace ridge::app {
+namespace {
+
+CommandRegistration kCpu{{"cpu", "Show the CPU features ridge detected and the kernel target it uses",
+  [](CLI::App&) -> std::function<int()> {
+    return [] {
+      const CpuFeatures& f = DetectedCpuFeatures();
+      std::printf("threads      %d\n", HardwareThreads());
+      std::printf("avx2 %d  fma %d  f16c %d\n", f.avx2, f.fma, f.f16c);
+      std::printf("avx512 f %d bw %d vl %d dq %d vnni %d bf16 %d  avx-vnni %d\n", f.avx512f, f.avx512bw,
+                  f.avx512vl, f.avx512dq, f.avx512vnni, f.avx512bf16, f.avx_vnni);
+      std::printf("kernel target: %s (hardware best: %s)\n", IsaName(ActiveIsa()), IsaName(HardwareIsa()));
+      return 0;
+    };
+  }}};
+
+}  // namespace
+}  // namespace ridge::app

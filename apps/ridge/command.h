@@ -1,0 +1,26 @@
+#pragma once
+// Subcommands register themselves: each cmd_*.cc defines a static
+// CommandRegistration whose setup adds a CLI11 subcommand and its callback.
+// main.cc needs no edit when a command is added.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ridge::app {
+
+struct CommandSpec {
+  std::string name;
+  std::string description;
+  // Adds options to `sub` and returns the function to run when it is chosen.
+  std::function<std::function<int()>(CLI::App& sub)> setup;
+};
+
+std::vector<CommandSpec>& CommandRegistry();
+
+struct CommandRegistration {
+  explicit CommandRegistration(CommandSpec spec) { CommandRegistry().push_back(std::move(spec)); }
+};
+
+}  // namespace ridge::app

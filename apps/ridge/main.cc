@@ -1,0 +1,43 @@
+// ridge: one binary, many subcommands (see command.h).
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "ridge/base/error.h"
+#include "ridge/command.h"
+
+namespace ridge::app {
+std::vector<CommandSpec>& CommandRegistry() {
+  static std::vector<CommandSpec> registry;
+  return registry;
+}
+}  // namespace ridge::app
+
+int main(int argc, char** argv) {
+  using namespace ridge::app;
+  CLI::App app{"ridge: an LLM inference engine that shows where the time and memory go"};
+  app.require_subcommand(1);
+  auto& registry = CommandRegistry();
+  std::sort(registry.begin(), registry.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  std::vector<std::pair<CLI::App*, std::function<int()>>> runners;
+  for (auto& spec : registry) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.description);
+    runners.emplace_back(sub, spec.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto& [sub, run] : runners)
+      if (sub->parsed()) return run();
+  } catch (const ridge::Error& e) {
+    std::fprintf(stderr, "ridge: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ridge: unexpected error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

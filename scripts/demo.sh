@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# ridge's main job on a fresh machine: build, convert the tiny real model from
+# ../shared to GGUF, inspect it, and generate a story with timing figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build
+shared=${RIDGE_SHARED_DIR:-../shared}
+mkdir -p models
+build/ridge convert --checkpoint "$shared/models/stories260K.bin" --tokenizer "$shared/models/tok512.bin" -o models/stories260K.gguf
+build/ridge inspect models/stories260K.gguf

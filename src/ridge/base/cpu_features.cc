@@ -1,0 +1,94 @@
+#include "ridge/base/cpu_features.h"
+
+#include <atomic>
+#include <cstdlib>
+
+#include "ridge/base/error.h"
+
+namespace ridge {
+namespace {
+
+CpuFeatures Detect() {
+  __builtin_cpu_init();
+  CpuFeatures f;
+  f.avx2 = __builtin_cpu_supports("avx2");
+  f.fma = __builtin_cpu_supports("fma");
+  f.avx512f = __builtin_cpu_supports("avx512f");
+  f.avx512bw = __builtin_cpu_supports("avx512bw");
+  f.avx512vl = __builtin_cpu_supports("avx512vl");
+  f.avx512dq = __builtin_cpu_supports("avx512dq");
+  f.avx512vnni = __builtin_cpu_supports("avx512vnni");
+  f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
+  // f16c and avx-vnni have no __builtin_cpu_supports name in g++ 12: read CPUID.
+  unsigned eax, ebx, ecx, edx;
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
+  f.f16c = (ecx >> 29) & 1u;
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
+  f.avx_vnni = (eax >> 4) & 1u;
+  return f;
+}
+
+std::atomic<int> g_override{-1};
+
+Isa IsaFromEnvironment(Isa hardware) {
+  const char* env = std::getenv("RIDGE_ISA");
+  if (!env || !*env) return hardware;
+  Isa wanted = ParseIsa(env);
+  if (static_cast<int>(wanted) > static_cast<int>(hardware))
+    Fail("RIDGE_ISA={} but this CPU supports at most {}", env, IsaName(hardware));
+  return wanted;
+}
+
+}  // namespace
+
+const CpuFeatures& DetectedCpuFeatures() {
+  static const CpuFeatures features = Detect();
+  return features;
+}
+
+Isa HardwareIsa() {
+  const CpuFeatures& f = DetectedCpuFeatures();
+  if (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && f.avx512bf16 && f.fma && f.f16c)
+    return Isa::kAvx512;
+  if (f.avx2 && f.fma && f.f16c) return Isa::kAvx2;
+  return Isa::kScalar;
+}
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> isas;
+  for (int i = 0; i <= static_cast<int>(HardwareIsa()); ++i) isas.push_back(static_cast<Isa>(i));
+  return isas;
+}
+
+Isa ActiveIsa() {
+  int forced = g_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<Isa>(forced);
+  static const Isa from_env = IsaFromEnvironment(HardwareIsa());
+  return from_env;
+}
+
+void SetIsaOverride(Isa isa) {
+  if (static_cast<int>(isa) > static_cast<int>(HardwareIsa()))
+    Fail("cannot force ISA {}: this CPU supports at most {}", IsaName(isa), IsaName(HardwareIsa()));
+  g_override.store(static_cast<int>(isa));
+}
+
+void ClearIsaOverride() { g_override.store(-1); }
+
+const char* IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+Isa ParseIsa(const std::string& name) {
+  if (name == "scalar") return Isa::kScalar;
+  if (name == "avx2") return Isa::kAvx2;
+  if (name == "avx512") return Isa::kAvx512;
+  Fail("unknown ISA '{}': expected scalar, avx2 or avx512", name);
+}
+
+}  // namespace ridge

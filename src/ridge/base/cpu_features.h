@@ -1,0 +1,41 @@
+#pragma once
+// Which SIMD kernels this CPU can run. Detected once; RIDGE_ISA=scalar|avx2|avx512
+// (or SetIsaOverride, e.g. from a --isa flag) forces a lower target for testing
+// and benchmarking.
+#include <string>
+#include <vector>
+
+namespace ridge {
+
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512dq = false;
+  bool avx512vnni = false;
+  bool avx512bf16 = false;
+  bool avx_vnni = false;
+};
+
+const CpuFeatures& DetectedCpuFeatures();
+
+// The best target the hardware supports.
+Isa HardwareIsa();
+// Every target the hardware supports, lowest first.
+std::vector<Isa> SupportedIsas();
+// The target kernels use now: the override if set (clamped to the hardware), else HardwareIsa().
+Isa ActiveIsa();
+// Throws ridge::Error if the CPU cannot run `isa`.
+void SetIsaOverride(Isa isa);
+void ClearIsaOverride();
+
+const char* IsaName(Isa isa);
+// "scalar", "avx2", "avx512"; throws ridge::Error on anything else.
+Isa ParseIsa(const std::string& name);
+
+}  // namespace ridge

@@ -1,0 +1,21 @@
+#pragma once
+// Reference (scalar) conversion of one row of any supported type to float,
+// and of float to the types ridge can write. These are the ground truth the
+// SIMD kernels are tested against.
+#include <cstdint>
+
+#include "ridge/gguf/ggml_type.h"
+
+namespace ridge {
+
+// src holds RowBytes(type, n) bytes; dst receives n floats.
+// RIDGE_CHECKs that the type can be dequantized and n fits its blocks.
+void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);
+
+// Writes RowBytes(type, n) bytes. Supported: F32, F16, BF16, Q8_0, Q4_0.
+// Rounding follows ggml's reference quantizers (round to nearest, scale from the
+// block's absolute maximum).
+void QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
+bool CanQuantizeTo(GgmlType type);
+
+}  // namespace ridge

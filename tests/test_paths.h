@@ -1,0 +1,14 @@
+#pragma once
+// Where tests find ../shared (read in place, never copied) and scratch space.
+#include <string>
+
+namespace ridge::testing {
+
+// $RIDGE_SHARED_DIR, or the shared/ folder beside the source tree.
+std::string SharedDir();
+// A fresh directory under the build tree's temp area, unique per call.
+std::string ScratchDir(const std::string& name);
+// The ridge binary built alongside the tests.
+std::string RidgeBinary();
+
+}  // namespace ridge::testing
