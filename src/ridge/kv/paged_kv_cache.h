@@ -1,0 +1,104 @@
+#pragma once
+// The paged KV cache: one pool of fixed-size blocks per layer (K and V), and a
+// block table per sequence mapping its positions to blocks. Every byte is
+// accounted for: the pool is allocated once, up front, from a budget, and
+// blocks move between the free list and sequences.
+//
+// Layout of one block of one layer, for K and for V alike:
+//   [block_tokens, n_kv_heads, head_dim] elements of `type`
+// so position p of a sequence lives in block table[p / block_tokens], slot
+// p % block_tokens.
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "ridge/gguf/ggml_type.h"
+#include "ridge/kernels/ops.h"
+
+namespace ridge {
+
+using SeqId = int64_t;
+using BlockId = int32_t;
+
+struct KvCacheShape {
+  int64_t n_layers = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  GgmlType type = GgmlType::kF16;  // F32, F16, BF16 or Q8_0
+  int64_t block_tokens = 16;
+};
+
+struct KvAccounting {
+  int64_t blocks_total = 0;
+  int64_t blocks_used = 0;
+  int64_t blocks_free = 0;
+  int64_t tokens_stored = 0;
+  int64_t token_slots_allocated = 0;  // blocks_used × block_tokens
+  int64_t bytes_total = 0;            // the whole pool, K and V, every layer
+  int64_t bytes_used = 0;             // blocks in use
+  double bytes_per_token = 0;         // the reference formula, for this element type
+  double utilization = 0;             // tokens_stored ÷ token_slots_allocated (1 when empty)
+  int64_t sequences = 0;
+};
+
+class PagedKvCache {
+ public:
+  // Allocates n_blocks blocks for every layer. Throws ridge::Error for an
+  // unsupported type, a head_dim the type cannot store, or n_blocks < 1.
+  PagedKvCache(const KvCacheShape& shape, int64_t n_blocks);
+
+  // The number of blocks a budget of `bytes` holds (at least 0).
+  static int64_t BlocksForBudget(const KvCacheShape& shape, int64_t bytes);
+  // Bytes of one block across all layers, K and V.
+  static int64_t BlockBytes(const KvCacheShape& shape);
+
+  const KvCacheShape& shape() const { return shape_; }
+  int64_t n_blocks() const { return n_blocks_; }
+  int64_t free_blocks() const { return static_cast<int64_t>(free_list_.size()); }
+  // Blocks needed to hold n_tokens positions.
+  int64_t BlocksFor(int64_t n_tokens) const { return (n_tokens + shape_.block_tokens - 1) / shape_.block_tokens; }
+
+  // Makes room for positions [0, n_tokens) of `seq`, creating the sequence if
+  // new. Returns false, changing nothing, if the free blocks do not suffice.
+  bool Reserve(SeqId seq, int64_t n_tokens);
+  // Records that positions [0, n_tokens) of `seq` now hold K and V.
+  void SetStoredTokens(SeqId seq, int64_t n_tokens);
+  int64_t StoredTokens(SeqId seq) const;
+  bool HasSequence(SeqId seq) const { return seqs_.count(seq) != 0; }
+  // Returns every block of `seq` to the pool; no-op for unknown sequences.
+  void Free(SeqId seq);
+
+  // Where K / V of (seq, layer, position) are written: [n_kv_heads, head_dim] elements.
+  uint8_t* KSlot(SeqId seq, int64_t layer, int64_t position);
+  uint8_t* VSlot(SeqId seq, int64_t layer, int64_t position);
+  // Views of one KV head of (seq, layer) for attention. `block_ptrs` receives the
+  // block base pointers and must outlive the views.
+  void HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vector<const uint8_t*>& k_blocks,
+                 std::vector<const uint8_t*>& v_blocks, kernels::KvHeadView& k, kernels::KvHeadView& v) const;
+
+  KvAccounting Accounting() const;
+
+ private:
+  struct Sequence {
+    std::vector<BlockId> blocks;
+    int64_t stored_tokens = 0;
+  };
+  const Sequence& SeqOrDie(SeqId seq) const;
+  uint8_t* Slot(bool value, SeqId seq, int64_t layer, int64_t position);
+
+  KvCacheShape shape_;
+  int64_t n_blocks_ = 0;
+  int64_t head_bytes_ = 0;
+  int64_t token_bytes_ = 0;  // one position, one layer, K or V: n_kv_heads × head_bytes
+  int64_t block_bytes_per_layer_ = 0;
+  std::vector<uint8_t> k_pool_;  // [n_layers, n_blocks, block_tokens, n_kv_heads, head_bytes]
+  std::vector<uint8_t> v_pool_;
+  std::vector<BlockId> free_list_;
+  std::map<SeqId, Sequence> seqs_;
+};
+
+// Bytes per element of a KV type as the reference formula counts it
+// (f32 4, f16/bf16 2, q8_0 34/32 including its block scales).
+double KvBytesPerElement(GgmlType type);
+
+}  // namespace ridge
