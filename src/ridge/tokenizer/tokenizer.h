@@ -69,10 +69,11 @@ class Tokenizer {
   int32_t pad_id() const;  // -1 when none
   bool add_bos() const;    // the metadata asks for BOS before a prompt
   bool add_eos() const;
-  // SentencePiece dummy prefix in use (and so its space is dropped when decoding).
+  // SentencePiece with the dummy prefix (so its space is dropped when decoding);
+  // always false for byte-level BPE.
   bool add_space_prefix() const;
   TokenizerModel model() const;
-  const std::string& pre() const;  // pre-tokenizer name used ("gpt-2", "llama-bpe", "" for SentencePiece)
+  const std::string& pre() const;  // tokenizer.ggml.pre as stored ("gpt-2", "llama-bpe", "" when absent)
 
   // True for tokens after which generation stops: eos, eot, eom and the usual
   // end-of-turn control tokens (<|eot_id|>, <|im_end|>, <|end|>, <end_of_turn>,
@@ -82,9 +83,14 @@ class Tokenizer {
   bool IsControl(int32_t id) const;
 
   const Vocab& vocab() const;
+  // Byte-level BPE merges ignored because a part or the result is not a token.
+  int64_t n_merges_skipped() const;
 
  private:
   explicit Tokenizer(std::shared_ptr<const tokenizer_detail::TokenizerState> state);
+  // Appends the text of one token to `out`, applying and updating the
+  // leading-space rule (see Decode).
+  void AppendDecoded(int32_t id, bool* strip_next_space, std::string* out) const;
   std::shared_ptr<const tokenizer_detail::TokenizerState> state_;
   friend class StreamingDetokenizer;
 };

@@ -1,0 +1,167 @@
+// Byte-level BPE (GPT-2 family), as llama.cpp's llm_tokenizer_bpe and HF
+// tokenizers: split the text with the pre-tokenizer regex, map each byte of a
+// word to a printable code point, then repeatedly apply the lowest-ranked merge
+// among adjacent pairs (leftmost on ties). Symbols carry token ids, so a merge
+// is one hash look-up of the id pair.
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "ridge/base/error.h"
+#include "ridge/tokenizer/tokenizer_state.h"
+#include "ridge/tokenizer/utf8.h"
+
+namespace ridge::tokenizer_detail {
+namespace {
+
+struct ByteTables {
+  std::array<std::string, 256> byte_to_unicode;
+  std::array<int16_t, 512> unicode_to_byte;  // every mapped code point is < 256 + 68
+};
+
+const ByteTables& Tables() {
+  static const ByteTables tables = [] {
+    ByteTables t;
+    t.unicode_to_byte.fill(-1);
+    uint32_t next_unprintable = 256;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      const uint32_t cp = printable ? static_cast<uint32_t>(b) : next_unprintable++;
+      utf8::AppendCodepoint(cp, &t.byte_to_unicode[b]);
+      t.unicode_to_byte[cp] = static_cast<int16_t>(b);
+    }
+    return t;
+  }();
+  return tables;
+}
+
+struct Symbol {
+  int prev;
+  int next;
+  int32_t id;  // -1: a byte the vocabulary lacks (never merges)
+  bool alive;
+};
+
+struct Candidate {
+  int32_t rank;
+  int left;
+  int right;
+  int32_t left_id;
+  int32_t right_id;
+  int32_t merged_id;
+};
+
+struct LowerPriority {
+  // priority_queue puts the "largest" on top: lowest rank, then leftmost.
+  bool operator()(const Candidate& a, const Candidate& b) const {
+    return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
+  }
+};
+
+void EmitId(const TokenizerState& state, int32_t id, uint8_t byte, std::vector<int32_t>* out) {
+  if (id >= 0) {
+    out->push_back(id);
+  } else if (state.vocab.unk_id >= 0) {
+    out->push_back(state.vocab.unk_id);
+  } else {
+    Fail("cannot encode byte 0x{:02X}: the vocabulary has no token for it and no unknown token", byte);
+  }
+}
+
+void EncodeWord(const TokenizerState& state, std::string_view word, std::vector<Symbol>* symbols,
+                std::vector<int32_t>* out) {
+  const ByteTables& tables = Tables();
+  if (state.ignore_merges) {
+    std::string mapped;
+    for (const char c : word) mapped += tables.byte_to_unicode[static_cast<uint8_t>(c)];
+    if (const auto it = state.literal_ids.find(mapped); it != state.literal_ids.end()) {
+      out->push_back(it->second);
+      return;
+    }
+  }
+  symbols->clear();
+  const int n = static_cast<int>(word.size());
+  for (int i = 0; i < n; ++i) {
+    symbols->push_back({i - 1, i + 1 == n ? -1 : i + 1, state.byte_ids[static_cast<uint8_t>(word[i])], true});
+  }
+  std::priority_queue<Candidate, std::vector<Candidate>, LowerPriority> queue;
+  auto try_add = [&](int left, int right) {
+    if (left < 0 || right < 0) return;
+    const int32_t left_id = (*symbols)[left].id;
+    const int32_t right_id = (*symbols)[right].id;
+    if (left_id < 0 || right_id < 0) return;
+    const auto it = state.merges.find(PairKey(left_id, right_id));
+    if (it == state.merges.end()) return;
+    queue.push({it->second.rank, left, right, left_id, right_id, it->second.merged_id});
+  };
+  for (int i = 1; i < n; ++i) try_add(i - 1, i);
+
+  while (!queue.empty()) {
+    const Candidate c = queue.top();
+    queue.pop();
+    Symbol& left = (*symbols)[c.left];
+    Symbol& right = (*symbols)[c.right];
+    // Stale entry: a side was merged away or became another token. Two alive
+    // symbols with their queued ids are still adjacent (a symbol's next only
+    // changes when it absorbs that neighbour, which changes its id).
+    if (!left.alive || !right.alive || left.id != c.left_id || right.id != c.right_id) continue;
+    left.id = c.merged_id;
+    right.alive = false;
+    left.next = right.next;
+    if (right.next >= 0) (*symbols)[right.next].prev = c.left;
+    try_add(left.prev, c.left);
+    try_add(c.left, left.next);
+  }
+  for (int i = n == 0 ? -1 : 0; i != -1; i = (*symbols)[i].next) {
+    EmitId(state, (*symbols)[i].id, static_cast<uint8_t>(word[i]), out);
+  }
+}
+
+}  // namespace
+
+const std::array<std::string, 256>& ByteToUnicode() { return Tables().byte_to_unicode; }
+
+int UnicodeToByte(uint32_t codepoint) {
+  const ByteTables& tables = Tables();
+  return codepoint < tables.unicode_to_byte.size() ? tables.unicode_to_byte[codepoint] : -1;
+}
+
+void EncodeBpe(const TokenizerState& state, std::string_view text, std::vector<int32_t>* out) {
+  std::vector<std::string_view> words;
+  state.pretokenizer->Split(text, &words);
+  std::vector<Symbol> symbols;
+  for (const std::string_view word : words) EncodeWord(state, word, &symbols, out);
+}
+
+void BuildBpeMerges(TokenizerState* state) {
+  const std::vector<std::string>& lines = state->vocab.merges;
+  state->merges.reserve(lines.size());
+  std::string merged;
+  for (size_t rank = 0; rank < lines.size(); ++rank) {
+    const std::string& line = lines[rank];
+    // The separator is the first space after the first character (llama.cpp):
+    // a part may itself be a space in vocabularies that keep raw spaces.
+    const size_t space = line.size() > 1 ? line.find(' ', 1) : std::string::npos;
+    if (space == std::string::npos || space + 1 >= line.size()) {
+      Fail("tokenizer.ggml.merges[{}] = '{}' is not two token texts separated by a space", rank, line);
+    }
+    const std::string_view first = std::string_view(line).substr(0, space);
+    const std::string_view second = std::string_view(line).substr(space + 1);
+    merged.assign(first);
+    merged.append(second);
+    const auto a = state->all_ids.find(first);
+    const auto b = state->all_ids.find(second);
+    const auto m = state->all_ids.find(merged);
+    if (a == state->all_ids.end() || b == state->all_ids.end() || m == state->all_ids.end()) {
+      // A merge naming a text that is no token can never produce a token; HF
+      // refuses such files, llama.cpp ignores the merge's effect. Skip it.
+      ++state->n_merges_skipped;
+      continue;
+    }
+    // Duplicate pairs: the first (lowest) rank wins.
+    state->merges.try_emplace(PairKey(a->second, b->second),
+                              BpeMerge{static_cast<int32_t>(rank), m->second});
+  }
+}
+
+}  // namespace ridge::tokenizer_detail

@@ -1,0 +1,68 @@
+#pragma once
+// Internal: the immutable tables a Tokenizer shares between its copies, and the
+// two encoding algorithms that read them. Not for use outside the tokenizer layer.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ridge/tokenizer/pretokenizer.h"
+#include "ridge/tokenizer/vocab.h"
+
+namespace ridge::tokenizer_detail {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+// text → id with look-ups by string_view (no temporary strings).
+using TextToId = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
+
+struct BpeMerge {
+  int32_t rank;       // lower merges first
+  int32_t merged_id;  // the token the pair becomes
+};
+
+inline uint64_t PairKey(int32_t left, int32_t right) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+}
+
+struct TokenizerState {
+  Vocab vocab;
+  TextToId all_ids;      // every token (last wins on duplicate texts, as llama.cpp)
+  TextToId literal_ids;  // tokens literal text may turn into: normal, undefined, user-defined, unused
+  std::array<int32_t, 256> byte_ids{};  // token of each byte: <0xNN> (SentencePiece) or its mapped
+                                        // code point (byte-level BPE); -1 if the vocabulary lacks it
+  std::vector<int32_t> split_first;     // user-defined / control / unknown ids, longest text first
+  std::vector<uint8_t> end_of_generation;  // [n_vocab] 1 for IsEndOfGeneration
+  std::vector<std::string> decoded;        // [n_vocab] bytes each token decodes to (TokenBytes)
+
+  // Byte-level BPE only.
+  std::unordered_map<uint64_t, BpeMerge> merges;  // PairKey(left id, right id) → merge
+  int64_t n_merges_skipped = 0;  // merges naming texts that are not tokens (can never apply)
+  bool ignore_merges = false;    // Llama 3: a word that is a whole token stays whole
+  std::unique_ptr<Pretokenizer> pretokenizer;
+};
+
+// SentencePiece-style encoding of one text fragment whose spaces are already
+// "▁" (and dummy prefix added). Appends ids.
+void EncodeSpm(const TokenizerState& state, std::string_view text, std::vector<int32_t>* out);
+
+// Byte-level BPE encoding of one text fragment (pre-tokenizer, byte mapping,
+// merges by rank). Appends ids.
+void EncodeBpe(const TokenizerState& state, std::string_view text, std::vector<int32_t>* out);
+
+// GPT-2's bytes_to_unicode: each byte as a printable code point, UTF-8 encoded.
+const std::array<std::string, 256>& ByteToUnicode();
+// The inverse, for decoding: code point → byte, -1 when not a mapped code point.
+int UnicodeToByte(uint32_t codepoint);
+
+// Fills merges / n_merges_skipped from state->vocab.merges and state->all_ids.
+// ridge::Error for a malformed merge line.
+void BuildBpeMerges(TokenizerState* state);
+
+}  // namespace ridge::tokenizer_detail
