@@ -38,6 +38,9 @@ struct GgufValue {
   static GgufValue Bool(bool v);
   static GgufValue String(std::string v);
   static GgufValue Array(GgufValueType elem_type, std::vector<GgufValue> elems);
+
+  // Same type, element type and value (floats compare as stored, in double).
+  friend bool operator==(const GgufValue& a, const GgufValue& b) = default;
 };
 
 }  // namespace ridge

@@ -1,0 +1,286 @@
+// Dequantizers checked against blocks whose values were worked out by hand
+// from ggml's block layouts, and quantizers against ggml's reference rounding.
+#include "ridge/gguf/dequantize.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ridge/base/half.h"
+
+namespace ridge {
+namespace {
+
+constexpr uint16_t kHalfOne = 0x3C00, kHalfHalf = 0x3800, kHalfQuarter = 0x3400, kHalfTwo = 0x4000,
+                   kHalfMinusOne = 0xBC00, kHalfEighth = 0x3000;
+
+template <typename Block>
+std::vector<float> Dequant(GgmlType type, const Block& b, int n) {
+  std::vector<float> out(n);
+  DequantizeRow(type, &b, out.data(), n);
+  return out;
+}
+
+TEST(Dequantize, TypeTableMatchesGgml) {
+  EXPECT_EQ(RowBytes(GgmlType::kQ4_K, 512), 288);
+  EXPECT_EQ(RowBytes(GgmlType::kQ6_K, 256), 210);
+  EXPECT_EQ(RowBytes(GgmlType::kQ8_0, 64), 68);
+  EXPECT_EQ(RowBytes(GgmlType::kBF16, 3), 6);
+  EXPECT_EQ(TraitsOf(GgmlType::kQ2_K).block_bytes, 84);
+  EXPECT_EQ(TraitsOf(GgmlType::kQ3_K).block_bytes, 110);
+  EXPECT_EQ(TraitsOf(GgmlType::kQ8_K).block_bytes, 292);
+  EXPECT_FALSE(FindGgmlType(4).has_value());   // Q4_2, removed from ggml
+  EXPECT_FALSE(FindGgmlType(31).has_value());
+  EXPECT_EQ(ParseGgmlType("q8_0"), GgmlType::kQ8_0);
+  EXPECT_EQ(ParseGgmlType("BF16"), GgmlType::kBF16);
+  EXPECT_FALSE(ParseGgmlType("Q9_0").has_value());
+  EXPECT_STREQ(GgmlTypeName(GgmlType::kQ5_K), "Q5_K");
+}
+
+TEST(Dequantize, F32F16Bf16) {
+  const float f32[3] = {1.5f, -0.0f, 3e38f};
+  std::vector<float> out(3);
+  DequantizeRow(GgmlType::kF32, f32, out.data(), 3);
+  EXPECT_EQ(out, std::vector<float>(f32, f32 + 3));
+
+  const uint16_t f16[5] = {0x3C00, 0xC000, 0x3800, 0x7BFF, 0x0001};
+  out.resize(5);
+  DequantizeRow(GgmlType::kF16, f16, out.data(), 5);
+  EXPECT_EQ(out, (std::vector<float>{1.0f, -2.0f, 0.5f, 65504.0f, std::ldexp(1.0f, -24)}));
+
+  const uint16_t bf16[3] = {0x3F80, 0xC040, 0x4049};
+  out.resize(3);
+  DequantizeRow(GgmlType::kBF16, bf16, out.data(), 3);
+  EXPECT_EQ(out, (std::vector<float>{1.0f, -3.0f, 3.140625f}));
+}
+
+TEST(Dequantize, Q4_0) {
+  BlockQ4_0 b;
+  b.d = kHalfHalf;
+  std::memset(b.qs, 0x88, sizeof b.qs);  // every nibble 8 -> 0
+  b.qs[0] = 0xA3;                        // element 0: 3-8 = -5; element 16: 10-8 = 2
+  b.qs[15] = 0x0F;                       // element 15: 15-8 = 7; element 31: 0-8 = -8
+  auto y = Dequant(GgmlType::kQ4_0, b, 32);
+  for (int i = 0; i < 32; ++i) {
+    float want = 0.0f;
+    if (i == 0) want = -2.5f;
+    if (i == 16) want = 1.0f;
+    if (i == 15) want = 3.5f;
+    if (i == 31) want = -4.0f;
+    EXPECT_EQ(y[i], want) << i;
+  }
+}
+
+TEST(Dequantize, Q4_1) {
+  BlockQ4_1 b;
+  b.d = kHalfQuarter;
+  b.m = kHalfMinusOne;
+  std::memset(b.qs, 0x44, sizeof b.qs);  // 4*0.25 - 1 = 0
+  b.qs[1] = 0xF0;                        // element 1: 0 -> -1; element 17: 15 -> 2.75
+  auto y = Dequant(GgmlType::kQ4_1, b, 32);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y[i], i == 1 ? -1.0f : i == 17 ? 2.75f : 0.0f) << i;
+}
+
+TEST(Dequantize, Q5_0) {
+  BlockQ5_0 b;
+  b.d = kHalfOne;
+  std::memset(b.qs, 0, sizeof b.qs);
+  b.qs[2] = 0x51;  // element 2 low bits 1, element 18 low bits 5
+  // High bits (bit k of qh is element k): elements 2, 18 and 31.
+  const uint32_t qh = (1u << 2) | (1u << 18) | (1u << 31);
+  std::memcpy(b.qh, &qh, 4);
+  auto y = Dequant(GgmlType::kQ5_0, b, 32);
+  for (int i = 0; i < 32; ++i) {
+    float want = -16.0f;  // 0 - 16
+    if (i == 2) want = 1.0f;   // (1 + 16) - 16
+    if (i == 18) want = 5.0f;  // (5 + 16) - 16
+    if (i == 31) want = 0.0f;  // (0 + 16) - 16
+    EXPECT_EQ(y[i], want) << i;
+  }
+}
+
+TEST(Dequantize, Q5_1) {
+  BlockQ5_1 b;
+  b.d = kHalfHalf;
+  b.m = kHalfTwo;
+  std::memset(b.qs, 0, sizeof b.qs);
+  b.qs[0] = 0x3F;  // element 0: 15, element 16: 3
+  const uint32_t qh = 1u << 16;  // element 16 gets +16
+  std::memcpy(b.qh, &qh, 4);
+  auto y = Dequant(GgmlType::kQ5_1, b, 32);
+  for (int i = 0; i < 32; ++i) {
+    float want = 2.0f;
+    if (i == 0) want = 9.5f;    // 15 * 0.5 + 2
+    if (i == 16) want = 11.5f;  // 19 * 0.5 + 2
+    EXPECT_EQ(y[i], want) << i;
+  }
+}
+
+TEST(Dequantize, Q8_0) {
+  BlockQ8_0 b;
+  b.d = kHalfEighth;
+  for (int j = 0; j < 32; ++j) b.qs[j] = static_cast<int8_t>(j - 16);
+  b.qs[31] = -128;
+  auto y = Dequant(GgmlType::kQ8_0, b, 32);
+  EXPECT_EQ(y[0], -2.0f);
+  EXPECT_EQ(y[16], 0.0f);
+  EXPECT_EQ(y[17], 0.125f);
+  EXPECT_EQ(y[30], 1.75f);
+  EXPECT_EQ(y[31], -16.0f);
+}
+
+// Sub-block scales sc = {1,2,3,4,17,5,6,7} and mins m = {0,1,2,3,4,33,0,0}, packed
+// as in ggml: bytes 0-3 hold sc0-3 (low 6 bits) and sc4-7 >> 4 (top 2 bits), bytes
+// 4-7 m0-3 and m4-7 >> 4, bytes 8-11 the low nibbles of sc4-7 | m4-7 << 4.
+constexpr uint8_t kKScales[12] = {0x41, 0x02, 0x03, 0x04, 0x00, 0x81, 0x02, 0x03, 0x41, 0x15, 0x06, 0x07};
+
+TEST(Dequantize, Q4_K) {
+  BlockQ4_K b;
+  b.d = kHalfOne;
+  b.dmin = kHalfHalf;
+  std::memcpy(b.scales, kKScales, 12);
+  for (int l = 0; l < 128; ++l) b.qs[l] = static_cast<uint8_t>((l % 16) | ((15 - l % 16) << 4));
+  auto y = Dequant(GgmlType::kQ4_K, b, 256);
+  // Element e is in sub-block e/32; pairs of sub-blocks share 32 bytes (low, then high nibbles).
+  EXPECT_EQ(y[0], 0.0f);     // sub 0, qs[0] low 0: 1*1*0 - 0.5*0
+  EXPECT_EQ(y[5], 5.0f);     // sub 0, qs[5] low 5: 1*5 - 0
+  EXPECT_EQ(y[37], 19.5f);   // sub 1, qs[5] high 10: 2*10 - 0.5*1
+  EXPECT_EQ(y[67], 8.0f);    // sub 2, qs[35] low 3: 3*3 - 0.5*2
+  EXPECT_EQ(y[135], 117.0f); // sub 4, qs[71] low 7: 17*7 - 0.5*4
+  EXPECT_EQ(y[162], 48.5f);  // sub 5, qs[66] high 13: 5*13 - 0.5*33
+  EXPECT_EQ(y[240], 105.0f); // sub 7, qs[112] high 15: 7*15 - 0
+}
+
+TEST(Dequantize, Q5_K) {
+  BlockQ5_K b;
+  b.d = kHalfOne;
+  b.dmin = kHalfHalf;
+  std::memcpy(b.scales, kKScales, 12);
+  for (int l = 0; l < 128; ++l) b.qs[l] = static_cast<uint8_t>((l % 16) | ((15 - l % 16) << 4));
+  std::memset(b.qh, 0, sizeof b.qh);
+  b.qh[5] = 0x02;  // bit 1 = sub-block 1, position 5 -> element 37 gets +16
+  b.qh[2] = 0x20;  // bit 5 = sub-block 5, position 2 -> element 162 gets +16
+  b.qh[3] = 0x10;  // bit 4 = sub-block 4, position 3 -> element 131 gets +16
+  auto y = Dequant(GgmlType::kQ5_K, b, 256);
+  EXPECT_EQ(y[5], 5.0f);      // no high bit
+  EXPECT_EQ(y[37], 51.5f);    // 2*(10+16) - 0.5
+  EXPECT_EQ(y[67], 8.0f);
+  EXPECT_EQ(y[135], 117.0f);
+  EXPECT_EQ(y[162], 128.5f);  // 5*(13+16) - 16.5
+  EXPECT_EQ(y[131], 321.0f);  // sub 4, qs[67] low 3: 17*(3+16) - 0.5*4
+  EXPECT_EQ(y[3], 3.0f);      // sub 0, position 3: bit 0 of qh[3] is clear
+  EXPECT_EQ(y[240], 105.0f);
+}
+
+TEST(Dequantize, Q6_K) {
+  BlockQ6_K b;
+  std::memset(b.ql, 0, sizeof b.ql);
+  std::memset(b.qh, 0, sizeof b.qh);
+  for (int i = 0; i < 16; ++i) b.scales[i] = static_cast<int8_t>(i + 1);
+  b.scales[3] = -2;
+  b.d = kHalfHalf;
+  b.ql[0] = 0x21;   // element 0 low 1, element 64 low 2
+  b.qh[0] = 0xE4;   // 2-bit highs: element 0: 0, 32: 1, 64: 2, 96: 3
+  b.ql[32] = 0x0F;  // element 32 low 15, element 96 low 0
+  b.ql[81] = 0x05;  // second half, position 17: element 145 low 5
+  b.qh[49] = 0x03;  // element 145 high 3
+  auto y = Dequant(GgmlType::kQ6_K, b, 256);
+  EXPECT_EQ(y[0], -15.5f);   // 0.5 * sc0=1 * (1 - 32)
+  EXPECT_EQ(y[64], 5.0f);    // 0.5 * sc4=5 * (34 - 32)
+  EXPECT_EQ(y[32], -1.5f);   // 0.5 * sc2=3 * (31 - 32)
+  EXPECT_EQ(y[96], 56.0f);   // 0.5 * sc6=7 * (48 - 32)
+  EXPECT_EQ(y[48], 32.0f);   // 0.5 * sc3=-2 * (0 - 32)
+  EXPECT_EQ(y[145], 105.0f); // 0.5 * sc9=10 * (53 - 32)
+  EXPECT_EQ(y[200], -208.0f);// 0.5 * sc12=13 * -32
+  EXPECT_EQ(y[255], -256.0f);// 0.5 * sc15=16 * -32
+}
+
+TEST(Quantize, Q8_0MatchesGgmlReference) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);
+  BlockQ8_0 b;
+  QuantizeRow(GgmlType::kQ8_0, x, &b, 32);
+  EXPECT_EQ(b.d, F32ToF16(16.0f / 127.0f));
+  EXPECT_EQ(b.qs[0], -127);
+  EXPECT_EQ(b.qs[16], 0);
+  EXPECT_EQ(b.qs[17], 8);    // round(7.9375)
+  EXPECT_EQ(b.qs[18], 16);   // round(15.875)
+  EXPECT_EQ(b.qs[31], 119);  // round(119.0625)
+}
+
+TEST(Quantize, Q4_0MatchesGgmlReference) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);
+  // Largest magnitude -16 -> d = -16 / -8 = 2; q = min(15, (int)(x/2 + 8.5)).
+  BlockQ4_0 b;
+  QuantizeRow(GgmlType::kQ4_0, x, &b, 32);
+  EXPECT_EQ(b.d, kHalfTwo);
+  EXPECT_EQ(b.qs[0], 0x80);   // x0 = -16 -> 0; x16 = 0 -> 8
+  EXPECT_EQ(b.qs[1], 0x91);   // x1 = -15 -> 1 (1.0); x17 = 1 -> 9
+  EXPECT_EQ(b.qs[2], 0x91);   // x2 = -14 -> 1 (1.5 truncated); x18 = 2 -> 9
+  EXPECT_EQ(b.qs[15], 0xF8);  // x15 = -1 -> 8; x31 = 15 -> 16, clamped to 15
+}
+
+TEST(Quantize, AllZeroBlockGivesZeros) {
+  float x[32] = {};
+  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    std::vector<uint8_t> buf(RowBytes(t, 32));
+    QuantizeRow(t, x, buf.data(), 32);
+    std::vector<float> y(32, 1.0f);
+    DequantizeRow(t, buf.data(), y.data(), 32);
+    for (float v : y) EXPECT_EQ(v, 0.0f);
+  }
+}
+
+TEST(Quantize, RoundTripErrorBounds) {
+  std::mt19937 rng(42);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  const int n = 32 * 64;
+  std::vector<float> x(n);
+  for (auto& v : x) v = dist(rng);
+  x[5] = 0.0f;
+  x[40] = 1e-3f;
+  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    ASSERT_TRUE(CanQuantizeTo(t));
+    std::vector<uint8_t> buf(RowBytes(t, n));
+    QuantizeRow(t, x.data(), buf.data(), n);
+    std::vector<float> y(n);
+    DequantizeRow(t, buf.data(), y.data(), n);
+    for (int b = 0; b < n / 32; ++b) {
+      float amax = 0.0f;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      for (int j = 0; j < 32; ++j) {
+        const int i = b * 32 + j;
+        const float err = std::fabs(x[i] - y[i]);
+        switch (t) {
+          case GgmlType::kF32: EXPECT_EQ(err, 0.0f); break;
+          case GgmlType::kF16: EXPECT_LE(err, std::fabs(x[i]) * 0x1p-11f + 0x1p-25f) << i; break;
+          case GgmlType::kBF16: EXPECT_LE(err, std::fabs(x[i]) * 0x1p-8f) << i; break;
+          // half a step of d = amax/127, plus d's own fp16 rounding times |q| <= 127
+          case GgmlType::kQ8_0: EXPECT_LE(err, amax / 127.0f * (0.5f + 127.0f * 0x1p-11f) * 1.001f) << i; break;
+          // |d| = amax/8; the far end (+8 steps) clamps to 7 steps, so the worst case is one step
+          case GgmlType::kQ4_0: EXPECT_LE(err, amax / 8.0f * (1.0f + 8.0f * 0x1p-11f)) << i; break;
+          default: FAIL();
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(CanQuantizeTo(GgmlType::kQ4_K));
+}
+
+TEST(Quantize, NonFiniteInputDoesNotCrash) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j);
+  x[3] = std::nanf("");
+  x[4] = INFINITY;
+  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    std::vector<uint8_t> buf(RowBytes(t, 32));
+    QuantizeRow(t, x, buf.data(), 32);  // must be free of UB (checked under UBSan)
+  }
+}
+
+}  // namespace
+}  // namespace ridge
