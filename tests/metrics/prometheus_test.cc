@@ -237,7 +237,7 @@ TEST(ServerMetrics, ObservesAFinishedRequest) {
   MetricsRegistry registry;
   ServerMetrics metrics(registry, {{"model_name", "tiny"}});
   RequestMetrics m;
-  m.finish_reason = FinishReason::kStop;
+  m.finish_kind = FinishKind::kStop;
   m.succeeded = true;
   m.n_prompt_tokens = 12;
   m.n_output_tokens = 3;

@@ -16,7 +16,7 @@ RequestTrace Uniform(double ttft_ms, double tpot_ms, int n_tokens) {
   RequestTrace t(16);
   t.MarkArrival(At(0));
   for (int i = 0; i < n_tokens; ++i) t.MarkToken(At(ttft_ms + tpot_ms * i));
-  t.MarkFinish(At(ttft_ms + tpot_ms * (n_tokens - 1)), FinishReason::kLength);
+  t.MarkFinish(At(ttft_ms + tpot_ms * (n_tokens - 1)), FinishKind::kLength);
   return t;
 }
 
@@ -45,7 +45,7 @@ TEST(RequestTrace, PhasesQueuePrefillDecode) {
   t.MarkToken(At(120));
   t.MarkToken(At(150));
   t.MarkToken(At(210));
-  t.MarkFinish(At(210), FinishReason::kStop);
+  t.MarkFinish(At(210), FinishKind::kStop);
   const RequestMetrics m = Summarize(t);
   ASSERT_TRUE(m.queue_ms && m.prefill_ms);
   EXPECT_NEAR(*m.queue_ms, 20, 1e-9);
@@ -59,14 +59,14 @@ TEST(RequestTrace, PhasesQueuePrefillDecode) {
   EXPECT_NEAR(m.itl_ms[1], 60, 1e-9);
   EXPECT_EQ(m.n_prompt_tokens, 100);
   EXPECT_TRUE(m.succeeded);
-  EXPECT_EQ(m.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(m.finish_kind, FinishKind::kStop);
 }
 
 TEST(RequestTrace, SingleTokenHasZeroTpotAndNoGaps) {
   RequestTrace t(5);
   t.MarkArrival(At(10));
   t.MarkToken(At(60));
-  t.MarkFinish(At(60), FinishReason::kStop);
+  t.MarkFinish(At(60), FinishKind::kStop);
   const RequestMetrics m = Summarize(t);
   EXPECT_EQ(m.n_output_tokens, 1);
   EXPECT_EQ(m.tpot_ms, 0.0);
@@ -86,7 +86,7 @@ TEST(RequestTrace, ChunksCarrySeveralTokens) {
   t.MarkToken(At(100));
   t.MarkToken(At(160), 3);
   t.MarkToken(At(200), 2);
-  t.MarkFinish(At(200), FinishReason::kLength);
+  t.MarkFinish(At(200), FinishKind::kLength);
   const RequestMetrics m = Summarize(t);
   EXPECT_EQ(m.n_output_tokens, 6);
   EXPECT_NEAR(m.tpot_ms, 20, 1e-9);  // (200 − 100) / 5
@@ -98,13 +98,13 @@ TEST(RequestTrace, ChunksCarrySeveralTokens) {
 TEST(RequestTrace, AbortBeforeAnyTokenIsNotASuccess) {
   RequestTrace t;
   t.MarkArrival(At(0));
-  t.MarkFinish(At(30), FinishReason::kAbort);
+  t.MarkFinish(At(30), FinishKind::kAbort);
   const RequestMetrics m = Summarize(t);
   EXPECT_FALSE(m.succeeded);
   EXPECT_EQ(m.n_output_tokens, 0);
   EXPECT_EQ(m.ttft_ms, 0.0);
   EXPECT_NEAR(m.e2e_ms, 30, 1e-9);
-  EXPECT_STREQ(FinishReasonName(m.finish_reason), "abort");
+  EXPECT_STREQ(FinishKindName(m.finish_kind), "abort");
 }
 
 TEST(RequestTrace, RejectsMarksOutOfOrder) {
@@ -112,7 +112,7 @@ TEST(RequestTrace, RejectsMarksOutOfOrder) {
     RequestTrace t;
     EXPECT_THROW(t.MarkToken(At(1)), Error);  // before arrival
     EXPECT_THROW(t.MarkScheduled(At(1)), Error);
-    EXPECT_THROW(t.MarkFinish(At(1), FinishReason::kStop), Error);
+    EXPECT_THROW(t.MarkFinish(At(1), FinishKind::kStop), Error);
     EXPECT_THROW(Summarize(t), Error);
   }
   {
@@ -124,10 +124,10 @@ TEST(RequestTrace, RejectsMarksOutOfOrder) {
     EXPECT_THROW(Summarize(t), Error);  // not finished
     t.MarkToken(At(20));
     EXPECT_THROW(t.MarkScheduled(At(21)), Error);  // first scheduling after a token
-    EXPECT_THROW(t.MarkFinish(At(30), FinishReason::kNone), Error);
-    t.MarkFinish(At(30), FinishReason::kStop);
+    EXPECT_THROW(t.MarkFinish(At(30), FinishKind::kNone), Error);
+    t.MarkFinish(At(30), FinishKind::kStop);
     EXPECT_THROW(t.MarkToken(At(40)), Error);  // after the finish
-    EXPECT_THROW(t.MarkFinish(At(40), FinishReason::kStop), Error);
+    EXPECT_THROW(t.MarkFinish(At(40), FinishKind::kStop), Error);
   }
   EXPECT_THROW(RequestTrace(-1), Error);
 }

@@ -13,7 +13,7 @@ Clock::time_point At(double ms) {
   return Clock::time_point{} + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
 }
 
-RequestTrace Trace(int64_t n_prompt, double arrival_ms, std::vector<double> token_ms, FinishReason reason,
+RequestTrace Trace(int64_t n_prompt, double arrival_ms, std::vector<double> token_ms, FinishKind reason,
                    double finish_ms = -1) {
   RequestTrace t(n_prompt);
   t.MarkArrival(At(arrival_ms));
@@ -29,10 +29,10 @@ RequestTrace Trace(int64_t n_prompt, double arrival_ms, std::vector<double> toke
 //   D: aborted after 50 ms without a token (does not count)
 std::vector<RequestTrace> FourRequests() {
   std::vector<RequestTrace> traces;
-  traces.push_back(Trace(10, 0, {200, 250, 300}, FinishReason::kStop));
-  traces.push_back(Trace(20, 100, {400}, FinishReason::kStop));
-  traces.push_back(Trace(30, 0, {100, 300, 500, 700}, FinishReason::kLength));
-  traces.push_back(Trace(40, 0, {}, FinishReason::kAbort, 50));
+  traces.push_back(Trace(10, 0, {200, 250, 300}, FinishKind::kStop));
+  traces.push_back(Trace(20, 100, {400}, FinishKind::kStop));
+  traces.push_back(Trace(30, 0, {100, 300, 500, 700}, FinishKind::kLength));
+  traces.push_back(Trace(40, 0, {}, FinishKind::kAbort, 50));
   return traces;
 }
 
@@ -136,7 +136,7 @@ TEST(Aggregate, EngineTracesGiveQueueAndPrefill) {
   t.MarkScheduled(At(40));
   t.MarkToken(At(100));
   t.MarkToken(At(130));
-  t.MarkFinish(At(130), FinishReason::kStop);
+  t.MarkFinish(At(130), FinishKind::kStop);
   const RunMetrics run = AggregateTraces({t});
   EXPECT_NEAR(run.queue_ms.mean, 40, 1e-9);
   EXPECT_NEAR(run.prefill_ms.mean, 60, 1e-9);

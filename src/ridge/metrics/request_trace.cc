@@ -4,13 +4,13 @@
 
 namespace ridge {
 
-const char* FinishReasonName(FinishReason reason) {
+const char* FinishKindName(FinishKind reason) {
   switch (reason) {
-    case FinishReason::kNone: return "none";
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kAbort: return "abort";
-    case FinishReason::kError: return "error";
+    case FinishKind::kNone: return "none";
+    case FinishKind::kStop: return "stop";
+    case FinishKind::kLength: return "length";
+    case FinishKind::kAbort: return "abort";
+    case FinishKind::kError: return "error";
   }
   return "?";
 }
@@ -48,11 +48,11 @@ void RequestTrace::MarkToken(Clock::time_point t, int64_t n_tokens) {
   last_mark_ = t;
 }
 
-void RequestTrace::MarkFinish(Clock::time_point t, FinishReason reason) {
+void RequestTrace::MarkFinish(Clock::time_point t, FinishKind reason) {
   CheckOpen("finish", t);
-  if (reason == FinishReason::kNone) Fail("request trace: finish reason 'none' is not a reason");
+  if (reason == FinishKind::kNone) Fail("request trace: finish reason 'none' is not a reason");
   finish_ = t;
-  finish_reason_ = reason;
+  finish_kind_ = reason;
   last_mark_ = t;
 }
 
@@ -64,10 +64,10 @@ RequestMetrics Summarize(const RequestTrace& trace) {
   const auto& tokens = trace.token_times();
 
   RequestMetrics m;
-  m.finish_reason = trace.finish_reason();
+  m.finish_kind = trace.finish_kind();
   m.n_prompt_tokens = trace.n_prompt_tokens();
   m.n_output_tokens = trace.n_output_tokens();
-  m.succeeded = (m.finish_reason == FinishReason::kStop || m.finish_reason == FinishReason::kLength) &&
+  m.succeeded = (m.finish_kind == FinishKind::kStop || m.finish_kind == FinishKind::kLength) &&
                 m.n_output_tokens > 0;
   m.e2e_ms = MillisBetween(arrival, finish);
   if (trace.scheduled()) m.queue_ms = MillisBetween(arrival, *trace.scheduled());

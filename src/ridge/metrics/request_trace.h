@@ -16,7 +16,7 @@
 //   trace.MarkArrival(Clock::now());      // request accepted
 //   trace.MarkScheduled(Clock::now());    // first admitted into a batch
 //   trace.MarkToken(Clock::now());        // each sampled token (or n at once)
-//   trace.MarkFinish(Clock::now(), FinishReason::kStop);
+//   trace.MarkFinish(Clock::now(), FinishKind::kStop);
 //   RequestMetrics m = Summarize(trace);
 #include <cstdint>
 #include <optional>
@@ -27,7 +27,7 @@
 
 namespace ridge {
 
-enum class FinishReason {
+enum class FinishKind {
   kNone,    // not finished yet
   kStop,    // end-of-sequence token or a stop string
   kLength,  // max_tokens or the context limit
@@ -35,8 +35,8 @@ enum class FinishReason {
   kError,   // failed inside the engine or the transport
 };
 
-// "none", "stop", "length", "abort", "error" (OpenAI's finish_reason words).
-const char* FinishReasonName(FinishReason reason);
+// "none", "stop", "length", "abort", "error" (OpenAI's finish_kind words).
+const char* FinishKindName(FinishKind reason);
 
 class RequestTrace {
  public:
@@ -51,13 +51,13 @@ class RequestTrace {
   // n_tokens tokens delivered together at time t (a streaming chunk may carry
   // several); n_tokens >= 1.
   void MarkToken(Clock::time_point t, int64_t n_tokens = 1);
-  void MarkFinish(Clock::time_point t, FinishReason reason);
+  void MarkFinish(Clock::time_point t, FinishKind reason);
 
   int64_t n_prompt_tokens() const { return n_prompt_tokens_; }
   int64_t n_output_tokens() const { return n_output_tokens_; }
   bool arrived() const { return arrival_.has_value(); }
-  bool finished() const { return finish_reason_ != FinishReason::kNone; }
-  FinishReason finish_reason() const { return finish_reason_; }
+  bool finished() const { return finish_kind_ != FinishKind::kNone; }
+  FinishKind finish_kind() const { return finish_kind_; }
   std::optional<Clock::time_point> arrival() const { return arrival_; }
   std::optional<Clock::time_point> scheduled() const { return scheduled_; }
   std::optional<Clock::time_point> finish() const { return finish_; }
@@ -74,11 +74,11 @@ class RequestTrace {
   std::optional<Clock::time_point> finish_;
   std::vector<Clock::time_point> token_times_;
   Clock::time_point last_mark_{};
-  FinishReason finish_reason_ = FinishReason::kNone;
+  FinishKind finish_kind_ = FinishKind::kNone;
 };
 
 struct RequestMetrics {
-  FinishReason finish_reason = FinishReason::kNone;
+  FinishKind finish_kind = FinishKind::kNone;
   // Finished by stop or length with at least one token; only these enter
   // the aggregates, as vLLM counts only successful requests.
   bool succeeded = false;

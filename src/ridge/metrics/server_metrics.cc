@@ -49,12 +49,12 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r, const MetricLabels& labels)
 void ServerMetrics::ObserveFinished(const RequestMetrics& m) {
   prompt_tokens_.Inc(static_cast<double>(m.n_prompt_tokens));
   generation_tokens_.Inc(static_cast<double>(m.n_output_tokens));
-  switch (m.finish_reason) {
-    case FinishReason::kStop: finished_stop_.Inc(); break;
-    case FinishReason::kLength: finished_length_.Inc(); break;
-    case FinishReason::kAbort: finished_abort_.Inc(); break;
-    case FinishReason::kError:
-    case FinishReason::kNone: finished_error_.Inc(); break;
+  switch (m.finish_kind) {
+    case FinishKind::kStop: finished_stop_.Inc(); break;
+    case FinishKind::kLength: finished_length_.Inc(); break;
+    case FinishKind::kAbort: finished_abort_.Inc(); break;
+    case FinishKind::kError:
+    case FinishKind::kNone: finished_error_.Inc(); break;
   }
   if (m.n_output_tokens > 0) ttft_.Observe(m.ttft_ms / 1000.0);
   if (m.n_output_tokens > 1) tpot_.Observe(m.tpot_ms / 1000.0);
