@@ -1,0 +1,158 @@
+#include "ridge/roofline/cost_model.h"
+
+#include <algorithm>
+
+#include "ridge/base/error.h"
+
+namespace ridge {
+namespace {
+
+constexpr int64_t kMaxTokens = int64_t{1} << 24;
+constexpr int64_t kMaxBatch = int64_t{1} << 20;
+
+void Finish(OpCost& op, const HardwareProfile& hw) {
+  op.intensity = op.bytes > 0 ? op.flops / op.bytes : 0;
+  const double compute_s = op.flops / hw.peak_flops;
+  const double memory_s = op.bytes / hw.bandwidth_bytes_per_s;
+  op.time_s = std::max(compute_s, memory_s);
+  op.compute_bound = compute_s >= memory_s;
+}
+
+void CheckWorkload(const Workload& w) {
+  if (w.phase == Phase::kPrefill) {
+    if (w.n_prompt_tokens < 1 || w.n_prompt_tokens > kMaxTokens)
+      Fail("prefill prompt length {} is out of range (1..{})", w.n_prompt_tokens, kMaxTokens);
+  } else {
+    if (w.batch < 1 || w.batch > kMaxBatch) Fail("decode batch {} is out of range (1..{})", w.batch, kMaxBatch);
+    if (w.context < 1 || w.context > kMaxTokens)
+      Fail("decode context {} is out of range (1..{})", w.context, kMaxTokens);
+  }
+}
+
+}  // namespace
+
+const char* PhaseName(Phase phase) { return phase == Phase::kPrefill ? "prefill" : "decode"; }
+
+PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const HardwareProfile& hw,
+                       const CostOptions& options) {
+  CheckWorkload(w);
+  if (!(hw.peak_flops > 0) || !(hw.bandwidth_bytes_per_s > 0))
+    Fail("hardware '{}' needs a positive peak and bandwidth", hw.name);
+  const LlamaConfig& c = shape.config;
+  const auto& bpw = shape.bytes_per_weight;
+  const double layers = static_cast<double>(c.n_layers);
+  const double d = static_cast<double>(c.n_embd);
+  const double ff = static_cast<double>(c.n_ff);
+  const double kv_dim = static_cast<double>(c.n_kv_heads * c.head_dim);
+  const double vocab = static_cast<double>(c.n_vocab);
+  const double act = options.activation_bytes;
+  const double kvb = options.kv_bytes_per_element;
+
+  const bool prefill = w.phase == Phase::kPrefill;
+  // T: tokens in the step; S: sequences; keys: cached tokens each sequence reads;
+  // pairs: (query, key) dot products per head.
+  const double T = static_cast<double>(prefill ? w.n_prompt_tokens : w.batch);
+  const double S = prefill ? 1.0 : static_cast<double>(w.batch);
+  const double keys = static_cast<double>(prefill ? w.n_prompt_tokens : w.context);
+  const double pairs = prefill ? T * (T + 1) / 2 : S * keys;
+  const double heads_x_dim = static_cast<double>(c.n_heads * c.head_dim);  // = n_embd
+
+  PhaseCost p;
+  p.workload = w;
+  p.tokens = prefill ? w.n_prompt_tokens : w.batch;
+  auto add = [&](const char* name, double flops, double weight_bytes, double kv_bytes, double act_bytes) {
+    OpCost op;
+    op.name = name;
+    op.flops = flops;
+    op.weight_bytes = weight_bytes;
+    op.kv_bytes = kv_bytes;
+    op.bytes = weight_bytes + kv_bytes + act_bytes;
+    Finish(op, hw);
+    p.ops.push_back(op);
+  };
+  // [T, d] × [d, d + 2 kv_dim] → Q [T, d] (activation), K and V [T, kv_dim] appended to the cache.
+  add("QKV projections", layers * 2 * T * d * (d + 2 * kv_dim),
+      layers * d * (d * bpw.attn_q + kv_dim * bpw.attn_k + kv_dim * bpw.attn_v), layers * T * 2 * kv_dim * kvb,
+      layers * (T * d * act + T * d * act));
+  // Q [T, n_heads, head_dim] · K [keys, n_kv_heads, head_dim] for every (query, key) pair.
+  add("attention scores", layers * 2 * pairs * heads_x_dim, 0, layers * S * keys * kv_dim * kvb,
+      layers * T * d * act);
+  // softmax(scores) [T, n_heads, keys] × V [keys, n_kv_heads, head_dim] → [T, d].
+  add("attention x V", layers * 2 * pairs * heads_x_dim, 0, layers * S * keys * kv_dim * kvb, layers * T * d * act);
+  add("output projection", layers * 2 * T * d * d, layers * d * d * bpw.attn_output, 0, layers * 2 * T * d * act);
+  // [T, d] × [d, ff] twice (gate and up) → [T, ff] each.
+  add("FFN gate/up", layers * 2 * T * d * 2 * ff, layers * d * ff * (bpw.ffn_gate + bpw.ffn_up), 0,
+      layers * (T * d + 2 * T * ff) * act);
+  // [T, ff] × [ff, d] → [T, d].
+  add("FFN down", layers * 2 * T * ff * d, layers * ff * d * bpw.ffn_down, 0, layers * (T * ff + T * d) * act);
+  // Logits of one token per sequence: [S, d] × [d, vocab] → [S, vocab] FP32.
+  add("LM head", 2 * S * d * vocab, d * vocab * bpw.output, 0, S * d * act + S * vocab * 4.0);
+
+  for (const OpCost& op : p.ops) {
+    p.flops += op.flops;
+    p.bytes += op.bytes;
+    p.weight_bytes += op.weight_bytes;
+    p.kv_bytes += op.kv_bytes;
+    p.time_s += op.time_s;
+  }
+  p.intensity = p.flops / p.bytes;
+  const double compute_s = p.flops / hw.peak_flops;
+  const double memory_s = p.bytes / hw.bandwidth_bytes_per_s;
+  p.roofline_time_s = std::max(compute_s, memory_s);
+  p.compute_bound = compute_s >= memory_s;
+  return p;
+}
+
+BatchSweep SweepDecodeBatch(const ModelShape& shape, int64_t context, const HardwareProfile& hw,
+                            const CostOptions& options, int64_t max_batch) {
+  if (max_batch < 1 || max_batch > kMaxBatch) Fail("sweep max batch {} is out of range (1..{})", max_batch, kMaxBatch);
+  auto at = [&](int64_t batch) {
+    Workload w;
+    w.phase = Phase::kDecode;
+    w.batch = batch;
+    w.context = context;
+    return AnalyzePhase(shape, w, hw, options);
+  };
+  BatchSweep sweep;
+  for (int64_t b = 1; b <= max_batch; b *= 2) {
+    const PhaseCost p = at(b);
+    sweep.points.push_back({b, p.intensity, p.time_s, p.TokensPerSecond(), p.compute_bound});
+  }
+  // Intensity rises monotonically with the batch (weights are shared, the
+  // rest grows linearly), so the crossing is found by bisection.
+  if (at(max_batch).compute_bound) {
+    int64_t lo = 0, hi = max_batch;  // lo: memory-bound (or 0), hi: compute-bound
+    while (hi - lo > 1) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (at(mid).compute_bound ? hi : lo) = mid;
+    }
+    sweep.crossing_batch = hi;
+  }
+  const PhaseCost one = at(1), two = at(2);
+  sweep.intensity_limit = (two.flops - one.flops) / (two.bytes - one.bytes);
+  return sweep;
+}
+
+std::vector<QuantRow> CompareWeightTypes(const ModelShape& shape, const std::vector<GgmlType>& types,
+                                         const Workload& decode, const Workload& prefill,
+                                         const std::function<HardwareProfile(GgmlType)>& hardware_for,
+                                         const CostOptions& options) {
+  std::vector<QuantRow> rows;
+  for (GgmlType type : types) {
+    const ModelShape quantized = WithWeightType(shape, type);
+    const HardwareProfile hw = hardware_for(type);
+    QuantRow row;
+    row.type = type;
+    row.decode = AnalyzePhase(quantized, decode, hw, options);
+    row.prefill = AnalyzePhase(quantized, prefill, hw, options);
+    row.weight_bytes = row.decode.weight_bytes;
+    if (!rows.empty()) {
+      row.decode_speedup = rows.front().decode.time_s / row.decode.time_s;
+      row.prefill_speedup = rows.front().prefill.time_s / row.prefill.time_s;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace ridge

@@ -1,0 +1,288 @@
+#include "ridge/roofline/probe.h"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ridge/base/clock.h"
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/error.h"
+#include "ridge/base/thread_pool.h"
+#include "ridge/roofline/probe_kernels.h"
+#include "ridge/roofline/units.h"
+
+namespace ridge {
+namespace {
+
+constexpr int kProbeVersion = 1;
+constexpr size_t kAlign = size_t{2} << 20;  // 2 MiB: lets the kernel back the buffer with huge pages
+
+probe::IsaKernels KernelsFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return probe::Avx512ProbeKernels();
+    case Isa::kAvx2: return probe::Avx2ProbeKernels();
+    case Isa::kScalar: break;
+  }
+  return probe::ScalarProbeKernels();
+}
+
+std::string CpuName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    size_t start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? "" : line.substr(start);
+  }
+  return "";
+}
+
+std::string UtcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+struct FreeDeleter {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+
+// Best read bandwidth over `passes` passes of the whole buffer.
+double MeasureBandwidth(const ProbeOptions& options, ThreadPool& pool, const probe::IsaKernels& kernels,
+                        int64_t& buffer_bytes_used) {
+  const int64_t n_threads = pool.n_threads();
+  // Contiguous chunks, several per thread so a slow thread is made up for.
+  int64_t chunk = options.buffer_bytes / (n_threads * 16);
+  chunk = std::clamp<int64_t>(chunk / 4096 * 4096, 64 << 10, 8 << 20);
+  const int64_t n_chunks = std::max<int64_t>(1, options.buffer_bytes / chunk);
+  const int64_t n_bytes = n_chunks * chunk;
+  buffer_bytes_used = n_bytes;
+  const size_t alloc_bytes = (static_cast<size_t>(n_bytes) + kAlign - 1) / kAlign * kAlign;
+  std::unique_ptr<uint8_t, FreeDeleter> buffer(static_cast<uint8_t*>(std::aligned_alloc(kAlign, alloc_bytes)));
+  if (!buffer) Fail("host probe: cannot allocate the {} bandwidth buffer", FormatBytes(static_cast<double>(n_bytes)));
+  madvise(buffer.get(), alloc_bytes, MADV_HUGEPAGE);  // a hint; failure is harmless
+  uint8_t* data = buffer.get();
+
+  // First touch from the pool (pages land near the threads that read them);
+  // chunk c holds the byte (c % 251) + 1 everywhere, so its word sum is known.
+  pool.ParallelFor(n_chunks, [&](int64_t c, int) {
+    std::memset(data + c * chunk, static_cast<int>(c % 251) + 1, static_cast<size_t>(chunk));
+  });
+  uint64_t expected = 0;
+  const uint64_t words_per_chunk = static_cast<uint64_t>(chunk) / 8;
+  for (int64_t c = 0; c < n_chunks; ++c)
+    expected += words_per_chunk * (static_cast<uint64_t>(c % 251) + 1) * 0x0101010101010101ull;
+
+  struct alignas(64) Partial { uint64_t sum = 0; };
+  std::vector<Partial> partial(static_cast<size_t>(n_threads));
+  double best = 0;
+  for (int pass = 0; pass < options.passes + 1; ++pass) {  // pass 0 warms up (TLB, frequency)
+    for (auto& p : partial) p.sum = 0;
+    const Clock::time_point start = Clock::now();
+    pool.ParallelFor(n_chunks, [&](int64_t c, int thread) {
+      partial[static_cast<size_t>(thread)].sum += kernels.read_sum(data + c * chunk, static_cast<size_t>(chunk));
+    });
+    const double seconds = SecondsSince(start);
+    uint64_t total = 0;
+    for (auto& p : partial) total += p.sum;
+    RIDGE_CHECK(total == expected);  // every byte was read
+    if (pass > 0 && seconds > 0) best = std::max(best, static_cast<double>(n_bytes) / seconds);
+  }
+  return best;
+}
+
+// Best ops/s of `kernel` run on every thread of the pool at once.
+double MeasureCompute(const probe::ComputeKernel& kernel, const ProbeOptions& options, ThreadPool& pool) {
+  if (!kernel.run) return 0;
+  const float one = 1.0f;
+  // Calibrate on one thread: iterations per second.
+  int64_t iterations = 1000;
+  double seconds = 0;
+  for (;;) {
+    const Clock::time_point start = Clock::now();
+    volatile double sink = kernel.run(iterations, one);
+    (void)sink;
+    seconds = SecondsSince(start);
+    if (seconds >= 0.01 || iterations > (int64_t{1} << 40)) break;
+    iterations *= 4;
+  }
+  const double iterations_per_s = static_cast<double>(iterations) / std::max(seconds, 1e-9);
+  constexpr int kTasksPerThread = 4;
+  const int64_t n_tasks = int64_t{pool.n_threads()} * kTasksPerThread;
+  const int64_t per_task =
+      std::max<int64_t>(1000, static_cast<int64_t>(iterations_per_s * options.compute_seconds / kTasksPerThread));
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::atomic<int64_t> sink{0};
+    const Clock::time_point start = Clock::now();
+    pool.ParallelFor(n_tasks, [&](int64_t, int) { sink += static_cast<int64_t>(kernel.run(per_task, one)); });
+    const double elapsed = SecondsSince(start);
+    RIDGE_CHECK(sink.load() > 0);
+    best = std::max(best, static_cast<double>(n_tasks * per_task) * kernel.ops_per_iteration / elapsed);
+  }
+  return best;
+}
+
+template <typename T>
+T Field(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) Fail("{}: field '{}' is missing", where, key);
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    Fail("{}: field '{}' has the wrong type", where, key);
+  }
+}
+
+double RateField(const nlohmann::json& j, const char* key, const std::string& where, bool may_be_zero) {
+  const double v = Field<double>(j, key, where);
+  if (!std::isfinite(v) || v < 0 || (!may_be_zero && v == 0))
+    Fail("{}: field '{}' = {} is out of range (must be {} 0)", where, key, v, may_be_zero ? ">=" : ">");
+  return v;
+}
+
+}  // namespace
+
+ProbeResult RunProbe(const ProbeOptions& options, ThreadPool* pool) {
+  if (options.n_threads < 0 || options.n_threads > 4096) Fail("host probe: thread count {} is out of range", options.n_threads);
+  if (options.buffer_bytes < (int64_t{1} << 20)) Fail("host probe: the buffer must be at least 1 MiB");
+  if (options.passes < 1 || options.passes > 1000) Fail("host probe: passes must be in 1..1000, got {}", options.passes);
+  if (!(options.compute_seconds > 0 && options.compute_seconds <= 60))
+    Fail("host probe: compute seconds must be in (0, 60], got {}", options.compute_seconds);
+  std::unique_ptr<ThreadPool> own_pool;
+  if (!pool) {
+    own_pool = std::make_unique<ThreadPool>(options.n_threads > 0 ? options.n_threads : HardwareThreads());
+    pool = own_pool.get();
+  }
+  const Isa isa = ActiveIsa();
+  const probe::IsaKernels kernels = KernelsFor(isa);
+
+  ProbeResult r;
+  r.cpu_name = CpuName();
+  r.isa = IsaName(isa);
+  r.n_threads = pool->n_threads();
+  r.passes = options.passes;
+  r.measured_at = UtcNow();
+  r.fp32_kernel = kernels.fp32_fma.name;
+  r.bf16_kernel = kernels.bf16_dot.run ? kernels.bf16_dot.name : "none";
+  r.int8_kernel = kernels.int8_dot.run ? kernels.int8_dot.name : "none";
+  r.read_bytes_per_s = MeasureBandwidth(options, *pool, kernels, r.buffer_bytes);
+  r.fp32_flops_per_s = MeasureCompute(kernels.fp32_fma, options, *pool);
+  r.bf16_flops_per_s = MeasureCompute(kernels.bf16_dot, options, *pool);
+  r.int8_ops_per_s = MeasureCompute(kernels.int8_dot, options, *pool);
+  return r;
+}
+
+std::string DefaultProbePath() {
+  if (const char* env = std::getenv("RIDGE_PROBE_FILE"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/ridge/probe.json";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/ridge/probe.json";
+  return ".ridge-probe.json";
+}
+
+std::string ProbeToJson(const ProbeResult& p) {
+  nlohmann::ordered_json j;
+  j["ridge_probe_version"] = kProbeVersion;
+  j["cpu_name"] = p.cpu_name;
+  j["isa"] = p.isa;
+  j["n_threads"] = p.n_threads;
+  j["buffer_bytes"] = p.buffer_bytes;
+  j["passes"] = p.passes;
+  j["read_bytes_per_s"] = p.read_bytes_per_s;
+  j["fp32_flops_per_s"] = p.fp32_flops_per_s;
+  j["bf16_flops_per_s"] = p.bf16_flops_per_s;
+  j["int8_ops_per_s"] = p.int8_ops_per_s;
+  j["fp32_kernel"] = p.fp32_kernel;
+  j["bf16_kernel"] = p.bf16_kernel;
+  j["int8_kernel"] = p.int8_kernel;
+  j["measured_at"] = p.measured_at;
+  return j.dump(2) + "\n";
+}
+
+ProbeResult ProbeFromJson(const std::string& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    Fail("{}: not valid JSON (byte {}): {}", where, e.byte, e.what());
+  }
+  if (!j.is_object()) Fail("{}: expected a JSON object", where);
+  const int version = Field<int>(j, "ridge_probe_version", where);
+  if (version != kProbeVersion) Fail("{}: probe format version {} (this ridge reads {})", where, version, kProbeVersion);
+  ProbeResult p;
+  p.cpu_name = Field<std::string>(j, "cpu_name", where);
+  p.isa = Field<std::string>(j, "isa", where);
+  ParseIsa(p.isa);  // validates the name
+  p.n_threads = Field<int>(j, "n_threads", where);
+  if (p.n_threads < 1) Fail("{}: field 'n_threads' = {} must be >= 1", where, p.n_threads);
+  p.buffer_bytes = Field<int64_t>(j, "buffer_bytes", where);
+  p.passes = Field<int>(j, "passes", where);
+  p.read_bytes_per_s = RateField(j, "read_bytes_per_s", where, false);
+  p.fp32_flops_per_s = RateField(j, "fp32_flops_per_s", where, false);
+  p.bf16_flops_per_s = RateField(j, "bf16_flops_per_s", where, true);
+  p.int8_ops_per_s = RateField(j, "int8_ops_per_s", where, true);
+  p.fp32_kernel = Field<std::string>(j, "fp32_kernel", where);
+  p.bf16_kernel = Field<std::string>(j, "bf16_kernel", where);
+  p.int8_kernel = Field<std::string>(j, "int8_kernel", where);
+  p.measured_at = Field<std::string>(j, "measured_at", where);
+  return p;
+}
+
+void SaveProbe(const ProbeResult& probe, const std::string& path) {
+  const std::filesystem::path file(path);
+  std::error_code ec;
+  if (file.has_parent_path()) {
+    std::filesystem::create_directories(file.parent_path(), ec);
+    if (ec) Fail("cannot create the directory of {}: {}", path, ec.message());
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) Fail("cannot open {} for writing: {}", path, std::strerror(errno));
+  out << ProbeToJson(probe);
+  out.close();
+  if (!out) Fail("cannot write {}", path);
+}
+
+ProbeResult LoadProbe(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail("cannot open the probe file {} (run `ridge roofline --probe` to make one)", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ProbeFromJson(text.str(), path);
+}
+
+std::string FormatProbe(const ProbeResult& p) {
+  std::string out;
+  out += fmt::format("host probe: {} — {} thread{}, {} kernels, measured {}\n", p.cpu_name.empty() ? "CPU" : p.cpu_name,
+                     p.n_threads, p.n_threads == 1 ? "" : "s", p.isa, p.measured_at);
+  out += fmt::format("  {:<34} {:>14}   ({} buffer, best of {} passes)\n", "memory read bandwidth",
+                     FormatSi(p.read_bytes_per_s, "B/s"), FormatBytes(static_cast<double>(p.buffer_bytes)), p.passes);
+  auto row = [&](const std::string& label, double rate, const char* unit, double ridge) {
+    if (rate <= 0) {
+      out += fmt::format("  {:<34} {:>14}\n", label, "not available");
+      return;
+    }
+    out += fmt::format("  {:<34} {:>14}   ridge point {:.1f} {}/byte\n", label, FormatSi(rate, unit), ridge,
+                       std::string(unit).substr(0, std::string(unit).find('/')));
+  };
+  row("FP32 FMA (" + p.fp32_kernel + ")", p.fp32_flops_per_s, "FLOP/s", p.Fp32RidgePoint());
+  row("BF16 dot (" + p.bf16_kernel + ")", p.bf16_flops_per_s, "FLOP/s", p.Bf16RidgePoint());
+  row("int8 dot (" + p.int8_kernel + ")", p.int8_ops_per_s, "OP/s", p.Int8RidgePoint());
+  return out;
+}
+
+}  // namespace ridge

@@ -1,0 +1,238 @@
+#include "ridge/roofline/roofline_chart.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ridge/base/error.h"
+#include "ridge/roofline/units.h"
+
+namespace ridge {
+namespace {
+
+// Canvas layout (pixels).
+constexpr double kWidth = 1040, kHeight = 640;
+constexpr double kPlotLeft = 90, kPlotRight = 650, kPlotTop = 60, kPlotBottom = 560;
+constexpr double kLegendLeft = 675;
+constexpr double kLegendLine = 17;
+constexpr double kClusterPixels = 10;
+
+std::string Escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+const char* Color(ChartPointKind kind) {
+  switch (kind) {
+    case ChartPointKind::kPrefillOp:
+    case ChartPointKind::kPrefillTotal: return "#1f6fd1";
+    case ChartPointKind::kDecodeOp:
+    case ChartPointKind::kDecodeTotal: return "#e07b00";
+    case ChartPointKind::kSweep: return "#7a7a7a";
+    case ChartPointKind::kMeasured: return "#d62728";
+  }
+  return "#000000";
+}
+
+std::string Marker(ChartPointKind kind, double x, double y) {
+  const char* color = Color(kind);
+  switch (kind) {
+    case ChartPointKind::kPrefillTotal:
+    case ChartPointKind::kDecodeTotal:
+      return fmt::format(
+          "<path d=\"M{:.1f} {:.1f} L{:.1f} {:.1f} L{:.1f} {:.1f} L{:.1f} {:.1f} Z\" fill=\"{}\" stroke=\"#000\" "
+          "stroke-width=\"1\"/>\n",
+          x, y - 8, x + 8, y, x, y + 8, x - 8, y, color);
+    case ChartPointKind::kSweep:
+      return fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>\n", x, y, color);
+    case ChartPointKind::kMeasured:
+      return fmt::format(
+          "<path d=\"M{:.1f} {:.1f} L{:.1f} {:.1f} M{:.1f} {:.1f} L{:.1f} {:.1f}\" stroke=\"{}\" "
+          "stroke-width=\"3\"/>\n",
+          x - 7, y - 7, x + 7, y + 7, x - 7, y + 7, x + 7, y - 7, color);
+    default:
+      return fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\" stroke=\"#000\" "
+                         "stroke-width=\"0.8\"/>\n",
+                         x, y, color);
+  }
+}
+
+std::string DecadeLabel(int exponent, const char* unit) {
+  static const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  if (exponent < 0) return fmt::format("{}{}", std::pow(10.0, exponent), unit);
+  return fmt::format("{}{}{}", static_cast<int>(std::pow(10.0, exponent % 3)), kPrefixes[std::min(exponent / 3, 6)],
+                     unit);
+}
+
+}  // namespace
+
+std::string RenderRooflineSvg(const RooflineChart& chart) {
+  const HardwareProfile& hw = chart.hardware;
+  if (!(hw.peak_flops > 0) || !(hw.bandwidth_bytes_per_s > 0) || !std::isfinite(hw.peak_flops) ||
+      !std::isfinite(hw.bandwidth_bytes_per_s))
+    Fail("roofline chart: hardware '{}' needs a positive peak and bandwidth", hw.name);
+  const double ridge = hw.RidgePoint();
+
+  struct Placed {
+    size_t id;  // 1-based legend number
+    double x = 0, y = 0;
+    bool drawn = false;
+  };
+  std::vector<Placed> placed;
+  double min_i = ridge, max_i = ridge, min_y = hw.peak_flops, max_y = hw.peak_flops;
+  for (const ChartRoof& roof : chart.extra_roofs)
+    if (roof.peak_flops > 0 && std::isfinite(roof.peak_flops)) max_y = std::max(max_y, roof.peak_flops);
+  for (size_t i = 0; i < chart.points.size(); ++i) {
+    const ChartPoint& p = chart.points[i];
+    Placed pl{i + 1};
+    pl.drawn = p.intensity > 0 && p.flops_per_s > 0 && std::isfinite(p.intensity) && std::isfinite(p.flops_per_s);
+    if (pl.drawn) {
+      min_i = std::min(min_i, p.intensity);
+      max_i = std::max(max_i, p.intensity);
+      min_y = std::min(min_y, p.flops_per_s);
+      max_y = std::max(max_y, p.flops_per_s);
+    }
+    placed.push_back(pl);
+  }
+  const int x_lo = static_cast<int>(std::floor(std::log10(min_i / 2)));
+  const int x_hi = static_cast<int>(std::ceil(std::log10(max_i * 2)));
+  const int y_hi = static_cast<int>(std::ceil(std::log10(max_y * 1.5)));
+  const int y_lo = std::max(y_hi - 9, static_cast<int>(std::floor(std::log10(
+                                          std::min(min_y, hw.bandwidth_bytes_per_s * std::pow(10.0, x_lo)) / 1.5))));
+  auto px = [&](double intensity) {
+    return kPlotLeft + (std::log10(intensity) - x_lo) / (x_hi - x_lo) * (kPlotRight - kPlotLeft);
+  };
+  auto py = [&](double flops) {
+    const double t = (std::log10(flops) - y_lo) / (y_hi - y_lo);
+    return kPlotBottom - std::clamp(t, -0.02, 1.02) * (kPlotBottom - kPlotTop);
+  };
+
+  // Grow the canvas when the legend is longer than the plot.
+  const double height =
+      std::max(kHeight, kPlotTop + 4 + static_cast<double>(chart.points.size() + 1) * kLegendLine + 20);
+  std::string svg;
+  svg += fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"DejaVu Sans, Arial, sans-serif\">\n"
+      "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n",
+      kWidth, height);
+  svg += fmt::format("<text x=\"{}\" y=\"28\" font-size=\"17\" font-weight=\"bold\">{}</text>\n", kPlotLeft,
+                     Escape(chart.title));
+  svg += fmt::format("<text x=\"{}\" y=\"47\" font-size=\"12\" fill=\"#444\">{}: {} peak, {} memory bandwidth</text>\n",
+                     kPlotLeft, Escape(hw.description), Escape(FormatSi(hw.peak_flops, "FLOP/s")),
+                     Escape(FormatSi(hw.bandwidth_bytes_per_s, "B/s")));
+
+  // Grid and axes.
+  svg += "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
+  for (int e = x_lo; e <= x_hi; ++e)
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", px(std::pow(10.0, e)),
+                       kPlotTop, kPlotBottom);
+  for (int e = y_lo; e <= y_hi; ++e)
+    svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\"/>\n", py(std::pow(10.0, e)),
+                       kPlotLeft, kPlotRight);
+  svg += "</g>\n";
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000\"/>\n", kPlotLeft,
+                     kPlotTop, kPlotRight - kPlotLeft, kPlotBottom - kPlotTop);
+  svg += "<g font-size=\"11\" fill=\"#222\">\n";
+  for (int e = x_lo; e <= x_hi; ++e)
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(std::pow(10.0, e)),
+                       kPlotBottom + 16, Escape(DecadeLabel(e, "")));
+  for (int e = y_lo; e <= y_hi; ++e)
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kPlotLeft - 6,
+                       py(std::pow(10.0, e)) + 4, Escape(DecadeLabel(e, "")));
+  svg += "</g>\n";
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" text-anchor=\"middle\">arithmetic intensity "
+                     "(FLOP/byte, log scale)</text>\n",
+                     (kPlotLeft + kPlotRight) / 2, kPlotBottom + 38);
+  svg += fmt::format("<text x=\"22\" y=\"{0}\" font-size=\"13\" text-anchor=\"middle\" "
+                     "transform=\"rotate(-90 22 {0})\">attainable FLOP/s (log scale)</text>\n",
+                     (kPlotTop + kPlotBottom) / 2);
+
+  // Extra roofs (dashed), then the roofline itself.
+  for (const ChartRoof& roof : chart.extra_roofs) {
+    if (!(roof.peak_flops > 0) || !std::isfinite(roof.peak_flops)) continue;
+    const double knee = roof.peak_flops / hw.bandwidth_bytes_per_s;
+    svg += fmt::format("<path d=\"M{:.1f} {:.1f} L{:.1f} {:.1f}\" fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\" "
+                       "stroke-dasharray=\"6 4\"/>\n",
+                       px(knee), py(roof.peak_flops), kPlotRight, py(roof.peak_flops));
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\" text-anchor=\"end\">{} {}</text>\n",
+                       kPlotRight - 4, py(roof.peak_flops) - 4, Escape(roof.label),
+                       Escape(FormatSi(roof.peak_flops, "FLOP/s")));
+  }
+  const double x_min = std::pow(10.0, x_lo), x_max = std::pow(10.0, x_hi);
+  svg += fmt::format("<path d=\"M{:.1f} {:.1f} L{:.1f} {:.1f} L{:.1f} {:.1f}\" fill=\"none\" stroke=\"#111\" "
+                     "stroke-width=\"2.5\"/>\n",
+                     px(x_min), py(hw.bandwidth_bytes_per_s * x_min), px(ridge), py(hw.peak_flops), px(x_max),
+                     py(hw.peak_flops));
+  svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\" "
+                     "stroke-dasharray=\"3 3\"/>\n",
+                     px(ridge), py(hw.peak_flops), kPlotBottom);
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\">ridge {:.1f} FLOP/B</text>\n", px(ridge) + 5,
+                     kPlotBottom - 8, ridge);
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\">compute roof {}</text>\n",
+                     kPlotRight - 4, py(hw.peak_flops) - 6, Escape(FormatSi(hw.peak_flops, "FLOP/s")));
+  {
+    // Label the slope near its lower-left part, rotated along it.
+    const double x0 = px(x_min), y0 = py(hw.bandwidth_bytes_per_s * x_min);
+    const double angle = std::atan2(py(hw.peak_flops) - y0, px(ridge) - x0) * 180 / M_PI;
+    const double lx = x0 + (px(ridge) - x0) * 0.15, ly = y0 + (py(hw.peak_flops) - y0) * 0.15;
+    svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" transform=\"rotate({2:.1f} {0:.1f} {1:.1f})\">"
+                       "memory {3}</text>\n",
+                       lx, ly - 6, angle, Escape(FormatSi(hw.bandwidth_bytes_per_s, "B/s")));
+  }
+
+  // Points, then one label per cluster of points closer than kClusterPixels.
+  for (size_t i = 0; i < placed.size(); ++i) {
+    if (!placed[i].drawn) continue;
+    placed[i].x = px(chart.points[i].intensity);
+    placed[i].y = py(chart.points[i].flops_per_s);
+    svg += Marker(chart.points[i].kind, placed[i].x, placed[i].y);
+  }
+  std::vector<bool> labelled(placed.size(), false);
+  for (size_t i = 0; i < placed.size(); ++i) {
+    if (!placed[i].drawn || labelled[i]) continue;
+    std::string ids;
+    for (size_t j = i; j < placed.size(); ++j) {
+      if (!placed[j].drawn || labelled[j]) continue;
+      if (std::hypot(placed[j].x - placed[i].x, placed[j].y - placed[i].y) > kClusterPixels) continue;
+      labelled[j] = true;
+      if (!ids.empty()) ids += ',';
+      ids += std::to_string(placed[j].id);
+    }
+    const bool left = placed[i].x > kPlotRight - 60;
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" font-weight=\"bold\" fill=\"#000\" "
+                       "text-anchor=\"{}\">{}</text>\n",
+                       placed[i].x + (left ? -9 : 9), placed[i].y - 7, left ? "end" : "start", ids);
+  }
+
+  // Legend.
+  double ly = kPlotTop + 4;
+  svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"13\" font-weight=\"bold\">points</text>\n", kLegendLeft,
+                     ly);
+  ly += kLegendLine;
+  svg += "<g font-size=\"11\">\n";
+  for (size_t i = 0; i < chart.points.size(); ++i) {
+    const ChartPoint& p = chart.points[i];
+    svg += Marker(p.kind, kLegendLeft + 6, ly - 4);
+    const std::string text = placed[i].drawn ? fmt::format("{:>2}  {}  (I = {:.3g})", i + 1, p.label, p.intensity)
+                                             : fmt::format("{:>2}  {}  (not plotted)", i + 1, p.label);
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" xml:space=\"preserve\">{}</text>\n", kLegendLeft + 18, ly,
+                       Escape(text));
+    ly += kLegendLine;
+  }
+  svg += "</g>\n</svg>\n";
+  return svg;
+}
+
+}  // namespace ridge
