@@ -6,9 +6,6 @@
 
 namespace ridge::kernels {
 
-void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
-  scalar::MatMul(w, x, n_tokens, y, pool);
-}
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out) {
   scalar::RmsNorm(x, weight, n, eps, out);
 }

@@ -1,0 +1,108 @@
+// MatMul driver: picks the ISA's inner kernels for the weight type, prepares
+// the activations once per call, and spreads the work over the thread pool.
+//
+// Decode and small batches (n_tokens < kPanelMinTokens) take the "rows" path:
+// output rows are cut into chunks of whole cache lines of y (no false
+// sharing), each weight row is streamed once per group of up to
+// max_row_tokens tokens. Larger batches take the "panels" path: each task
+// packs panel_rows weight rows into a per-thread scratch panel and multiplies
+// it by every token, so the weights are reused from cache (prefill).
+#include <algorithm>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/error.h"
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/ops.h"
+#include "ridge/kernels/scratch.h"
+
+namespace ridge::kernels {
+namespace {
+
+using internal::ActView;
+using internal::MatView;
+using internal::TypeKernels;
+
+// Rows per task are a multiple of this (16 floats = one 64-byte line of y).
+constexpr int64_t kRowAlign = 16;
+
+const TypeKernels* FindKernels(Isa isa, GgmlType type) {
+  switch (isa) {
+    case Isa::kAvx512:
+      if (const TypeKernels* k = internal::Avx512QuantKernels(type)) return k;
+      return internal::Avx512FloatKernels(type);
+    case Isa::kAvx2:
+    case Isa::kScalar:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Prepared activations for this call, owned by the calling thread.
+ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_t n_cols, int64_t n_tokens,
+                           ThreadPool& pool) {
+  if (prep.row_bytes == nullptr) return ActView{reinterpret_cast<const uint8_t*>(x), n_cols * 4};
+  const int64_t row_bytes = prep.row_bytes(n_cols);
+  thread_local ScratchBuffer acts_scratch;
+  uint8_t* acts = acts_scratch.Get(row_bytes * n_tokens);
+  if (n_tokens == 1) {
+    prep.prepare(x, n_cols, acts);
+  } else {
+    pool.ParallelFor(n_tokens, [&](int64_t t, int) { prep.prepare(x + t * n_cols, n_cols, acts + t * row_bytes); });
+  }
+  return ActView{acts, row_bytes};
+}
+
+void RowsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, float* y,
+              ThreadPool& pool) {
+  // About four tasks per thread so a slow thread does not hold the others up.
+  const int64_t wanted_tasks = 4 * static_cast<int64_t>(pool.n_threads());
+  const int64_t chunk_rows = std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
+  const int64_t n_tasks = CeilDiv(w.n_rows, chunk_rows);
+  pool.ParallelFor(n_tasks, [&](int64_t task, int) {
+    const int64_t r_begin = task * chunk_rows;
+    const int64_t r_end = std::min(w.n_rows, r_begin + chunk_rows);
+    for (int64_t t = 0; t < n_tokens; t += k.max_row_tokens) {
+      const int64_t nt = std::min<int64_t>(k.max_row_tokens, n_tokens - t);
+      const ActView group{acts.data + t * acts.row_stride, acts.row_stride};
+      k.rows(w, group, nt, r_begin, r_end, y + t * w.n_rows, w.n_rows);
+    }
+  });
+}
+
+void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, float* y,
+                ThreadPool& pool) {
+  const int64_t n_panels = CeilDiv(w.n_rows, k.panel_rows);
+  const int64_t panel_bytes = k.panel_bytes(w.n_cols);
+  pool.ParallelFor(n_panels, [&](int64_t p, int) {
+    thread_local ScratchBuffer panel_scratch;
+    uint8_t* panel = panel_scratch.Get(panel_bytes);
+    const int64_t r_begin = p * k.panel_rows;
+    k.pack_panel(w, r_begin, panel);
+    k.panel_matmul(panel, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens, y + r_begin,
+                   w.n_rows);
+  });
+}
+
+}  // namespace
+
+void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
+  const GgmlTypeTraits& traits = TraitsOf(w.type);
+  RIDGE_CHECK(traits.can_dequantize);
+  RIDGE_CHECK(w.n_rows >= 0 && w.n_cols >= 0 && n_tokens >= 0);
+  RIDGE_CHECK(w.n_cols % traits.block_elems == 0);
+  RIDGE_CHECK(w.row_bytes >= RowBytes(w.type, w.n_cols));
+  if (w.n_rows == 0 || n_tokens == 0) return;
+  const TypeKernels* k = FindKernels(ActiveIsa(), w.type);
+  if (k == nullptr || w.n_cols == 0) return scalar::MatMul(w, x, n_tokens, y, pool);
+
+  const MatView view{w.data, w.n_rows, w.n_cols, w.row_bytes};
+  if (k->panel_matmul != nullptr && n_tokens >= k->panel_min_tokens) {
+    PanelsPath(*k, view, PrepareActivations(k->panel_acts, x, w.n_cols, n_tokens, pool), n_tokens, y, pool);
+  } else {
+    RowsPath(*k, view, PrepareActivations(k->row_acts, x, w.n_cols, n_tokens, pool), n_tokens, y, pool);
+  }
+}
+
+}  // namespace ridge::kernels

@@ -1,0 +1,75 @@
+#pragma once
+// The contract between the ISA-independent MatMul driver (matmul.cc) and the
+// per-ISA inner kernels (matmul_*_avx2.cc, matmul_*_avx512.cc).
+//
+// This header holds only plain data and function pointers: the ISA files must
+// not instantiate templates or inline functions shared with ordinary files
+// (the linker could keep an AVX-512 copy for everybody). Threading, scratch
+// memory and the choice of path live in the driver.
+//
+// Two paths per weight type:
+//   rows:   decode and small batches. Streams weight rows in place from the
+//           mapped file, each row once per group of up to max_row_tokens tokens.
+//   panels: prefill. Copies panel_rows rows into a scratch panel in a layout
+//           the inner kernel wants (rows interleaved in SIMD lanes, blocks
+//           unpacked, scales as floats), then multiplies the panel by every
+//           token, so each weight byte is reused from cache n_tokens times.
+#include <cstdint>
+
+#include "ridge/gguf/ggml_type.h"
+
+namespace ridge::kernels::internal {
+
+// A weight matrix in place: row r starts at data + r * row_bytes.
+struct MatView {
+  const uint8_t* data;
+  int64_t n_rows;
+  int64_t n_cols;
+  int64_t row_bytes;
+};
+
+// Activations prepared for one weight type (e.g. quantized to 8-bit blocks):
+// token t's prepared row starts at data + t * row_stride.
+struct ActView {
+  const uint8_t* data;
+  int64_t row_stride;
+};
+
+// How a path wants its activations: row_bytes(n_cols) bytes per token (a
+// multiple of 64) written by prepare(); row_bytes == nullptr means the kernels
+// read the float activations directly (then ActView points at x).
+struct ActPrep {
+  int64_t (*row_bytes)(int64_t n_cols);
+  void (*prepare)(const float* x, int64_t n_cols, uint8_t* dst);
+};
+
+struct TypeKernels {
+  // y[t * y_stride + r] for r in [r_begin, r_end), t in [0, n_tokens);
+  // 1 <= n_tokens <= max_row_tokens.
+  ActPrep row_acts;
+  int max_row_tokens;
+  void (*rows)(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+               int64_t y_stride);
+
+  // Optional (panel_matmul == nullptr when the type has no panel path here).
+  // The driver takes it from panel_min_tokens tokens on.
+  ActPrep panel_acts;
+  int64_t panel_rows;
+  int64_t panel_min_tokens;
+  int64_t (*panel_bytes)(int64_t n_cols);
+  // Packs rows [r_begin, r_begin + panel_rows) (rows past w.n_rows as zeros)
+  // into panel (64-byte aligned, panel_bytes(n_cols) bytes).
+  void (*pack_panel)(const MatView& w, int64_t r_begin, uint8_t* panel);
+  // y[t * y_stride + j] for j < n_valid_rows, t in [0, n_tokens): panel · token t.
+  void (*panel_matmul)(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
+                       int64_t n_tokens, float* y, int64_t y_stride);
+};
+
+// Each returns nullptr for a type it does not handle; the driver then falls
+// back to the scalar reference. Call only when the CPU supports that ISA.
+const TypeKernels* Avx512QuantKernels(GgmlType type);  // Q8_0, Q4_0
+const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
+const TypeKernels* Avx2QuantKernels(GgmlType type);
+const TypeKernels* Avx2FloatKernels(GgmlType type);
+
+}  // namespace ridge::kernels::internal

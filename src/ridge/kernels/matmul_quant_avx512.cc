@@ -1,0 +1,296 @@
+// Q8_0 and Q4_0 MatMul inner kernels for AVX-512 with VNNI (vpdpbusd).
+//
+// Activations are quantized once per call to 8-bit blocks of 32 with one
+// float scale each (like ggml's Q8_0). vpdpbusd multiplies unsigned by signed
+// bytes, so the weights are made unsigned and the offset is taken back out
+// through the accumulator's starting value, at no extra instruction:
+//   Q8_0: (w ^ 0x80) = w + 128  →  Σ (w+128)·x − 128·Σx = Σ w·x
+//   Q4_0: nibble q = w + 8      →  Σ q·x − 8·Σx         = Σ w·x
+// The "bias" −k·Σx is stored per 4-byte lane (decode kernel, whose lanes hold
+// 4 consecutive elements of one block) and per block (panel kernel, whose
+// lanes hold 16 different rows and whose activation bytes are broadcast).
+#include "ridge/kernels/simd_avx512.h"
+
+#include <cstring>
+
+#include "ridge/kernels/matmul_isa.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int kBlock = 32;  // elements per Q8_0 / Q4_0 block
+
+int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
+
+// Layout of one prepared activation row of n_cols (a multiple of 32):
+//   q          int8  [n_cols]
+//   d          float [n_blocks]        scale of each block
+//   lane_bias  int32 [n_blocks][8]     −k · Σ of the 4 bytes in each lane
+//   block_bias int32 [n_blocks]        −k · Σ of the block
+struct ActLayout {
+  int64_t n_blocks, d_off, lane_bias_off, block_bias_off, bytes;
+  explicit ActLayout(int64_t n_cols) {
+    n_blocks = n_cols / kBlock;
+    d_off = Align64(n_cols);
+    lane_bias_off = d_off + Align64(n_blocks * 4);
+    block_bias_off = lane_bias_off + n_blocks * 32;
+    bytes = block_bias_off + Align64(n_blocks * 4);
+  }
+};
+
+int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
+
+template <int kBiasFactor>
+void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
+  const ActLayout layout(n_cols);
+  auto* q = reinterpret_cast<int8_t*>(dst);
+  auto* d = reinterpret_cast<float*>(dst + layout.d_off);
+  auto* lane_bias = reinterpret_cast<int32_t*>(dst + layout.lane_bias_off);
+  auto* block_bias = reinterpret_cast<int32_t*>(dst + layout.block_bias_off);
+  const __m512 sign_mask = _mm512_set1_ps(-0.0f);
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int64_t b = 0; b < layout.n_blocks; ++b) {
+    const __m512 lo = _mm512_loadu_ps(x + b * kBlock);
+    const __m512 hi = _mm512_loadu_ps(x + b * kBlock + 16);
+    const __m512 amax = _mm512_max_ps(_mm512_andnot_ps(sign_mask, lo), _mm512_andnot_ps(sign_mask, hi));
+    const float max_abs = _mm512_reduce_max_ps(amax);
+    const float scale = max_abs / 127.0f;
+    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+    d[b] = scale;
+    const __m512 vinv = _mm512_set1_ps(inv);
+    // Round to nearest even; |x·inv| <= 127 so the narrowing never saturates.
+    const __m128i q_lo = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, vinv)));
+    const __m128i q_hi = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, vinv)));
+    const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), qv);
+    const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
+    const __m256i bias = _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-kBiasFactor));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lane_bias + b * 8), bias);
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(bias), _mm256_extracti128_si256(bias, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    block_bias[b] = _mm_cvtsi128_si32(s);
+  }
+}
+
+float F16At(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+float HorizontalSum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// The 32 weights of one block as unsigned bytes (w + 128, or the Q4 nibble).
+template <bool kQ4>
+__m256i LoadBlockU8(const uint8_t* block) {
+  if constexpr (kQ4) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+  } else {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+    return _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+}
+
+// kR rows × kT tokens, weights streamed in place. Lanes hold 4 consecutive
+// elements of one block; the int32 dot of a block is scaled into a float
+// accumulator per (row, token).
+template <bool kQ4, int kR, int kT>
+void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  constexpr int64_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  const uint8_t* rows[kR];
+  for (int i = 0; i < kR; ++i) rows[i] = w.data + (r + i) * w.row_bytes;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xbias[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts.data + t * acts.row_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.lane_bias_off);
+  }
+  __m256 acc[kR][kT];
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) acc[i][t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < layout.n_blocks; ++b) {
+    __m256i xv[kT], bias[kT];
+    __m256 dx[kT];
+    for (int t = 0; t < kT; ++t) {
+      xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kBlock));
+      bias[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xbias[t] + b * 8));
+      dx[t] = _mm256_set1_ps(xd[t][b]);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < kR; ++i) {
+      const uint8_t* block = rows[i] + b * kBlockBytes;
+      const __m256i wv = LoadBlockU8<kQ4>(block);
+      const __m256 dw = _mm256_set1_ps(F16At(block));
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t) {
+        const __m256i dot = _mm256_dpbusd_epi32(bias[t], wv, xv[t]);
+        acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, dx[t]), acc[i][t]);
+      }
+    }
+  }
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = HorizontalSum(acc[i][t]);
+}
+
+template <bool kQ4, int kT>
+void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                   int64_t y_stride) {
+  constexpr int kR = kT == 1 ? 4 : 2;
+  int64_t r = r_begin;
+  for (; r + kR <= r_end; r += kR) RowsTile<kQ4, kR, kT>(w, acts, r, y, y_stride);
+  for (; r < r_end; ++r) RowsTile<kQ4, 1, kT>(w, acts, r, y, y_stride);
+}
+
+template <bool kQ4>
+void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+          int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return RowsForTokens<kQ4, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return RowsForTokens<kQ4, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return RowsForTokens<kQ4, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return RowsForTokens<kQ4, 4>(w, acts, r_begin, r_end, y, y_stride);
+  }
+}
+
+// ---- panels (prefill) ----------------------------------------------------
+// A panel holds 32 rows (two zmm of 16 rows). For each block b and each
+// group g of 4 elements (8 groups per block), 32 rows × 4 unsigned bytes:
+//   bytes  [n_blocks][8 groups][32 rows][4]
+//   scales float [n_blocks][32 rows]   (the rows' block scales; 0 for padding)
+constexpr int64_t kPanelRows = 32;
+
+int64_t PanelBytes(int64_t n_cols) {
+  const int64_t n_blocks = n_cols / kBlock;
+  return n_blocks * 8 * kPanelRows * 4 + n_blocks * kPanelRows * 4;
+}
+
+template <bool kQ4>
+void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  const int64_t n_blocks = w.n_cols / kBlock;
+  constexpr int64_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  auto* scales = reinterpret_cast<float*>(panel + n_blocks * 8 * kPanelRows * 4);
+  for (int64_t j = 0; j < kPanelRows; ++j) {
+    const int64_t r = r_begin + j;
+    if (r >= w.n_rows) {
+      for (int64_t b = 0; b < n_blocks; ++b) {
+        for (int g = 0; g < 8; ++g) std::memset(panel + ((b * 8 + g) * kPanelRows + j) * 4, 0, 4);
+        scales[b * kPanelRows + j] = 0.0f;
+      }
+      continue;
+    }
+    const uint8_t* row = w.data + r * w.row_bytes;
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* block = row + b * kBlockBytes;
+      alignas(32) uint8_t u8[kBlock];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(u8), LoadBlockU8<kQ4>(block));
+      for (int g = 0; g < 8; ++g) std::memcpy(panel + ((b * 8 + g) * kPanelRows + j) * 4, u8 + g * 4, 4);
+      scales[b * kPanelRows + j] = F16At(block);
+    }
+  }
+}
+
+// 32 panel rows × kT tokens. Integer accumulators per block start at the
+// block's bias and take 8 vpdpbusd (one per 4-element group, activation
+// bytes broadcast); then one convert and one FMA scale them into floats.
+template <int kT>
+void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, const ActLayout& layout,
+               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride) {
+  const auto* scales = reinterpret_cast<const float*>(panel + n_blocks * 8 * kPanelRows * 4);
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xbias[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts + t * act_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.block_bias_off);
+  }
+  __m512 acc0[kT], acc1[kT];
+  for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+  const uint8_t* p = panel;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    __m512i dot0[kT], dot1[kT];
+    for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(xbias[t][b]);
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g, p += kPanelRows * 4) {
+      const __m512i w0 = _mm512_load_si512(p);
+      const __m512i w1 = _mm512_load_si512(p + 64);
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t) {
+        int32_t x4;
+        std::memcpy(&x4, xq[t] + b * kBlock + g * 4, 4);
+        const __m512i xb = _mm512_set1_epi32(x4);
+        dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
+        dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
+      }
+    }
+    const __m512 s0 = _mm512_load_ps(scales + b * kPanelRows);
+    const __m512 s1 = _mm512_load_ps(scales + b * kPanelRows + 16);
+#pragma GCC unroll 8
+    for (int t = 0; t < kT; ++t) {
+      const __m512 dx = _mm512_set1_ps(xd[t][b]);
+      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
+      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
+    }
+  }
+  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
+  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
+                       : n_valid_rows <= 16 ? __mmask16(0)
+                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
+  for (int t = 0; t < kT; ++t) {
+    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
+    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
+  }
+}
+
+void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                 float* y, int64_t y_stride) {
+  const ActLayout layout(n_cols);
+  constexpr int kT = 6;
+  int64_t t = 0;
+  for (; t + kT <= n_tokens; t += kT)
+    PanelTile<kT>(panel, layout.n_blocks, n_valid_rows, layout, acts.data + t * acts.row_stride, acts.row_stride,
+                  y + t * y_stride, y_stride);
+  const uint8_t* a = acts.data + t * acts.row_stride;
+  float* yt = y + t * y_stride;
+  switch (n_tokens - t) {
+    case 0: break;
+    case 1: PanelTile<1>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 2: PanelTile<2>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 3: PanelTile<3>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 4: PanelTile<4>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    default: PanelTile<5>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+  }
+}
+
+constexpr int64_t kPanelMinTokens = 8;
+constexpr TypeKernels kQ8_0Kernels{{ActRowBytes, PrepareActRow<128>}, 4, Rows<false>,
+                                   {ActRowBytes, PrepareActRow<128>}, kPanelRows, kPanelMinTokens,
+                                   PanelBytes, PackPanel<false>, PanelMatMul};
+constexpr TypeKernels kQ4_0Kernels{{ActRowBytes, PrepareActRow<8>}, 4, Rows<true>,
+                                   {ActRowBytes, PrepareActRow<8>}, kPanelRows, kPanelMinTokens,
+                                   PanelBytes, PackPanel<true>, PanelMatMul};
+
+}  // namespace
+
+const TypeKernels* Avx512QuantKernels(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ8_0: return &kQ8_0Kernels;
+    case GgmlType::kQ4_0: return &kQ4_0Kernels;
+    default: return nullptr;
+  }
+}
+
+}  // namespace ridge::kernels::internal

@@ -1,0 +1,185 @@
+// MatMul on every dispatch target against the scalar twin, over many shapes.
+//
+// Tolerances (per output element y[t, r] = Σ_c W[r,c]·x[t,c], with W the
+// dequantized weights):
+//  * float rounding: the fast kernels accumulate in float (the twin in
+//    double); lanes add at most n_cols/8 + a few terms each, so the error is
+//    below 4·(n_cols/8 + 32)·2⁻²⁴·Σ|W·x|.
+//  * Q8_0 / Q4_0 quantize each 32-element block of x to int8 with scale
+//    d = max|x|/127, so |x − d·q| ≤ d/2 and the error is at most
+//    Σ_blocks d/2·Σ|W| (strict bound). Those rounding errors are independent
+//    and uniform, so their sum has σ = sqrt(Σ W²·d²/12); we allow
+//    min(strict bound, 8σ): a wrong nibble, scale or offset costs O(|y|),
+//    which is far above that.
+//  * BF16 on the panel path rounds x to bf16 (8 significant bits, so
+//    |x − bf16(x)| ≤ 2⁻⁸·|x|): strict bound 2⁻⁸·Σ|W·x|, and the errors are
+//    uniform within that, σ ≤ 2⁻⁸·sqrt(Σ (W·x)²/3); again min(strict, 8σ).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/thread_pool.h"
+#include "ridge/gguf/dequantize.h"
+#include "ridge/kernels/ops.h"
+
+namespace ridge::kernels {
+namespace {
+
+enum class ActError { kNone, kInt8Blocks, kBf16 };
+
+ActError ActErrorOf(GgmlType type, Isa isa, int64_t n_tokens) {
+  if (isa == Isa::kScalar) return ActError::kNone;
+  if (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0) return ActError::kInt8Blocks;
+  if (type == GgmlType::kBF16 && n_tokens > 1) return ActError::kBf16;  // the panel path may run from 2 tokens on
+  return ActError::kNone;
+}
+
+struct Problem {
+  GgmlType type;
+  int64_t n_rows, n_cols, n_tokens;
+  int64_t row_padding = 0;  // extra bytes after each row
+};
+
+std::string Describe(const Problem& p, Isa isa, int threads) {
+  return std::string(GgmlTypeName(p.type)) + " rows=" + std::to_string(p.n_rows) + " cols=" +
+         std::to_string(p.n_cols) + " tokens=" + std::to_string(p.n_tokens) + " pad=" +
+         std::to_string(p.row_padding) + " isa=" + IsaName(isa) + " threads=" + std::to_string(threads);
+}
+
+void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts = {1, 2}) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+
+  const int64_t row_bytes = RowBytes(p.type, p.n_cols) + p.row_padding;
+  std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * p.n_rows + 64), 0xAB);
+  std::vector<float> w_deq(static_cast<size_t>(p.n_rows * p.n_cols));
+  std::vector<float> row(static_cast<size_t>(p.n_cols));
+  for (int64_t r = 0; r < p.n_rows; ++r) {
+    const float row_scale = 0.02f * (1.0f + static_cast<float>(r % 5));
+    for (auto& v : row) v = normal(rng) * row_scale;
+    QuantizeRow(p.type, row.data(), bytes.data() + r * row_bytes, p.n_cols);
+    DequantizeRow(p.type, bytes.data() + r * row_bytes, w_deq.data() + r * p.n_cols, p.n_cols);
+  }
+  // Activations with a few outlier channels, like real hidden states.
+  std::vector<float> x(static_cast<size_t>(p.n_tokens * p.n_cols));
+  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
+    x[i] = (i % 97 == 5) ? 20.0f * uniform(rng) : uniform(rng);
+
+  const WeightMatrix w{p.type, bytes.data(), p.n_rows, p.n_cols, row_bytes};
+  std::vector<float> want(static_cast<size_t>(p.n_tokens * p.n_rows));
+  {
+    ThreadPool one(1);
+    scalar::MatMul(w, x.data(), p.n_tokens, want.data(), one);
+  }
+
+  for (int threads : thread_counts) {
+    ThreadPool pool(threads);
+    for (Isa isa : SupportedIsas()) {
+      SetIsaOverride(isa);
+      std::vector<float> got(want.size(), std::nanf(""));
+      MatMul(w, x.data(), p.n_tokens, got.data(), pool);
+      ClearIsaOverride();
+      const ActError act_error = ActErrorOf(p.type, isa, p.n_tokens);
+      int failures = 0;
+      for (int64_t t = 0; t < p.n_tokens && failures < 5; ++t) {
+        const float* xt = x.data() + t * p.n_cols;
+        for (int64_t r = 0; r < p.n_rows && failures < 5; ++r) {
+          const float* wr = w_deq.data() + r * p.n_cols;
+          double sum_abs = 0.0, strict = 0.0, variance = 0.0;
+          for (int64_t c = 0; c < p.n_cols; ++c) sum_abs += std::fabs(static_cast<double>(wr[c]) * xt[c]);
+          if (act_error == ActError::kInt8Blocks) {
+            for (int64_t b = 0; b < p.n_cols / 32; ++b) {
+              double amax = 0.0, w_abs = 0.0, w_sq = 0.0;
+              for (int64_t c = b * 32; c < b * 32 + 32; ++c) {
+                amax = std::fmax(amax, std::fabs(xt[c]));
+                w_abs += std::fabs(wr[c]);
+                w_sq += static_cast<double>(wr[c]) * wr[c];
+              }
+              const double d = amax / 127.0;
+              strict += d / 2.0 * w_abs;
+              variance += w_sq * d * d / 12.0;
+            }
+          } else if (act_error == ActError::kBf16) {
+            for (int64_t c = 0; c < p.n_cols; ++c) {
+              const double wx = static_cast<double>(wr[c]) * xt[c];
+              variance += wx * wx / 3.0;
+            }
+            strict = sum_abs;
+            const double u = std::ldexp(1.0, -8);  // bf16 keeps 8 significant bits
+            strict *= u;
+            variance *= u * u;
+          }
+          const double tol = std::fmin(strict, 8.0 * std::sqrt(variance)) +
+                             4.0 * (static_cast<double>(p.n_cols) / 8.0 + 32.0) * std::ldexp(1.0, -24) * sum_abs +
+                             1e-30;
+          const size_t i = static_cast<size_t>(t * p.n_rows + r);
+          if (!(std::fabs(static_cast<double>(got[i]) - want[i]) <= tol)) {
+            ADD_FAILURE() << Describe(p, isa, threads) << " at t=" << t << " r=" << r << ": got " << got[i]
+                          << " want " << want[i] << " tol " << tol;
+            ++failures;
+          }
+        }
+      }
+    }
+  }
+}
+
+std::vector<int64_t> TokenCounts() { return {1, 2, 3, 4, 5, 7, 8, 9, 13, 64}; }
+
+TEST(MatMul, QuantizedTypesManyShapes) {
+  uint32_t seed = 1;
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    for (int64_t n_cols : {32, 64, 96, 288, 1056})
+      for (int64_t n_rows : {1, 3, 16, 17, 33, 70})
+        for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
+  }
+}
+
+TEST(MatMul, FloatTypesManyShapes) {
+  uint32_t seed = 1000;
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
+    for (int64_t n_cols : {1, 7, 16, 17, 33, 100, 288, 1001})
+      for (int64_t n_rows : {1, 3, 16, 17, 33, 70})
+        for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
+  }
+}
+
+TEST(MatMul, PaddedRowsAndUnalignedStarts) {
+  uint32_t seed = 5000;
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0})
+    for (int64_t pad : {1, 6, 64})
+      for (int64_t n_tokens : {1, 9}) CheckMatMul({type, 19, 64, n_tokens, pad}, seed++);
+}
+
+TEST(MatMul, RealisticShapes) {
+  uint32_t seed = 9000;
+  // tinyllama's ffn_down (n_cols 5632) and a wide output (many rows), a few tokens.
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
+    CheckMatMul({type, 48, 5632, 3}, seed++);
+    CheckMatMul({type, 300, 256, 17}, seed++);
+  }
+}
+
+TEST(MatMul, MoreThreadsThanCores) {
+  uint32_t seed = 12000;
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kF16, GgmlType::kBF16})
+    for (int64_t n_tokens : {1, 5, 20}) CheckMatMul({type, 200, 128, n_tokens}, seed++, {3, 5});
+}
+
+TEST(MatMul, ZeroTokensOrRowsWritesNothing) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(GgmlType::kQ8_0, 64)) * 4);
+  const WeightMatrix w{GgmlType::kQ8_0, bytes.data(), 0, 64, RowBytes(GgmlType::kQ8_0, 64)};
+  std::vector<float> x(64, 1.0f), y(4, 7.0f);
+  ThreadPool pool(2);
+  MatMul(w, x.data(), 1, y.data(), pool);
+  MatMul({GgmlType::kQ8_0, bytes.data(), 4, 64, RowBytes(GgmlType::kQ8_0, 64)}, x.data(), 0, y.data(), pool);
+  for (float v : y) EXPECT_EQ(v, 7.0f);
+}
+
+}  // namespace
+}  // namespace ridge::kernels
