@@ -224,7 +224,8 @@ void GgufWriter::Write(const std::string& path, const Progress& progress) const 
       out.Pod<uint32_t>(static_cast<uint32_t>(t.type));
       out.Pod<uint64_t>(offsets[i]);
     }
-    out.PadTo(alignment);
+    // Like llama.cpp, a file without tensors ends right after its metadata (no padding).
+    if (!tensors_.empty()) out.PadTo(alignment);
     const uint64_t data_start = out.offset();
     uint64_t done = 0;
     std::vector<uint8_t> buffer;
