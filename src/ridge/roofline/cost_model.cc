@@ -103,6 +103,16 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
   return p;
 }
 
+double MatmulIntensity(const PhaseCost& phase) {
+  double flops = 0, bytes = 0;
+  for (const OpCost& op : phase.ops)
+    if (op.weight_bytes > 0) {
+      flops += op.flops;
+      bytes += op.bytes;
+    }
+  return bytes > 0 ? flops / bytes : 0;
+}
+
 BatchSweep SweepDecodeBatch(const ModelShape& shape, int64_t context, const HardwareProfile& hw,
                             const CostOptions& options, int64_t max_batch) {
   if (max_batch < 1 || max_batch > kMaxBatch) Fail("sweep max batch {} is out of range (1..{})", max_batch, kMaxBatch);
@@ -116,18 +126,23 @@ BatchSweep SweepDecodeBatch(const ModelShape& shape, int64_t context, const Hard
   BatchSweep sweep;
   for (int64_t b = 1; b <= max_batch; b *= 2) {
     const PhaseCost p = at(b);
-    sweep.points.push_back({b, p.intensity, p.time_s, p.TokensPerSecond(), p.compute_bound});
+    sweep.points.push_back(
+        {b, p.intensity, MatmulIntensity(p), p.time_s, p.TokensPerSecond(), p.flops / p.time_s, p.compute_bound});
   }
-  // Intensity rises monotonically with the batch (weights are shared, the
-  // rest grows linearly), so the crossing is found by bisection.
-  if (at(max_batch).compute_bound) {
-    int64_t lo = 0, hi = max_batch;  // lo: memory-bound (or 0), hi: compute-bound
+  // Intensities rise monotonically with the batch (weights are shared, the
+  // rest grows linearly), so each crossing is found by bisection.
+  auto first_batch = [&](const std::function<bool(const PhaseCost&)>& crossed) -> std::optional<int64_t> {
+    if (!crossed(at(max_batch))) return std::nullopt;
+    int64_t lo = 0, hi = max_batch;  // lo: not crossed (or 0), hi: crossed
     while (hi - lo > 1) {
       const int64_t mid = lo + (hi - lo) / 2;
-      (at(mid).compute_bound ? hi : lo) = mid;
+      (crossed(at(mid)) ? hi : lo) = mid;
     }
-    sweep.crossing_batch = hi;
-  }
+    return hi;
+  };
+  const double ridge = hw.RidgePoint();
+  sweep.crossing_batch = first_batch([](const PhaseCost& p) { return p.compute_bound; });
+  sweep.matmul_crossing_batch = first_batch([&](const PhaseCost& p) { return MatmulIntensity(p) >= ridge; });
   const PhaseCost one = at(1), two = at(2);
   sweep.intensity_limit = (two.flops - one.flops) / (two.bytes - one.bytes);
   return sweep;

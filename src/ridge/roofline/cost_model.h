@@ -71,17 +71,26 @@ struct PhaseCost {
 PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& workload, const HardwareProfile& hw,
                        const CostOptions& options = {});
 
+// FLOPs / bytes of the operations that read weights (every one but attention).
+double MatmulIntensity(const PhaseCost& phase);
+
 struct SweepPoint {
   int64_t batch = 0;
-  double intensity = 0;
+  double intensity = 0;         // of the whole step
+  double matmul_intensity = 0;  // of the weight matrix products alone (all but attention)
   double time_s = 0;        // per decode step
   double tokens_per_s = 0;  // batch / time_s
+  double flops_per_s = 0;   // predicted attained: FLOPs / time_s
   bool compute_bound = false;
 };
 
 struct BatchSweep {
   std::vector<SweepPoint> points;           // batch 1, 2, 4, ... up to max_batch
   std::optional<int64_t> crossing_batch;    // smallest batch whose totals are compute-bound
+  // Smallest batch at which the weight matrix products (QKV, output, FFN, LM
+  // head) together reach the ridge: from there batching stops being free for
+  // them, while attention (whose bytes grow with the batch) stays memory-bound.
+  std::optional<int64_t> matmul_crossing_batch;
   // Intensity as the batch grows without bound: FLOPs per extra sequence over
   // the bytes per extra sequence (its KV cache and activations). When it is
   // below the ridge point, decode never becomes compute-bound at this context.

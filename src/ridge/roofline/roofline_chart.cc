@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "ridge/base/error.h"
@@ -104,11 +105,12 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
     }
     placed.push_back(pl);
   }
-  const int x_lo = static_cast<int>(std::floor(std::log10(min_i / 2)));
-  const int x_hi = static_cast<int>(std::ceil(std::log10(max_i * 2)));
-  const int y_hi = static_cast<int>(std::ceil(std::log10(max_y * 1.5)));
-  const int y_lo = std::max(y_hi - 9, static_cast<int>(std::floor(std::log10(
-                                          std::min(min_y, hw.bandwidth_bytes_per_s * std::pow(10.0, x_lo)) / 1.5))));
+  // Axis ranges in log10 units, with a margin; ticks at the whole decades inside.
+  const double x_lo = std::log10(min_i) - 0.3;
+  const double x_hi = std::log10(max_i) + 0.3;
+  const double y_hi = std::log10(max_y) + 0.3;
+  const double y_lo =
+      std::max(y_hi - 9, std::min(std::log10(min_y), std::log10(hw.bandwidth_bytes_per_s) + x_lo) - 0.2);
   auto px = [&](double intensity) {
     return kPlotLeft + (std::log10(intensity) - x_lo) / (x_hi - x_lo) * (kPlotRight - kPlotLeft);
   };
@@ -135,20 +137,20 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
 
   // Grid and axes.
   svg += "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
-  for (int e = x_lo; e <= x_hi; ++e)
+  for (int e = static_cast<int>(std::ceil(x_lo)); e <= x_hi; ++e)
     svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", px(std::pow(10.0, e)),
                        kPlotTop, kPlotBottom);
-  for (int e = y_lo; e <= y_hi; ++e)
+  for (int e = static_cast<int>(std::ceil(y_lo)); e <= y_hi; ++e)
     svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\"/>\n", py(std::pow(10.0, e)),
                        kPlotLeft, kPlotRight);
   svg += "</g>\n";
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000\"/>\n", kPlotLeft,
                      kPlotTop, kPlotRight - kPlotLeft, kPlotBottom - kPlotTop);
   svg += "<g font-size=\"11\" fill=\"#222\">\n";
-  for (int e = x_lo; e <= x_hi; ++e)
+  for (int e = static_cast<int>(std::ceil(x_lo)); e <= x_hi; ++e)
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(std::pow(10.0, e)),
                        kPlotBottom + 16, Escape(DecadeLabel(e, "")));
-  for (int e = y_lo; e <= y_hi; ++e)
+  for (int e = static_cast<int>(std::ceil(y_lo)); e <= y_hi; ++e)
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kPlotLeft - 6,
                        py(std::pow(10.0, e)) + 4, Escape(DecadeLabel(e, "")));
   svg += "</g>\n";
@@ -180,8 +182,12 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
                      px(ridge), py(hw.peak_flops), kPlotBottom);
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\">ridge {:.1f} FLOP/B</text>\n", px(ridge) + 5,
                      kPlotBottom - 8, ridge);
-  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"end\">compute roof {}</text>\n",
-                     kPlotRight - 4, py(hw.peak_flops) - 6, Escape(FormatSi(hw.peak_flops, "FLOP/s")));
+  // The roof extended left of the ridge (faint), carrying its label where the plot is empty.
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#888\" "
+                     "stroke-dasharray=\"2 4\"/>\n",
+                     kPlotLeft, py(hw.peak_flops), px(ridge));
+  svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\">compute roof {}</text>\n", kPlotLeft + 6,
+                     py(hw.peak_flops) - 6, Escape(FormatSi(hw.peak_flops, "FLOP/s")));
   {
     // Label the slope near its lower-left part, rotated along it.
     const double x0 = px(x_min), y0 = py(hw.bandwidth_bytes_per_s * x_min);
@@ -200,6 +206,7 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
     svg += Marker(chart.points[i].kind, placed[i].x, placed[i].y);
   }
   std::vector<bool> labelled(placed.size(), false);
+  std::vector<std::array<double, 4>> label_boxes;  // x0, y0, x1, y1 of the labels drawn so far
   for (size_t i = 0; i < placed.size(); ++i) {
     if (!placed[i].drawn || labelled[i]) continue;
     std::string ids;
@@ -210,10 +217,27 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
       if (!ids.empty()) ids += ',';
       ids += std::to_string(placed[j].id);
     }
-    const bool left = placed[i].x > kPlotRight - 60;
+    // Try above-right, below-right, above-left, below-left; keep the first spot free of other labels.
+    const double width = 7.0 * static_cast<double>(ids.size()) + 4, height = 12;  // bold 11 px digits, padded
+    struct Spot { double x, y; bool left; };
+    const Spot spots[] = {{placed[i].x + 9, placed[i].y - 7, false}, {placed[i].x + 9, placed[i].y + 15, false},
+                          {placed[i].x - 9, placed[i].y - 7, true}, {placed[i].x - 9, placed[i].y + 15, true}};
+    Spot chosen = placed[i].x > kPlotRight - 60 ? spots[2] : spots[0];
+    for (const Spot& spot : spots) {
+      const double x0 = spot.left ? spot.x - width : spot.x;
+      bool free = x0 >= kPlotLeft && x0 + width <= kWidth;
+      for (const auto& box : label_boxes)
+        if (x0 < box[2] && box[0] < x0 + width && spot.y - height < box[3] && box[1] < spot.y) free = false;
+      if (free) {
+        chosen = spot;
+        break;
+      }
+    }
+    const double x0 = chosen.left ? chosen.x - width : chosen.x;
+    label_boxes.push_back({x0, chosen.y - height, x0 + width, chosen.y});
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" font-weight=\"bold\" fill=\"#000\" "
                        "text-anchor=\"{}\">{}</text>\n",
-                       placed[i].x + (left ? -9 : 9), placed[i].y - 7, left ? "end" : "start", ids);
+                       chosen.x, chosen.y, chosen.left ? "end" : "start", ids);
   }
 
   // Legend.
