@@ -71,6 +71,8 @@ struct LlamaModel::Scratch {
 LlamaModel::LlamaModel(GgufFile file, LlamaConfig config, ModelWeights weights)
     : file_(std::move(file)), config_(config), weights_(std::move(weights)), scratch_(std::make_unique<Scratch>()) {}
 
+LlamaModel::~LlamaModel() = default;
+
 std::unique_ptr<LlamaModel> LlamaModel::Load(const std::string& path) {
   GgufFile file = GgufFile::Open(path);
   LlamaConfig c = LlamaConfig::FromGguf(file);

@@ -40,6 +40,7 @@ class LlamaModel {
   // Opens and validates a llama GGUF; throws ridge::Error naming the missing or
   // mis-shaped tensor.
   static std::unique_ptr<LlamaModel> Load(const std::string& path);
+  ~LlamaModel();
 
   const LlamaConfig& config() const { return config_; }
   const GgufFile& file() const { return file_; }

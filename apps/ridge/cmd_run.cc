@@ -1,0 +1,124 @@
+// ridge run: generate from a prompt, streaming the text, then the figures of
+// the reference model: TTFT, TPOT, E2E, prefill and decode throughput, KV bytes.
+#include <cstdio>
+#include <memory>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/error.h"
+#include "ridge/engine/generator.h"
+#include "ridge/command.h"
+#include "ridge/tokenizer/tokenizer.h"
+
+namespace ridge::app {
+namespace {
+
+struct RunArgs {
+  std::string model_path;
+  std::string prompt;
+  int64_t n_predict = 128;
+  float temperature = 0.8f;
+  float top_p = 0.95f;
+  int32_t top_k = 40;
+  float min_p = 0.05f;
+  float repeat_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  uint64_t seed = 0;
+  bool seed_set = false;
+  int threads = 0;
+  std::string kv_type = "f16";
+  int64_t kv_block_tokens = 16;
+  std::vector<std::string> stop;
+  bool verbose = false;
+  bool echo_prompt = true;
+};
+
+void PrintSummary(const GenerationResult& r, const LlamaModel& model, bool verbose) {
+  std::fprintf(stderr, "\n\n--- ridge run ---\n");
+  std::fprintf(stderr, "prompt tokens      %zu\n", r.prompt_tokens.size());
+  std::fprintf(stderr, "output tokens      %zu  (finish: %s)\n", r.output_tokens.size(), FinishReasonName(r.finish_reason));
+  std::fprintf(stderr, "TTFT               %.2f ms\n", r.ttft_ms);
+  std::fprintf(stderr, "TPOT               %.2f ms   (= (E2E - TTFT) / (output tokens - 1))\n", r.TpotMs());
+  std::fprintf(stderr, "E2E                %.2f ms\n", r.e2e_ms);
+  std::fprintf(stderr, "prefill            %.1f tokens/s  (%.2f ms)\n", r.PrefillTokensPerSecond(), r.prefill_ms);
+  std::fprintf(stderr, "decode             %.1f tokens/s  (%.2f ms)\n", r.DecodeTokensPerSecond(), r.decode_ms);
+  double formula_bytes = r.kv.bytes_per_token * static_cast<double>(r.kv.tokens_stored);
+  std::fprintf(stderr, "KV cache           %lld bytes allocated, %.0f bytes used by %lld tokens (%.0f bytes/token)\n",
+               static_cast<long long>(r.kv.bytes_total), formula_bytes, static_cast<long long>(r.kv.tokens_stored),
+               r.kv.bytes_per_token);
+  if (r.finish_reason == FinishReason::kContextFull)
+    std::fprintf(stderr, "note: generation stopped because the model's context of %lld tokens is full\n",
+                 static_cast<long long>(model.config().n_ctx_train));
+  if (verbose) {
+    const LlamaConfig& c = model.config();
+    std::fprintf(stderr, "\nKV lifecycle: allocated %lld blocks of %lld tokens at request start (%lld bytes), "
+                 "filled by prefill (%zu tokens), appended by decode, freed at the end\n",
+                 static_cast<long long>(r.kv.blocks_total), static_cast<long long>(r.kv.token_slots_allocated / std::max<int64_t>(r.kv.blocks_used, 1)),
+                 static_cast<long long>(r.kv.bytes_total), r.prompt_tokens.size());
+    std::fprintf(stderr, "formula: 2 x %lld layers x %lld KV heads x %lld head dim x %.4g bytes = %.0f bytes/token; "
+                 "x %lld tokens = %.0f bytes (slots allocated %lld, utilization %.1f%%)\n",
+                 static_cast<long long>(c.n_layers), static_cast<long long>(c.n_kv_heads), static_cast<long long>(c.head_dim),
+                 r.kv.bytes_per_token / (2.0 * c.n_layers * c.n_kv_heads * c.head_dim), r.kv.bytes_per_token,
+                 static_cast<long long>(r.kv.tokens_stored), formula_bytes, static_cast<long long>(r.kv.token_slots_allocated),
+                 100.0 * r.kv.utilization);
+    std::fprintf(stderr, "weights: %lld bytes; kernels: %s; threads: see --threads\n",
+                 static_cast<long long>(model.weights().weight_bytes), IsaName(ActiveIsa()));
+  }
+}
+
+CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, then print TTFT/TPOT/E2E and KV figures",
+  [](CLI::App& sub) -> std::function<int()> {
+    auto a = std::make_shared<RunArgs>();
+    sub.add_option("-m,--model", a->model_path, "GGUF model file")->required();
+    sub.add_option("-p,--prompt", a->prompt, "prompt text");
+    sub.add_option("-n,--n-predict", a->n_predict, "maximum tokens to generate")->check(CLI::PositiveNumber);
+    sub.add_option("--temp", a->temperature, "temperature (0 = greedy)");
+    sub.add_option("--top-p", a->top_p, "nucleus sampling mass (1 = off)");
+    sub.add_option("--top-k", a->top_k, "keep the k most likely tokens (0 = off)");
+    sub.add_option("--min-p", a->min_p, "drop tokens below min-p x the top probability (0 = off)");
+    sub.add_option("--repeat-penalty", a->repeat_penalty, "repetition penalty (1 = off)");
+    sub.add_option("--presence-penalty", a->presence_penalty, "presence penalty (0 = off)");
+    sub.add_option("--frequency-penalty", a->frequency_penalty, "frequency penalty (0 = off)");
+    sub.add_option("--seed", a->seed, "random seed (reproducible output)")->each([a](const std::string&) { a->seed_set = true; });
+    sub.add_option("-t,--threads", a->threads, "threads (default: all hardware threads)");
+    sub.add_option("--kv-type", a->kv_type, "KV cache element type: f16, bf16, f32, q8_0");
+    sub.add_option("--kv-block", a->kv_block_tokens, "KV cache block size in tokens")->check(CLI::PositiveNumber);
+    sub.add_option("--stop", a->stop, "stop string (repeatable)");
+    sub.add_flag("--verbose", a->verbose, "show the KV-cache lifecycle and accounting");
+    sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
+    return [a]() {
+      auto model = LlamaModel::Load(a->model_path);
+      Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
+      ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
+      GenerateOptions options;
+      options.max_new_tokens = a->n_predict;
+      options.stop_strings = a->stop;
+      options.sampling.temperature = a->temperature;
+      options.sampling.top_p = a->top_p;
+      options.sampling.top_k = a->top_k;
+      options.sampling.min_p = a->min_p;
+      options.sampling.repetition_penalty = a->repeat_penalty;
+      options.sampling.presence_penalty = a->presence_penalty;
+      options.sampling.frequency_penalty = a->frequency_penalty;
+      options.sampling.seed = a->seed_set ? a->seed : static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+      auto kv_type = ParseGgmlType(a->kv_type);
+      if (!kv_type) Fail("--kv-type: unknown type '{}'", a->kv_type);
+      options.kv_type = *kv_type;
+      options.kv_block_tokens = a->kv_block_tokens;
+      if (a->echo_prompt) {
+        std::fputs(a->prompt.c_str(), stdout);
+        std::fflush(stdout);
+      }
+      Generator generator(*model, tokenizer, pool);
+      GenerationResult r = generator.Generate(a->prompt, options, [](std::string_view text) {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+      });
+      PrintSummary(r, *model, a->verbose);
+      if (a->verbose) std::fprintf(stderr, "threads: %d\n", pool.n_threads());
+      return 0;
+    };
+  }}};
+
+}  // namespace
+}  // namespace ridge::app

@@ -1,0 +1,168 @@
+#include "ridge/engine/generator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "ridge/base/error.h"
+#include "ridge/sampling/sampler.h"
+#include "ridge/tokenizer/streaming_detokenizer.h"
+
+namespace ridge {
+
+const char* FinishReasonName(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kEndOfGeneration: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kStopString: return "stop";
+    case FinishReason::kContextFull: return "length";
+  }
+  return "?";
+}
+
+double GenerationResult::TpotMs() const {
+  if (output_tokens.size() < 2) return 0.0;
+  return (e2e_ms - ttft_ms) / static_cast<double>(output_tokens.size() - 1);
+}
+
+double GenerationResult::PrefillTokensPerSecond() const {
+  return prefill_ms > 0 ? static_cast<double>(prompt_tokens.size()) / (prefill_ms / 1000.0) : 0.0;
+}
+
+double GenerationResult::DecodeTokensPerSecond() const {
+  if (output_tokens.size() < 2 || decode_ms <= 0) return 0.0;
+  return static_cast<double>(output_tokens.size() - 1) / (decode_ms / 1000.0);
+}
+
+GenerationResult Generator::Generate(std::string_view prompt, const GenerateOptions& options,
+                                     const TextCallback& on_text) {
+  Clock::time_point start = Clock::now();
+  return GenerateFromTokens(tokenizer_.Encode(prompt, tokenizer_.add_bos()), options, on_text, start);
+}
+
+namespace {
+
+// Watches the generated text for stop strings. Text that could still become
+// the start of a stop string is held back so it is never streamed and then retracted.
+class StopStringFilter {
+ public:
+  explicit StopStringFilter(const std::vector<std::string>& stops) : stops_(stops) {}
+
+  // Appends text; returns what is now safe to emit. Sets `stopped` when a stop string appeared.
+  std::string Push(std::string_view text, bool& stopped) {
+    held_ += text;
+    size_t cut = std::string::npos;
+    for (const std::string& s : stops_)
+      if (!s.empty()) cut = std::min(cut, held_.find(s));
+    if (cut != std::string::npos) {
+      stopped = true;
+      std::string out = held_.substr(0, cut);
+      held_.clear();
+      return out;
+    }
+    size_t keep = 0;  // longest suffix of held_ that is a proper prefix of a stop string
+    for (const std::string& s : stops_)
+      for (size_t n = std::min(s.size() - 1, held_.size()); n > keep; --n)
+        if (held_.compare(held_.size() - n, n, s, 0, n) == 0) {
+          keep = n;
+          break;
+        }
+    std::string out = held_.substr(0, held_.size() - keep);
+    held_.erase(0, held_.size() - keep);
+    return out;
+  }
+  std::string Flush() { return std::exchange(held_, std::string()); }
+
+ private:
+  const std::vector<std::string>& stops_;
+  std::string held_;
+};
+
+}  // namespace
+
+GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_tokens, const GenerateOptions& options,
+                                               const TextCallback& on_text, Clock::time_point start) {
+  const LlamaConfig& config = model_.config();
+  if (prompt_tokens.empty()) Fail("the prompt is empty and the vocabulary has no BOS token to start from");
+  if (static_cast<int64_t>(prompt_tokens.size()) >= config.n_ctx_train)
+    Fail("the prompt has {} tokens but the model's context holds {}; nothing can be generated",
+         prompt_tokens.size(), config.n_ctx_train);
+  if (options.max_new_tokens < 1) Fail("max new tokens must be at least 1, got {}", options.max_new_tokens);
+
+  GenerationResult result;
+  result.prompt_tokens = std::move(prompt_tokens);
+  const int64_t n_prompt = static_cast<int64_t>(result.prompt_tokens.size());
+  const int64_t n_total = std::min(config.n_ctx_train, n_prompt + options.max_new_tokens);
+
+  // Allocate: exactly the blocks this request can ever fill.
+  KvCacheShape shape = model_.KvShape(options.kv_type, options.kv_block_tokens);
+  PagedKvCache cache(shape, (n_total + shape.block_tokens - 1) / shape.block_tokens);
+  const SeqId seq = 0;
+  RIDGE_CHECK(cache.Reserve(seq, n_total));
+
+  sampling::Sampler sampler(options.sampling, static_cast<int32_t>(config.n_vocab));
+  StreamingDetokenizer detokenizer(tokenizer_, /*at_sequence_start=*/false);
+  detokenizer.Push(result.prompt_tokens.back());  // context for the leading-space rule (after BOS); text discarded
+  StopStringFilter stop_filter(options.stop_strings);
+  std::vector<float> logits(static_cast<size_t>(config.n_vocab));
+  std::vector<TokenId> history = result.prompt_tokens;
+
+  // Prefill: the whole prompt in one pass; logits only for its last token.
+  Batch batch;
+  for (int64_t i = 0; i < n_prompt; ++i) batch.Add(history[static_cast<size_t>(i)], i, seq, i == n_prompt - 1);
+  Clock::time_point prefill_start = Clock::now();
+  model_.Forward(batch, cache, logits.data(), pool_);
+  cache.SetStoredTokens(seq, n_prompt);
+  result.prefill_ms = MillisBetween(prefill_start, Clock::now());
+
+  Clock::time_point decode_start{};
+  bool stopped = false;
+  for (;;) {
+    TokenId token = sampler.Sample(logits, history);
+    if (result.output_tokens.empty()) {
+      result.ttft_ms = MillisBetween(start, Clock::now());
+      decode_start = Clock::now();
+    }
+    if (tokenizer_.IsEndOfGeneration(token) || (options.stop_at_bos && token == tokenizer_.bos_id())) {
+      result.finish_reason = FinishReason::kEndOfGeneration;
+      break;
+    }
+    result.output_tokens.push_back(token);
+    history.push_back(token);
+    std::string text = stop_filter.Push(detokenizer.Push(token), stopped);
+    result.text += text;
+    if (on_text && !text.empty()) on_text(text);
+    if (stopped) {
+      result.finish_reason = FinishReason::kStopString;
+      break;
+    }
+    const int64_t position = static_cast<int64_t>(history.size()) - 1;
+    if (static_cast<int64_t>(result.output_tokens.size()) >= options.max_new_tokens) {
+      result.finish_reason = FinishReason::kLength;
+      break;
+    }
+    if (position + 1 >= n_total) {
+      result.finish_reason = FinishReason::kContextFull;
+      break;
+    }
+    // Decode: one token, appended to the KV cache.
+    batch.Clear();
+    batch.Add(token, position, seq, true);
+    model_.Forward(batch, cache, logits.data(), pool_);
+    cache.SetStoredTokens(seq, position + 1);
+  }
+  if (!stopped) {
+    std::string tail = stop_filter.Push(detokenizer.Flush(), stopped) + (stopped ? "" : stop_filter.Flush());
+    result.text += tail;
+    if (on_text && !tail.empty()) on_text(tail);
+    if (stopped) result.finish_reason = FinishReason::kStopString;
+  }
+  Clock::time_point end = Clock::now();
+  if (!result.output_tokens.empty()) result.decode_ms = MillisBetween(decode_start, end);
+  result.kv = cache.Accounting();
+  cache.Free(seq);
+  result.e2e_ms = MillisBetween(start, Clock::now());
+  if (result.output_tokens.empty()) result.ttft_ms = result.e2e_ms;
+  return result;
+}
+
+}  // namespace ridge
