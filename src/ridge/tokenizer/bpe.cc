@@ -74,8 +74,8 @@ void EncodeWord(const TokenizerState& state, std::string_view word, std::vector<
   if (state.ignore_merges) {
     std::string mapped;
     for (const char c : word) mapped += tables.byte_to_unicode[static_cast<uint8_t>(c)];
-    if (const auto it = state.literal_ids.find(mapped); it != state.literal_ids.end()) {
-      out->push_back(it->second);
+    if (const int32_t id = state.literal_ids.Find(mapped); id >= 0) {
+      out->push_back(id);
       return;
     }
   }
@@ -90,9 +90,9 @@ void EncodeWord(const TokenizerState& state, std::string_view word, std::vector<
     const int32_t left_id = (*symbols)[left].id;
     const int32_t right_id = (*symbols)[right].id;
     if (left_id < 0 || right_id < 0) return;
-    const auto it = state.merges.find(PairKey(left_id, right_id));
-    if (it == state.merges.end()) return;
-    queue.push({it->second.rank, left, right, left_id, right_id, it->second.merged_id});
+    const BpeMerge* merge = state.merges.Find(left_id, right_id);
+    if (merge == nullptr) return;
+    queue.push({merge->rank, left, right, left_id, right_id, merge->merged_id});
   };
   for (int i = 1; i < n; ++i) try_add(i - 1, i);
 
@@ -135,7 +135,7 @@ void EncodeBpe(const TokenizerState& state, std::string_view text, std::vector<i
 
 void BuildBpeMerges(TokenizerState* state) {
   const std::vector<std::string>& lines = state->vocab.merges;
-  state->merges.reserve(lines.size());
+  state->merges.Reserve(lines.size());
   std::string merged;
   for (size_t rank = 0; rank < lines.size(); ++rank) {
     const std::string& line = lines[rank];
@@ -149,18 +149,17 @@ void BuildBpeMerges(TokenizerState* state) {
     const std::string_view second = std::string_view(line).substr(space + 1);
     merged.assign(first);
     merged.append(second);
-    const auto a = state->all_ids.find(first);
-    const auto b = state->all_ids.find(second);
-    const auto m = state->all_ids.find(merged);
-    if (a == state->all_ids.end() || b == state->all_ids.end() || m == state->all_ids.end()) {
+    const int32_t a = state->all_ids.Find(first);
+    const int32_t b = state->all_ids.Find(second);
+    const int32_t m = a < 0 || b < 0 ? -1 : state->all_ids.Find(merged);
+    if (m < 0) {
       // A merge naming a text that is no token can never produce a token; HF
       // refuses such files, llama.cpp ignores the merge's effect. Skip it.
       ++state->n_merges_skipped;
       continue;
     }
     // Duplicate pairs: the first (lowest) rank wins.
-    state->merges.try_emplace(PairKey(a->second, b->second),
-                              BpeMerge{static_cast<int32_t>(rank), m->second});
+    state->merges.Insert(a, b, BpeMerge{static_cast<int32_t>(rank), m});
   }
 }
 

@@ -78,33 +78,34 @@ class SpmSession {
     const Symbol& l = symbols_[left];
     const Symbol& r = symbols_[right];
     const std::string_view merged = text_.substr(l.offset, l.n_bytes + r.n_bytes);
-    const auto it = state_.literal_ids.find(merged);
-    if (it == state_.literal_ids.end()) return;
-    queue_.push({left, right, state_.vocab.scores[it->second], merged.size()});
+    const int32_t id = state_.literal_ids.Find(merged);
+    if (id < 0) return;
+    queue_.push({left, right, state_.vocab.scores[id], merged.size()});
     // Unused tokens may be merged through but not emitted: remember the parts
     // (SentencePiece's rev_merge).
-    if (state_.vocab.types[it->second] == TokenType::kUnused) {
+    if (state_.vocab.types[id] == TokenType::kUnused) {
       rev_merge_[std::string(merged)] = {std::string(text_.substr(l.offset, l.n_bytes)),
                                           std::string(text_.substr(r.offset, r.n_bytes))};
     }
   }
 
   void Resegment(std::string_view piece, std::vector<int32_t>* out) {
-    const auto it = state_.literal_ids.find(piece);
-    if (it != state_.literal_ids.end() && state_.vocab.types[it->second] != TokenType::kUnused) {
-      out->push_back(it->second);
+    const int32_t id = state_.literal_ids.Find(piece);
+    if (id >= 0 && state_.vocab.types[id] != TokenType::kUnused) {
+      out->push_back(id);
       return;
     }
-    if (const auto parts = rev_merge_.find(std::string(piece)); parts != rev_merge_.end()) {
+    const auto parts = rev_merge_.empty() ? rev_merge_.end() : rev_merge_.find(std::string(piece));
+    if (parts != rev_merge_.end()) {
       const auto [first, second] = parts->second;  // copies: the map may rehash while recursing
       Resegment(first, out);
       Resegment(second, out);
       return;
     }
     for (const char c : piece) {
-      const int32_t id = state_.byte_ids[static_cast<uint8_t>(c)];
-      if (id >= 0) {
-        out->push_back(id);
+      const int32_t byte_id = state_.byte_ids[static_cast<uint8_t>(c)];
+      if (byte_id >= 0) {
+        out->push_back(byte_id);
       } else if (state_.vocab.unk_id >= 0) {
         out->push_back(state_.vocab.unk_id);
       } else {

@@ -127,16 +127,13 @@ Tokenizer Tokenizer::FromVocab(Vocab vocab) {
   const int32_t n_vocab = v.n_vocab();
   const bool spm = v.model == TokenizerModel::kSentencePiece;
 
-  state->all_ids.reserve(static_cast<size_t>(n_vocab));
-  state->literal_ids.reserve(static_cast<size_t>(n_vocab));
+  std::vector<bool> keep(static_cast<size_t>(n_vocab), true);
+  state->all_ids.Build(&v.tokens, keep);
   for (int32_t id = 0; id < n_vocab; ++id) {
-    const std::string& text = v.tokens[id];
     const TokenType type = v.types[id];
-    state->all_ids[text] = id;
-    if (IsTextType(type) || type == TokenType::kUserDefined || type == TokenType::kUnused) {
-      state->literal_ids[text] = id;
-    }
+    keep[id] = IsTextType(type) || type == TokenType::kUserDefined || type == TokenType::kUnused;
   }
+  state->literal_ids.Build(&v.tokens, keep);
 
   state->byte_ids.fill(-1);
   if (spm) {
@@ -148,14 +145,12 @@ Tokenizer Tokenizer::FromVocab(Vocab vocab) {
     }
     for (int b = 0; b < 0x80; ++b) {  // llama.cpp's fallback: the byte as a one-character token
       if (state->byte_ids[b] >= 0) continue;
-      const auto it = state->literal_ids.find(std::string(1, static_cast<char>(b)));
-      if (it != state->literal_ids.end()) state->byte_ids[b] = it->second;
+      state->byte_ids[b] = state->literal_ids.Find(std::string(1, static_cast<char>(b)));
     }
   } else {
     const auto& mapped = tokenizer_detail::ByteToUnicode();
     for (int b = 0; b < 256; ++b) {
-      const auto it = state->literal_ids.find(mapped[b]);
-      if (it != state->literal_ids.end()) state->byte_ids[b] = it->second;
+      state->byte_ids[b] = state->literal_ids.Find(mapped[b]);
     }
     state->pretokenizer = tokenizer_detail::Pretokenizer::Create(v.pre);
     state->ignore_merges = v.pre == "llama-bpe" || v.pre == "llama3" || v.pre == "llama-v3";
@@ -287,8 +282,7 @@ TokenType Tokenizer::token_type(int32_t id) const {
 }
 
 int32_t Tokenizer::FindToken(std::string_view piece) const {
-  const auto it = state_->all_ids.find(piece);
-  return it == state_->all_ids.end() ? -1 : it->second;
+  return state_->all_ids.Find(piece);
 }
 
 int32_t Tokenizer::n_vocab() const { return state_->vocab.n_vocab(); }

@@ -1,40 +1,24 @@
 #pragma once
 // Internal: the immutable tables a Tokenizer shares between its copies, and the
 // two encoding algorithms that read them. Not for use outside the tokenizer layer.
+// The state is built in place and never moved (the indexes point into vocab.tokens).
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "ridge/tokenizer/flat_tables.h"
 #include "ridge/tokenizer/pretokenizer.h"
 #include "ridge/tokenizer/vocab.h"
 
 namespace ridge::tokenizer_detail {
 
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-};
-// text → id with look-ups by string_view (no temporary strings).
-using TextToId = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
-
-struct BpeMerge {
-  int32_t rank;       // lower merges first
-  int32_t merged_id;  // the token the pair becomes
-};
-
-inline uint64_t PairKey(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-}
-
 struct TokenizerState {
   Vocab vocab;
-  TextToId all_ids;      // every token (last wins on duplicate texts, as llama.cpp)
-  TextToId literal_ids;  // tokens literal text may turn into: normal, undefined, user-defined, unused
+  TokenIndex all_ids;      // every token (last wins on duplicate texts, as llama.cpp)
+  TokenIndex literal_ids;  // tokens literal text may turn into: normal, undefined, user-defined, unused
   std::array<int32_t, 256> byte_ids{};  // token of each byte: <0xNN> (SentencePiece) or its mapped
                                         // code point (byte-level BPE); -1 if the vocabulary lacks it
   std::vector<int32_t> split_first;     // user-defined / control / unknown ids, longest text first
@@ -42,7 +26,7 @@ struct TokenizerState {
   std::vector<std::string> decoded;        // [n_vocab] bytes each token decodes to (TokenBytes)
 
   // Byte-level BPE only.
-  std::unordered_map<uint64_t, BpeMerge> merges;  // PairKey(left id, right id) → merge
+  MergeTable merges;             // (left id, right id) → merge
   int64_t n_merges_skipped = 0;  // merges naming texts that are not tokens (can never apply)
   bool ignore_merges = false;    // Llama 3: a word that is a whole token stays whole
   std::unique_ptr<Pretokenizer> pretokenizer;

@@ -1,0 +1,82 @@
+// The PCRE2 pre-tokenizers split text into the words the original regexes give.
+#include <gtest/gtest.h>
+
+#include "ridge/base/error.h"
+#include "ridge/tokenizer/pretokenizer.h"
+
+namespace ridge::tokenizer_detail {
+namespace {
+
+using Words = std::vector<std::string>;
+
+Words Split(const std::string& pre, std::string_view text) {
+  const auto p = Pretokenizer::Create(pre);
+  std::vector<std::string_view> views;
+  p->Split(text, &views);
+  Words words(views.begin(), views.end());
+  std::string joined;
+  for (const auto& w : words) {
+    EXPECT_FALSE(w.empty());
+    joined += w;
+  }
+  EXPECT_EQ(joined, text) << "every byte lands in exactly one word, in order";
+  return words;
+}
+
+TEST(Pretokenizer, Gpt2) {
+  EXPECT_EQ(Split("gpt-2", "Hello world's  test!!"), (Words{"Hello", " world", "'s", " ", " test", "!!"}));
+  EXPECT_EQ(Split("gpt-2", "I'M 12345 x"), (Words{"I", "'", "M", " 12345", " x"}));  // GPT-2 is case-sensitive
+  EXPECT_EQ(Split("gpt-2", "a\n\n b"), (Words{"a", "\n\n", " b"}));
+  EXPECT_EQ(Split("gpt-2", "end   "), (Words{"end", "   "}));
+  EXPECT_EQ(Split("gpt-2", "\tx"), (Words{"\t", "x"}));
+  EXPECT_EQ(Split("", "a b"), (Words{"a", " b"}));  // absent pre = gpt-2
+  EXPECT_EQ(Split("gpt-2", ""), Words{});
+}
+
+TEST(Pretokenizer, Llama3) {
+  EXPECT_EQ(Split("llama-bpe", "12345678"), (Words{"123", "456", "78"}));
+  EXPECT_EQ(Split("llama-bpe", "I'M you'Re WE'LL"), (Words{"I", "'M", " you", "'Re", " WE", "'LL"}));
+  EXPECT_EQ(Split("llama-bpe", "x.\n\n  y"), (Words{"x", ".\n\n", " ", " y"}));
+  EXPECT_EQ(Split("llama-bpe", "hi  \n\nthere"), (Words{"hi", "  \n\n", "there"}));
+  EXPECT_EQ(Split("llama-bpe", "$hello"), (Words{"$hello"}));  // one non-letter may lead a word
+  EXPECT_EQ(Split("llama-bpe", "\xC3\xA9t\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC"),
+            (Words{"\xC3\xA9t\xC3\xA9", " \xE6\x97\xA5\xE6\x9C\xAC"}));  // \p{L} is Unicode
+  // The contraction group is caseless with Unicode folding, as tiktoken's
+  // (?i:'s|...): the long s (U+017F) folds to s, so "'ſ" is the contraction.
+  EXPECT_EQ(Split("llama-bpe", "'\xC5\xBF\xC5\xBF"), (Words{"'\xC5\xBF", "\xC5\xBF"}));
+  EXPECT_EQ(Split("llama-bpe", "'ss"), (Words{"'s", "s"}));
+  EXPECT_EQ(Split("llama3", "12345"), (Words{"123", "45"}));
+}
+
+TEST(Pretokenizer, Qwen2SplitsDigitsOneByOne) {
+  EXPECT_EQ(Split("qwen2", "x 123"), (Words{"x", " ", "1", "2", "3"}));
+}
+
+TEST(Pretokenizer, InvalidUtf8BecomesItsOwnWords) {
+  EXPECT_EQ(Split("gpt-2", "ab\xFF cd"), (Words{"ab", "\xFF", " cd"}));
+  EXPECT_EQ(Split("llama-bpe", "\xE2\x82 x\xC0\xAFy"), (Words{"\xE2\x82", " x", "\xC0\xAF", "y"}));
+}
+
+TEST(Pretokenizer, HugeRunsDoNotFail) {
+  // Long runs of one class stress the JIT stack (the matcher then falls back
+  // to the interpreter) and backtracking in \s+(?!\S).
+  const std::string spaces(1 << 20, ' ');
+  const std::string digits(1 << 20, '7');
+  const std::string letters(1 << 20, 'a');
+  for (const char* pre : {"gpt-2", "llama-bpe"}) {
+    Words w = Split(pre, spaces + "x");
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ(w[0].size(), spaces.size() - 1);  // \s+(?!\S) leaves the last space to " x"
+    EXPECT_EQ(w[1], " x");
+    w = Split(pre, letters + digits);
+    EXPECT_EQ(w[0], letters);
+  }
+}
+
+TEST(Pretokenizer, UnknownNameIsAnError) {
+  EXPECT_THROW(Pretokenizer::Create("deepseek-coder"), Error);
+  EXPECT_EQ(Pretokenizer::PatternFor("nope"), "");
+}
+
+}  // namespace
+}  // namespace ridge::tokenizer_detail
