@@ -1,5 +1,7 @@
 #include "ridge/kv/paged_kv_cache.h"
 
+#include <algorithm>
+
 #include "ridge/base/error.h"
 #include "ridge/kv/kv_formula.h"
 
@@ -32,6 +34,23 @@ int64_t PagedKvCache::BlocksForBudget(const KvCacheShape& shape, int64_t bytes) 
   return bytes <= 0 ? 0 : bytes / BlockBytes(shape);
 }
 
+uint64_t BlockHash(uint64_t parent_hash, std::span<const int32_t> tokens) {
+  // FNV-1a over the parent key and the token ids, then a final avalanche.
+  uint64_t h = 0xcbf29ce484222325ull ^ parent_hash;
+  auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xffu;
+      h *= 0x100000001b3ull;
+    }
+  };
+  mix(parent_hash);
+  for (int32_t t : tokens) mix(static_cast<uint32_t>(t));
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
 PagedKvCache::PagedKvCache(const KvCacheShape& shape, int64_t n_blocks) : shape_(shape), n_blocks_(n_blocks) {
   CheckShape(shape);
   if (n_blocks < 1) Fail("the KV cache needs at least one block; the budget gives {}", n_blocks);
@@ -41,8 +60,42 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, int64_t n_blocks) : shape_
   size_t pool_bytes = static_cast<size_t>(shape.n_layers * n_blocks * block_bytes_per_layer_);
   k_pool_.assign(pool_bytes, 0);
   v_pool_.assign(pool_bytes, 0);
+  blocks_.resize(static_cast<size_t>(n_blocks));
   free_list_.reserve(static_cast<size_t>(n_blocks));
   for (int64_t b = n_blocks - 1; b >= 0; --b) free_list_.push_back(static_cast<BlockId>(b));
+}
+
+BlockId PagedKvCache::TakeBlock() {
+  BlockId b;
+  if (!free_list_.empty()) {
+    b = free_list_.back();
+    free_list_.pop_back();
+  } else {  // evict the least recently used cached block
+    RIDGE_CHECK(!evictable_.empty());
+    b = evictable_.begin()->second;
+    evictable_.erase(evictable_.begin());
+    BlockState& state = blocks_[static_cast<size_t>(b)];
+    hash_index_.erase(state.hash);
+    state.keyed = false;
+    state.tokens.clear();
+  }
+  BlockState& state = blocks_[static_cast<size_t>(b)];
+  RIDGE_CHECK(state.ref_count == 0);
+  state.ref_count = 1;
+  state.last_use = ++tick_;
+  return b;
+}
+
+void PagedKvCache::Release(BlockId b) {
+  BlockState& state = blocks_[static_cast<size_t>(b)];
+  RIDGE_CHECK(state.ref_count > 0);
+  if (--state.ref_count > 0) return;
+  if (state.keyed) {
+    state.last_use = ++tick_;
+    evictable_.emplace(state.last_use, b);
+  } else {
+    free_list_.push_back(b);
+  }
 }
 
 bool PagedKvCache::Reserve(SeqId seq, int64_t n_tokens) {
@@ -51,10 +104,7 @@ bool PagedKvCache::Reserve(SeqId seq, int64_t n_tokens) {
   int64_t need = BlocksFor(n_tokens) - have;
   if (need > free_blocks()) return false;
   Sequence& s = seqs_[seq];
-  for (int64_t i = 0; i < need; ++i) {
-    s.blocks.push_back(free_list_.back());
-    free_list_.pop_back();
-  }
+  for (int64_t i = 0; i < need; ++i) s.blocks.push_back(TakeBlock());
   return true;
 }
 
@@ -65,6 +115,73 @@ void PagedKvCache::SetStoredTokens(SeqId seq, int64_t n_tokens) {
   it->second.stored_tokens = n_tokens;
 }
 
+std::optional<BlockId> PagedKvCache::FindCached(uint64_t hash, uint64_t parent_hash,
+                                                std::span<const int32_t> tokens) const {
+  auto it = hash_index_.find(hash);
+  if (it == hash_index_.end()) return std::nullopt;
+  const BlockState& state = blocks_[static_cast<size_t>(it->second)];
+  if (state.parent_hash != parent_hash || !std::equal(tokens.begin(), tokens.end(), state.tokens.begin(), state.tokens.end()))
+    return std::nullopt;  // a hash collision: treat as a miss
+  return it->second;
+}
+
+void PagedKvCache::CommitTokens(SeqId seq, std::span<const int32_t> tokens, int64_t n_tokens) {
+  SetStoredTokens(seq, n_tokens);
+  RIDGE_CHECK(static_cast<int64_t>(tokens.size()) >= n_tokens);
+  if (!prefix_caching_) return;
+  Sequence& s = seqs_.at(seq);
+  const int64_t bt = shape_.block_tokens;
+  for (int64_t i = static_cast<int64_t>(s.block_hashes.size()); i < n_tokens / bt; ++i) {
+    uint64_t parent = i == 0 ? 0 : s.block_hashes[static_cast<size_t>(i - 1)];
+    std::span<const int32_t> block_tokens = tokens.subspan(static_cast<size_t>(i * bt), static_cast<size_t>(bt));
+    uint64_t hash = BlockHash(parent, block_tokens);
+    s.block_hashes.push_back(hash);
+    BlockId b = s.blocks[static_cast<size_t>(i)];
+    BlockState& state = blocks_[static_cast<size_t>(b)];
+    if (state.keyed || hash_index_.count(hash)) continue;  // already known (shared, or another copy is)
+    state.keyed = true;
+    state.hash = hash;
+    state.parent_hash = parent;
+    state.tokens.assign(block_tokens.begin(), block_tokens.end());
+    hash_index_[hash] = b;
+  }
+}
+
+int64_t PagedKvCache::AttachPrefix(SeqId seq, std::span<const int32_t> prompt) {
+  RIDGE_CHECK(!HasSequence(seq));
+  if (!prefix_caching_) return 0;
+  const int64_t bt = shape_.block_tokens;
+  const int64_t n_prompt = static_cast<int64_t>(prompt.size());
+  const int64_t max_blocks = n_prompt > 0 ? (n_prompt - 1) / bt : 0;  // keep one token to compute
+  std::vector<BlockId> found;
+  std::vector<uint64_t> hashes;
+  uint64_t parent = 0;
+  for (int64_t i = 0; i < max_blocks; ++i) {
+    ++prefix_lookup_blocks_;
+    std::span<const int32_t> block_tokens = prompt.subspan(static_cast<size_t>(i * bt), static_cast<size_t>(bt));
+    uint64_t hash = BlockHash(parent, block_tokens);
+    std::optional<BlockId> b = FindCached(hash, parent, block_tokens);
+    if (!b) break;
+    found.push_back(*b);
+    hashes.push_back(hash);
+    parent = hash;
+  }
+  if (found.empty()) return 0;
+  Sequence& s = seqs_[seq];
+  for (BlockId b : found) {
+    BlockState& state = blocks_[static_cast<size_t>(b)];
+    if (state.ref_count == 0) evictable_.erase({state.last_use, b});
+    ++state.ref_count;
+    state.last_use = ++tick_;
+    s.blocks.push_back(b);
+  }
+  s.block_hashes = std::move(hashes);
+  s.stored_tokens = static_cast<int64_t>(found.size()) * bt;
+  prefix_hit_blocks_ += static_cast<int64_t>(found.size());
+  prefix_hit_tokens_ += s.stored_tokens;
+  return s.stored_tokens;
+}
+
 int64_t PagedKvCache::StoredTokens(SeqId seq) const {
   auto it = seqs_.find(seq);
   return it == seqs_.end() ? 0 : it->second.stored_tokens;
@@ -73,8 +190,32 @@ int64_t PagedKvCache::StoredTokens(SeqId seq) const {
 void PagedKvCache::Free(SeqId seq) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) return;
-  for (BlockId b : it->second.blocks) free_list_.push_back(b);
+  // Release the tail first so that, among blocks of equal age, a prefix's
+  // first blocks (the most shareable) are evicted last.
+  for (auto b = it->second.blocks.rbegin(); b != it->second.blocks.rend(); ++b) Release(*b);
   seqs_.erase(it);
+}
+
+std::string PagedKvCache::CheckInvariants() const {
+  std::vector<int32_t> holders(blocks_.size(), 0);
+  std::vector<int> places(blocks_.size(), 0);
+  for (const auto& [id, s] : seqs_)
+    for (BlockId b : s.blocks) ++holders[static_cast<size_t>(b)];
+  for (BlockId b : free_list_) ++places[static_cast<size_t>(b)];
+  for (const auto& [tick, b] : evictable_) ++places[static_cast<size_t>(b)];
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const BlockState& state = blocks_[b];
+    if (holders[b] != state.ref_count)
+      return fmt::format("block {}: reference count {} but {} sequences hold it", b, state.ref_count, holders[b]);
+    int expected_places = state.ref_count > 0 ? 0 : 1;
+    if (places[b] != expected_places)
+      return fmt::format("block {} (refs {}) is on the free list / cache {} times", b, state.ref_count, places[b]);
+    if (state.keyed && hash_index_.count(state.hash) == 0) return fmt::format("block {} keyed but not indexed", b);
+  }
+  for (const auto& [hash, b] : hash_index_)
+    if (!blocks_[static_cast<size_t>(b)].keyed || blocks_[static_cast<size_t>(b)].hash != hash)
+      return fmt::format("hash index points at block {} whose key differs", b);
+  return {};
 }
 
 const PagedKvCache::Sequence& PagedKvCache::SeqOrDie(SeqId seq) const {
@@ -130,6 +271,10 @@ KvAccounting PagedKvCache::Accounting() const {
   a.utilization = a.token_slots_allocated == 0 ? 1.0
                                                : static_cast<double>(a.tokens_stored) / static_cast<double>(a.token_slots_allocated);
   a.sequences = static_cast<int64_t>(seqs_.size());
+  a.blocks_cached = static_cast<int64_t>(evictable_.size());
+  a.prefix_hit_blocks = prefix_hit_blocks_;
+  a.prefix_hit_tokens = prefix_hit_tokens_;
+  a.prefix_lookup_blocks = prefix_lookup_blocks_;
   return a;
 }
 

@@ -8,8 +8,20 @@
 //   [block_tokens, n_kv_heads, head_dim] elements of `type`
 // so position p of a sequence lives in block table[p / block_tokens], slot
 // p % block_tokens.
+//
+// Prefix caching: a full block is keyed by a hash of its tokens and of every
+// token before it. A new sequence whose prompt starts with cached blocks
+// shares them (reference counts) instead of recomputing them; only full blocks
+// are ever shared, so writes never touch a shared block. A block nobody
+// references but whose key is known stays cached until the pool needs it
+// (least recently used first).
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ridge/gguf/ggml_type.h"
@@ -39,6 +51,10 @@ struct KvAccounting {
   double bytes_per_token = 0;         // the reference formula, for this element type
   double utilization = 0;             // tokens_stored ÷ token_slots_allocated (1 when empty)
   int64_t sequences = 0;
+  int64_t blocks_cached = 0;          // unreferenced blocks kept for prefix reuse (counted in blocks_free)
+  int64_t prefix_hit_blocks = 0;      // blocks reused by AttachPrefix since creation
+  int64_t prefix_hit_tokens = 0;
+  int64_t prefix_lookup_blocks = 0;   // full prompt blocks AttachPrefix looked up
 };
 
 class PagedKvCache {
@@ -54,7 +70,8 @@ class PagedKvCache {
 
   const KvCacheShape& shape() const { return shape_; }
   int64_t n_blocks() const { return n_blocks_; }
-  int64_t free_blocks() const { return static_cast<int64_t>(free_list_.size()); }
+  // Blocks that Reserve can hand out: never used, or cached but unreferenced.
+  int64_t free_blocks() const { return static_cast<int64_t>(free_list_.size() + evictable_.size()); }
   // Blocks needed to hold n_tokens positions.
   int64_t BlocksFor(int64_t n_tokens) const { return (n_tokens + shape_.block_tokens - 1) / shape_.block_tokens; }
 
@@ -63,10 +80,29 @@ class PagedKvCache {
   bool Reserve(SeqId seq, int64_t n_tokens);
   // Records that positions [0, n_tokens) of `seq` now hold K and V.
   void SetStoredTokens(SeqId seq, int64_t n_tokens);
+  // As SetStoredTokens, and (prefix caching on) registers the blocks this
+  // made full under the hash of `tokens` (the sequence's tokens so far, at
+  // least n_tokens of them) so later sequences can share them.
+  void CommitTokens(SeqId seq, std::span<const int32_t> tokens, int64_t n_tokens);
+  // For a new sequence: shares the cached blocks that hold a prefix of
+  // `prompt`, leaving at least one prompt token to compute (its logits are
+  // needed). Returns the number of positions now stored (a multiple of
+  // block_tokens, possibly 0). No-op returning 0 when prefix caching is off.
+  int64_t AttachPrefix(SeqId seq, std::span<const int32_t> prompt);
+  void set_prefix_caching(bool on) { prefix_caching_ = on; }
+  bool prefix_caching() const { return prefix_caching_; }
   int64_t StoredTokens(SeqId seq) const;
   bool HasSequence(SeqId seq) const { return seqs_.count(seq) != 0; }
-  // Returns every block of `seq` to the pool; no-op for unknown sequences.
+  // Drops `seq`'s references to its blocks: each block nobody else holds goes
+  // back to the pool (or to the prefix cache if it has a key). No-op for
+  // unknown sequences.
   void Free(SeqId seq);
+  // Empty when every block is in exactly one place (free list, cache, or held
+  // by the sequences whose number is its reference count) and the hash index
+  // agrees; otherwise a description of the first inconsistency. For tests.
+  std::string CheckInvariants() const;
+  // Reference count of a block (for tests).
+  int32_t RefCount(BlockId block) const { return blocks_[static_cast<size_t>(block)].ref_count; }
 
   // Where K / V of (seq, layer, position) are written: [n_kv_heads, head_dim] elements.
   uint8_t* KSlot(SeqId seq, int64_t layer, int64_t position);
@@ -81,10 +117,22 @@ class PagedKvCache {
  private:
   struct Sequence {
     std::vector<BlockId> blocks;
+    std::vector<uint64_t> block_hashes;  // keys of its full blocks, in order
     int64_t stored_tokens = 0;
+  };
+  struct BlockState {
+    int32_t ref_count = 0;
+    bool keyed = false;       // in hash_index_ under `hash`
+    uint64_t hash = 0;
+    uint64_t parent_hash = 0;
+    std::vector<int32_t> tokens;  // the block's tokens, to rule out hash collisions
+    uint64_t last_use = 0;
   };
   const Sequence& SeqOrDie(SeqId seq) const;
   uint8_t* Slot(bool value, SeqId seq, int64_t layer, int64_t position);
+  BlockId TakeBlock();
+  void Release(BlockId block);
+  std::optional<BlockId> FindCached(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens) const;
 
   KvCacheShape shape_;
   int64_t n_blocks_ = 0;
@@ -94,8 +142,19 @@ class PagedKvCache {
   std::vector<uint8_t> k_pool_;  // [n_layers, n_blocks, block_tokens, n_kv_heads, head_bytes]
   std::vector<uint8_t> v_pool_;
   std::vector<BlockId> free_list_;
+  std::set<std::pair<uint64_t, BlockId>> evictable_;  // (last use, block): keyed, unreferenced
+  std::vector<BlockState> blocks_;
+  std::unordered_map<uint64_t, BlockId> hash_index_;
   std::map<SeqId, Sequence> seqs_;
+  bool prefix_caching_ = true;
+  uint64_t tick_ = 0;
+  int64_t prefix_hit_blocks_ = 0;
+  int64_t prefix_hit_tokens_ = 0;
+  int64_t prefix_lookup_blocks_ = 0;
 };
+
+// The key of a full block: its tokens chained to the key of the block before (0 for the first).
+uint64_t BlockHash(uint64_t parent_hash, std::span<const int32_t> tokens);
 
 // Bytes per element of a KV type as the reference formula counts it
 // (f32 4, f16/bf16 2, q8_0 34/32 including its block scales).

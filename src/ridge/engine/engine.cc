@@ -1,0 +1,360 @@
+#include "ridge/engine/engine.h"
+
+#include <algorithm>
+
+#include "ridge/base/error.h"
+#include "ridge/metrics/server_metrics.h"
+
+namespace ridge {
+
+struct Engine::Sequence {
+  SeqId id = 0;
+  RequestParams params;
+  std::shared_ptr<RequestStream> stream;
+  std::optional<sampling::Sampler> sampler;
+  std::vector<TokenId> tokens;  // prompt, then every generated token
+  int64_t n_prompt = 0;
+  int64_t n_computed = 0;       // positions whose K/V are in the cache
+  int64_t n_generated = 0;
+  uint64_t admitted_at = 0;     // admission order, for choosing preemption victims
+  bool scheduled_once = false;
+
+  int64_t pending() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
+  int64_t max_length() const { return n_prompt + params.max_new_tokens; }
+};
+
+namespace {
+
+int64_t PoolBlocks(const LlamaModel& model, const EngineOptions& o) {
+  KvCacheShape shape = model.KvShape(o.kv_type, o.kv_block_tokens);
+  if (o.kv_tokens > 0) return (o.kv_tokens + o.kv_block_tokens - 1) / o.kv_block_tokens;
+  int64_t blocks = PagedKvCache::BlocksForBudget(shape, o.kv_memory_bytes);
+  if (blocks < 1)
+    Fail("a KV budget of {} bytes holds no block of {} tokens ({} bytes each)", o.kv_memory_bytes, o.kv_block_tokens,
+         PagedKvCache::BlockBytes(shape));
+  return blocks;
+}
+
+}  // namespace
+
+Engine::Engine(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options)
+    : model_(model),
+      options_(options),
+      pool_(options.n_threads > 0 ? options.n_threads : HardwareThreads()),
+      cache_(model.KvShape(options.kv_type, options.kv_block_tokens), PoolBlocks(model, options)) {
+  if (options_.max_batch_tokens < 1) Fail("max batch tokens must be at least 1, got {}", options_.max_batch_tokens);
+  if (options_.max_running < 1) Fail("max running sequences must be at least 1, got {}", options_.max_running);
+  cache_.set_prefix_caching(options_.prefix_caching);
+  const int64_t n_vocab = model.config().n_vocab;
+  if (tokenizer.n_vocab() != n_vocab)
+    Fail("the tokenizer has {} tokens but the model's vocabulary has {}", tokenizer.n_vocab(), n_vocab);
+  end_of_generation_.resize(static_cast<size_t>(n_vocab));
+  for (int32_t t = 0; t < n_vocab; ++t) end_of_generation_[static_cast<size_t>(t)] = tokenizer.IsEndOfGeneration(t);
+  bos_id_ = tokenizer.bos_id();
+  PublishStats();
+}
+
+Engine::~Engine() { Stop(/*cancel_running=*/true); }
+
+std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
+  const LlamaConfig& c = model_.config();
+  const int64_t n_prompt = static_cast<int64_t>(params.prompt.size());
+  if (n_prompt == 0) Fail("the prompt has no tokens");
+  for (TokenId t : params.prompt)
+    if (t < 0 || t >= c.n_vocab) Fail("prompt token {} is outside the vocabulary [0, {})", t, c.n_vocab);
+  if (n_prompt >= c.n_ctx_train)
+    Fail("the prompt has {} tokens but the model's context holds {}, leaving no room to generate", n_prompt,
+         c.n_ctx_train);
+  if (cache_.BlocksFor(n_prompt + 1) > cache_.n_blocks())
+    Fail("the prompt needs {} KV blocks of {} tokens but the whole KV pool has {}: it can never run; raise --kv-memory",
+         cache_.BlocksFor(n_prompt + 1), options_.kv_block_tokens, cache_.n_blocks());
+  if (params.max_new_tokens < 1) Fail("max_tokens must be at least 1, got {}", params.max_new_tokens);
+  params.max_new_tokens = std::min(params.max_new_tokens, c.n_ctx_train - n_prompt);
+
+  auto seq = std::make_unique<Sequence>();
+  seq->sampler.emplace(params.sampling, static_cast<int32_t>(c.n_vocab));  // validates the sampling fields
+  seq->tokens = params.prompt;
+  seq->n_prompt = n_prompt;
+  seq->params = std::move(params);
+  std::shared_ptr<RequestStream> stream;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    if (!accepting_) Fail("the engine is shutting down");
+    if (queued_.load() >= options_.max_waiting)
+      throw QueueFullError(fmt::format("{} requests are already waiting; retry later", queued_.load()));
+    seq->id = next_id_++;
+    stream = std::make_shared<RequestStream>(seq->id);
+    stream->MarkArrival(Clock::now(), n_prompt);
+    seq->stream = stream;
+    inbox_.push_back(std::move(seq));
+    ++queued_;
+  }
+  inbox_changed_.notify_all();
+  return stream;
+}
+
+void Engine::TakeInbox() {
+  std::lock_guard<std::mutex> lock(inbox_mutex_);
+  for (auto& seq : inbox_) waiting_.push_back(std::move(seq));
+  inbox_.clear();
+}
+
+void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error) {
+  cache_.Free(seq.id);
+  seq.stream->Finish(kind, Clock::now(), error);
+  ++counters_.finished;
+  if (metrics_) metrics_->ObserveFinished(Summarize(seq.stream->trace()));
+}
+
+void Engine::DropCancelled() {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if ((*it)->stream->cancel_requested()) {
+      Finish(**it, (*it)->stream->cancel_kind());
+      it = waiting_.erase(it);
+      --queued_;
+    } else {
+      ++it;
+    }
+  }
+  std::erase_if(running_, [&](std::unique_ptr<Sequence>& seq) {
+    if (!seq->stream->cancel_requested()) return false;
+    Finish(*seq, seq->stream->cancel_kind());
+    return true;
+  });
+}
+
+void Engine::Preempt(Sequence& seq) {
+  // Recompute: give every block back; the tokens so far become the prompt of
+  // a later prefill (prefix caching may still hold some of its blocks).
+  cache_.Free(seq.id);
+  seq.n_computed = 0;
+  ++counters_.preemptions;
+  auto it = std::find_if(running_.begin(), running_.end(), [&](auto& p) { return p.get() == &seq; });
+  RIDGE_CHECK(it != running_.end());
+  waiting_.push_front(std::move(*it));
+  running_.erase(it);
+  ++queued_;
+}
+
+void Engine::UnscheduleFromBatch(Sequence& seq, Batch& batch, std::vector<Sequence*>& fed) {
+  auto it = std::find(fed.begin(), fed.end(), &seq);
+  if (it == fed.end()) return;
+  fed.erase(it);
+  Batch kept;
+  for (int64_t t = 0; t < batch.size(); ++t) {
+    size_t i = static_cast<size_t>(t);
+    if (batch.seq_ids[i] != seq.id) kept.Add(batch.tokens[i], batch.positions[i], batch.seq_ids[i], batch.want_logits[i]);
+  }
+  batch = std::move(kept);
+}
+
+void Engine::ScheduleDecode(Batch& batch, std::vector<Sequence*>& fed) {
+  // Sequences with exactly one token to feed, oldest admission first. A
+  // sequence that needs a new block when none is left preempts the most
+  // recently admitted sequence (possibly itself) until one is.
+  for (size_t i = 0; i < running_.size(); ++i) {
+    Sequence* seq = running_[i].get();
+    if (seq->pending() != 1) continue;
+    const int64_t length = static_cast<int64_t>(seq->tokens.size());
+    bool preempted_itself = false;
+    while (!cache_.Reserve(seq->id, length)) {
+      Sequence* victim = running_.back().get();
+      if (victim == seq && running_.size() == 1) {
+        // Alone and still out of blocks: the pool cannot hold this sequence any longer.
+        Finish(*seq, FinishKind::kLength);
+        running_.clear();
+        return;
+      }
+      UnscheduleFromBatch(*victim, batch, fed);
+      Preempt(*victim);
+      if (victim == seq) {
+        preempted_itself = true;
+        break;
+      }
+    }
+    if (preempted_itself) return;  // it was the last in admission order: nobody after it
+    batch.Add(seq->tokens.back(), length - 1, seq->id, true);
+    fed.push_back(seq);
+  }
+}
+
+bool Engine::Admit(Sequence& seq) {
+  // Prefix caching first: blocks already holding this prompt's prefix are shared.
+  if (!cache_.HasSequence(seq.id)) seq.n_computed = cache_.AttachPrefix(seq.id, seq.tokens);
+  if (!cache_.Reserve(seq.id, static_cast<int64_t>(seq.tokens.size()))) {
+    cache_.Free(seq.id);  // give back any shared prefix blocks; try again later
+    seq.n_computed = 0;
+    return false;
+  }
+  seq.admitted_at = ++admission_counter_;
+  if (!seq.scheduled_once) {
+    seq.stream->MarkScheduled(Clock::now());
+    seq.scheduled_once = true;
+  }
+  return true;
+}
+
+void Engine::SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t budget) {
+  auto add_chunk = [&](Sequence& seq) {
+    int64_t chunk = std::min(seq.pending(), budget);
+    for (int64_t i = 0; i < chunk; ++i) {
+      int64_t pos = seq.n_computed + i;
+      bool last = pos == static_cast<int64_t>(seq.tokens.size()) - 1;
+      batch.Add(seq.tokens[static_cast<size_t>(pos)], pos, seq.id, last);
+    }
+    budget -= chunk;
+    fed.push_back(&seq);
+  };
+  for (auto& seq : running_) {
+    if (budget == 0) return;
+    if (seq->pending() > 1) add_chunk(*seq);
+  }
+  while (budget > 0 && !waiting_.empty() && static_cast<int64_t>(running_.size()) < options_.max_running) {
+    Sequence& seq = *waiting_.front();
+    if (!Admit(seq)) {
+      if (running_.empty()) {
+        // Even an empty pool cannot hold it (a preempted sequence that had grown to the whole pool).
+        Finish(seq, FinishKind::kLength);
+        waiting_.pop_front();
+        --queued_;
+        continue;
+      }
+      break;  // FIFO: the head waits for blocks, so nobody overtakes it
+    }
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+    --queued_;
+    add_chunk(*running_.back());
+  }
+}
+
+void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vector<int64_t>& logit_rows) {
+  const int64_t n_vocab = model_.config().n_vocab;
+  for (size_t i = 0; i < fed.size(); ++i) {
+    Sequence& seq = *fed[i];
+    if (logit_rows[i] < 0) continue;  // a prefill chunk that did not reach the end
+    std::span<float> logits(logits_.data() + logit_rows[i] * n_vocab, static_cast<size_t>(n_vocab));
+    sampling::SampledToken sampled = seq.sampler->SampleToken(logits, seq.tokens);
+    const bool eog = (!seq.params.ignore_eos && end_of_generation_[static_cast<size_t>(sampled.token)]) ||
+                     (seq.params.stop_at_bos && sampled.token == bos_id_);
+    if (eog) {
+      Finish(seq, FinishKind::kStop);
+      continue;
+    }
+    seq.tokens.push_back(sampled.token);
+    ++seq.n_generated;
+    seq.stream->PushToken(sampled, Clock::now());
+    if (seq.n_generated >= seq.params.max_new_tokens) Finish(seq, FinishKind::kLength);
+  }
+}
+
+bool Engine::Step() {
+  TakeInbox();
+  DropCancelled();
+  Batch batch;
+  std::vector<Sequence*> fed;
+  ScheduleDecode(batch, fed);
+  const int64_t n_decode = batch.size();
+  SchedulePrefill(batch, fed, std::max<int64_t>(0, options_.max_batch_tokens - n_decode));
+  if (batch.size() == 0) {
+    PublishStats();
+    return !running_.empty() || !waiting_.empty();
+  }
+  // Logit rows follow batch order of want_logits; map each fed sequence to its row.
+  std::vector<int64_t> logit_rows(fed.size(), -1);
+  int64_t row = 0;
+  for (int64_t t = 0; t < batch.size(); ++t) {
+    if (!batch.want_logits[static_cast<size_t>(t)]) continue;
+    for (size_t i = 0; i < fed.size(); ++i)
+      if (fed[i]->id == batch.seq_ids[static_cast<size_t>(t)]) logit_rows[i] = row;
+    ++row;
+  }
+  logits_.resize(static_cast<size_t>(row * model_.config().n_vocab));
+  model_.Forward(batch, cache_, logits_.data(), pool_);
+  counters_.decode_tokens += n_decode;
+  counters_.prefill_tokens += batch.size() - n_decode;
+  ++counters_.steps;
+  // The fed positions now hold K/V; full blocks become shareable.
+  for (Sequence* seq : fed) {
+    int64_t fed_now = 0;
+    for (int64_t t = 0; t < batch.size(); ++t) fed_now += batch.seq_ids[static_cast<size_t>(t)] == seq->id;
+    seq->n_computed += fed_now;
+    cache_.CommitTokens(seq->id, seq->tokens, seq->n_computed);
+  }
+  SampleAndStream(fed, logit_rows);
+  std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->stream->finished(); });
+  PublishStats();
+  return true;
+}
+
+void Engine::RunUntilIdle() {
+  while (Step()) {
+  }
+}
+
+void Engine::PublishStats() {
+  EngineStats s = counters_;
+  s.running = static_cast<int64_t>(running_.size());
+  s.waiting = queued_.load();
+  s.kv = cache_.Accounting();
+  int64_t contiguous_slots = 0;
+  for (const auto& seq : running_) contiguous_slots += seq->max_length();
+  s.contiguous_utilization =
+      contiguous_slots == 0 ? 1.0 : static_cast<double>(s.kv.tokens_stored) / static_cast<double>(contiguous_slots);
+  if (metrics_) {
+    metrics_->SetRunning(s.running);
+    metrics_->SetWaiting(s.waiting);
+    metrics_->SetKvUsage(static_cast<double>(s.kv.blocks_used) / static_cast<double>(s.kv.blocks_total));
+  }
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  stats_ = s;
+}
+
+EngineStats Engine::Stats() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  return stats_;
+}
+
+void Engine::CancelEverything() {
+  TakeInbox();
+  for (auto& seq : waiting_) Finish(*seq, FinishKind::kAbort);
+  queued_ -= static_cast<int64_t>(waiting_.size());
+  waiting_.clear();
+  for (auto& seq : running_) Finish(*seq, FinishKind::kAbort);
+  running_.clear();
+  PublishStats();
+}
+
+void Engine::Start() {
+  RIDGE_CHECK(!thread_.joinable());
+  stop_ = false;
+  thread_ = std::thread([this] {
+    while (!stop_.load()) {
+      if (Step()) continue;
+      std::unique_lock<std::mutex> lock(inbox_mutex_);
+      inbox_changed_.wait_for(lock, std::chrono::milliseconds(50), [&] { return !inbox_.empty() || stop_.load(); });
+    }
+    if (cancel_on_stop_.load()) {
+      CancelEverything();
+    } else {
+      RunUntilIdle();
+    }
+  });
+}
+
+void Engine::Stop(bool cancel_running) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    accepting_ = false;
+  }
+  if (!thread_.joinable()) {
+    if (cancel_running) CancelEverything();
+    return;
+  }
+  cancel_on_stop_ = cancel_running;
+  stop_ = true;
+  inbox_changed_.notify_all();
+  thread_.join();
+}
+
+}  // namespace ridge

@@ -1,0 +1,156 @@
+#pragma once
+// The continuous-batching engine. One thread owns the model, the paged KV
+// cache and the scheduler and runs Step() in a loop; other threads Submit
+// requests and read their tokens through RequestStreams.
+//
+// Each step (iteration-level scheduling):
+//   1. new requests join the waiting queue; cancelled ones leave, freeing KV;
+//   2. every running sequence with one token to feed (decode) is scheduled,
+//      growing its block table; when the pool is out of blocks the most
+//      recently admitted sequence is preempted (its blocks freed; it waits to
+//      be recomputed from its tokens so far);
+//   3. the rest of the token budget (max_batch_tokens) goes to prefill chunks:
+//      first of sequences mid-prefill, then of waiting ones admitted in FIFO
+//      order when their blocks fit (prefix caching may supply some);
+//   4. one forward pass over the mixed batch; each sequence whose fed tokens
+//      reached its end samples its next token, which is streamed at once;
+//      finished sequences leave and free their blocks.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "ridge/base/error.h"
+#include "ridge/base/thread_pool.h"
+#include "ridge/engine/request_stream.h"
+#include "ridge/kv/paged_kv_cache.h"
+#include "ridge/model/llama_model.h"
+#include "ridge/sampling/sampler.h"
+#include "ridge/tokenizer/tokenizer.h"
+
+namespace ridge {
+
+class ServerMetrics;
+
+struct EngineOptions {
+  int n_threads = 0;                 // 0: all hardware threads
+  int64_t max_batch_tokens = 512;    // tokens per forward pass (decode + prefill chunks)
+  int64_t max_running = 256;         // sequences in the running set
+  int64_t max_waiting = 1024;        // queued requests before Submit refuses (QueueFullError)
+  GgmlType kv_type = GgmlType::kF16;
+  int64_t kv_block_tokens = 16;
+  int64_t kv_memory_bytes = int64_t{2} << 30;  // pool budget, used when kv_tokens is 0
+  int64_t kv_tokens = 0;             // pool size in tokens (rounded up to blocks), overrides the budget
+  bool prefix_caching = true;
+};
+
+struct RequestParams {
+  std::vector<TokenId> prompt;       // tokenized, BOS included as the model wants
+  int64_t max_new_tokens = 16;
+  sampling::SamplingParams sampling;
+  bool ignore_eos = false;
+  bool stop_at_bos = false;          // llama2.c's rule (its golden stories need it)
+};
+
+// Submit's refusal when the waiting queue is full: retry later (HTTP 429).
+class QueueFullError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct EngineStats {
+  int64_t running = 0;
+  int64_t waiting = 0;
+  int64_t steps = 0;
+  int64_t preemptions = 0;
+  int64_t prefill_tokens = 0;   // tokens fed in prefill chunks (recomputation included)
+  int64_t decode_tokens = 0;    // tokens fed one per sequence
+  int64_t finished = 0;
+  KvAccounting kv;
+  // Utilization if every running sequence had reserved its maximum length
+  // contiguously (prompt + max_new_tokens): what paging saves.
+  double contiguous_utilization = 1.0;
+};
+
+class Engine {
+ public:
+  // The tokenizer tells which tokens end generation (EOS, end-of-turn) and BOS.
+  Engine(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Thread-safe. Validates and queues a request. Throws ridge::Error for one
+  // that can never run (empty prompt, a prompt filling the whole context, a
+  // prompt larger than the whole KV pool, bad sampling parameters), and
+  // QueueFullError when max_waiting requests are already queued.
+  std::shared_ptr<RequestStream> Submit(RequestParams params);
+
+  // Runs one scheduling step on the calling thread; false if there was nothing to do.
+  bool Step();
+  // Steps until no request is waiting or running.
+  void RunUntilIdle();
+
+  // Runs the loop on an engine thread until Stop(); Stop finishes nothing
+  // early: pass cancel_running to abort what is in flight first.
+  void Start();
+  void Stop(bool cancel_running = false);
+
+  EngineStats Stats() const;  // thread-safe snapshot, updated after every step
+  const LlamaModel& model() const { return model_; }
+  const EngineOptions& options() const { return options_; }
+  int64_t kv_blocks() const { return cache_.n_blocks(); }
+  // Optional: receives finished requests and the running/waiting/KV gauges.
+  void set_metrics(ServerMetrics* metrics) { metrics_ = metrics; }
+
+ private:
+  struct Sequence;
+  void TakeInbox();
+  void DropCancelled();
+  void ScheduleDecode(Batch& batch, std::vector<Sequence*>& fed);
+  void UnscheduleFromBatch(Sequence& seq, Batch& batch, std::vector<Sequence*>& fed);
+  void SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t budget);
+  bool Admit(Sequence& seq);
+  void Preempt(Sequence& seq);
+  void Finish(Sequence& seq, FinishKind kind, const std::string& error = {});
+  void SampleAndStream(const std::vector<Sequence*>& fed, const std::vector<int64_t>& logit_rows);
+  void PublishStats();
+  void CancelEverything();
+
+  LlamaModel& model_;
+  EngineOptions options_;
+  ThreadPool pool_;
+  PagedKvCache cache_;
+  std::vector<float> logits_;
+  std::vector<bool> end_of_generation_;  // [n_vocab]
+  TokenId bos_id_ = -1;
+
+  // Owned by the engine thread.
+  std::deque<std::unique_ptr<Sequence>> waiting_;
+  std::vector<std::unique_ptr<Sequence>> running_;  // admission order
+  uint64_t admission_counter_ = 0;
+  EngineStats counters_;
+
+  // Shared with submitters.
+  mutable std::mutex inbox_mutex_;
+  std::condition_variable inbox_changed_;
+  std::vector<std::unique_ptr<Sequence>> inbox_;
+  std::atomic<int64_t> queued_{0};  // inbox + waiting, for max_waiting
+  RequestId next_id_ = 1;
+  bool accepting_ = true;
+
+  mutable std::mutex stats_mutex_;
+  EngineStats stats_;
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> cancel_on_stop_{false};
+  ServerMetrics* metrics_ = nullptr;
+};
+
+}  // namespace ridge

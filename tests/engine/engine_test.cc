@@ -1,0 +1,252 @@
+// The continuous-batching engine: batched, chunked, preempted and
+// prefix-cached generation gives every request exactly the tokens it gets
+// alone, and every KV block comes back.
+#include "ridge/engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <thread>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/engine/generator.h"
+#include "stories_model.h"
+
+namespace ridge {
+namespace {
+
+class EngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_ = LlamaModel::Load(testing::Stories260kGguf()).release();
+    tokenizer_ = new Tokenizer(Tokenizer::FromGguf(model_->file()));
+  }
+  static void TearDownTestSuite() {
+    delete tokenizer_;
+    delete model_;
+  }
+
+  static std::vector<TokenId> Prompt(const std::string& text) { return tokenizer_->Encode(text, true); }
+
+  // Greedy output of one prompt run alone through the single-request path.
+  static std::vector<TokenId> Alone(const std::vector<TokenId>& prompt, int64_t max_new) {
+    ThreadPool pool(1);
+    Generator generator(*model_, *tokenizer_, pool);
+    GenerateOptions options;
+    options.sampling.temperature = 0;
+    options.kv_type = GgmlType::kF32;
+    options.max_new_tokens = max_new;
+    return generator.GenerateFromTokens(prompt, options, nullptr, Clock::now()).output_tokens;
+  }
+
+  static std::vector<TokenId> Drain(RequestStream& stream, FinishKind* kind = nullptr) {
+    std::vector<TokenId> out;
+    StreamUpdate update;
+    for (;;) {
+      if (!stream.Wait(update, std::chrono::milliseconds(10))) continue;
+      for (auto& t : update.tokens) out.push_back(t.token);
+      if (update.finished) {
+        if (kind) *kind = update.finish_kind;
+        return out;
+      }
+    }
+  }
+
+  static EngineOptions F32Options() {
+    EngineOptions o;
+    o.n_threads = 2;
+    o.kv_type = GgmlType::kF32;
+    o.kv_block_tokens = 8;
+    o.kv_tokens = 4096;
+    return o;
+  }
+
+  static void ExpectPoolEmpty(const Engine& engine) {
+    EngineStats s = engine.Stats();
+    EXPECT_EQ(s.running, 0);
+    EXPECT_EQ(s.waiting, 0);
+    EXPECT_EQ(s.kv.blocks_used, 0);
+    EXPECT_EQ(s.kv.blocks_free, s.kv.blocks_total);
+    EXPECT_EQ(s.kv.sequences, 0);
+  }
+
+  static const std::vector<std::string>& Texts() {
+    static const std::vector<std::string> texts = {
+        "Once upon a time", "The cat", "Tom and Lily went to the park and saw a big dog", "One day",
+        "Lily had a red ball. She liked to play with it every day in the garden with her friend Sam", "The sun",
+        "A little bird", "Ben and his mom went to the store to buy some food for dinner"};
+    return texts;
+  }
+
+  static LlamaModel* model_;
+  static Tokenizer* tokenizer_;
+};
+
+LlamaModel* EngineTest::model_ = nullptr;
+Tokenizer* EngineTest::tokenizer_ = nullptr;
+
+TEST_F(EngineTest, BatchedGreedyEqualsAloneWithChunkedPrefill) {
+  EngineOptions options = F32Options();
+  options.max_batch_tokens = 13;  // prompts are split into chunks and mixed with decodes
+  Engine engine(*model_, *tokenizer_, options);
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  std::vector<int64_t> max_new;
+  for (size_t i = 0; i < Texts().size(); ++i) {
+    RequestParams p;
+    p.prompt = Prompt(Texts()[i]);
+    p.max_new_tokens = 20 + 7 * static_cast<int64_t>(i);
+    max_new.push_back(p.max_new_tokens);
+    streams.push_back(engine.Submit(p));
+  }
+  engine.RunUntilIdle();
+  for (size_t i = 0; i < streams.size(); ++i)
+    EXPECT_EQ(Drain(*streams[i]), Alone(Prompt(Texts()[i]), max_new[i])) << Texts()[i];
+  EXPECT_GT(engine.Stats().steps, 0);
+  ExpectPoolEmpty(engine);
+}
+
+TEST_F(EngineTest, PreemptionRecomputesAndGivesIdenticalOutput) {
+  EngineOptions options = F32Options();
+  options.kv_tokens = 160;  // 20 blocks of 8: far less than 8 sequences of ~90 tokens need
+  options.prefix_caching = false;
+  Engine engine(*model_, *tokenizer_, options);
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (const std::string& text : Texts()) {
+    RequestParams p;
+    p.prompt = Prompt(text);
+    p.max_new_tokens = 70;
+    streams.push_back(engine.Submit(p));
+  }
+  engine.RunUntilIdle();
+  EXPECT_GT(engine.Stats().preemptions, 0);
+  for (size_t i = 0; i < streams.size(); ++i) EXPECT_EQ(Drain(*streams[i]), Alone(Prompt(Texts()[i]), 70)) << Texts()[i];
+  ExpectPoolEmpty(engine);
+}
+
+TEST_F(EngineTest, PrefixCachingReusesBlocksAndKeepsOutput) {
+  EngineOptions options = F32Options();
+  Engine engine(*model_, *tokenizer_, options);
+  const std::string shared = "Lily had a red ball. She liked to play with it every day in the garden with her friend";
+  std::vector<std::string> texts = {shared + " Sam", shared + " Tom and", shared + " the dog"};
+  std::vector<std::vector<TokenId>> outputs;
+  for (const std::string& text : texts) {  // one after another: later ones find the first one's blocks
+    RequestParams p;
+    p.prompt = Prompt(text);
+    p.max_new_tokens = 30;
+    auto stream = engine.Submit(p);
+    engine.RunUntilIdle();
+    EXPECT_EQ(Drain(*stream), Alone(p.prompt, 30)) << text;
+  }
+  EngineStats s = engine.Stats();
+  EXPECT_GE(s.kv.prefix_hit_blocks, 2 * 2);  // the shared prefix spans at least 2 full blocks of 8
+  EXPECT_GT(s.kv.blocks_cached, 0);
+  ExpectPoolEmpty(engine);
+}
+
+TEST_F(EngineTest, RejectsRequestsThatCanNeverRun) {
+  EngineOptions options = F32Options();
+  options.kv_tokens = 16;  // two blocks of 8
+  Engine engine(*model_, *tokenizer_, options);
+  RequestParams p;
+  p.prompt = Prompt(Texts()[4]);  // longer than 16 tokens
+  try {
+    engine.Submit(p);
+    FAIL() << "a prompt larger than the whole pool was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("can never run"), std::string::npos) << e.what();
+  }
+  p.prompt.clear();
+  EXPECT_THROW(engine.Submit(p), Error);
+  p.prompt = std::vector<TokenId>(600, 5);  // beyond the model's 512-token context
+  EXPECT_THROW(engine.Submit(p), Error);
+  p.prompt = {1, 9999};
+  EXPECT_THROW(engine.Submit(p), Error);
+}
+
+TEST_F(EngineTest, QueueLimitRefusesWithQueueFullError) {
+  EngineOptions options = F32Options();
+  options.max_waiting = 2;
+  Engine engine(*model_, *tokenizer_, options);
+  RequestParams p;
+  p.prompt = Prompt("The cat");
+  engine.Submit(p);
+  engine.Submit(p);
+  EXPECT_THROW(engine.Submit(p), QueueFullError);
+  engine.RunUntilIdle();
+  EXPECT_NO_THROW(engine.Submit(p));
+  engine.RunUntilIdle();
+}
+
+// Random traces: arrivals between steps, cancellations, a small pool (so
+// preemptions happen), shared prefixes, sampling. Whatever happens, every
+// block is back in the pool with reference count zero at the end.
+TEST_F(EngineTest, RandomTracesReturnEveryBlock) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    EngineOptions options = F32Options();
+    options.kv_tokens = 8 * static_cast<int64_t>(12 + rng() % 20);
+    options.max_batch_tokens = static_cast<int64_t>(8 + rng() % 40);
+    options.prefix_caching = rng() % 4 != 0;
+    Engine engine(*model_, *tokenizer_, options);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    int submitted = 0;
+    for (int step = 0; step < 400 && (submitted < 24 || engine.Step()); ++step) {
+      if (submitted < 24 && rng() % 3 == 0) {
+        RequestParams p;
+        p.prompt = Prompt(Texts()[rng() % Texts().size()] + (rng() % 2 ? " and then" : ""));
+        p.max_new_tokens = static_cast<int64_t>(1 + rng() % 60);
+        p.sampling.temperature = rng() % 2 ? 0.0f : 0.9f;
+        p.sampling.seed = rng();
+        streams.push_back(engine.Submit(p));
+        ++submitted;
+      }
+      if (!streams.empty() && rng() % 9 == 0) streams[rng() % streams.size()]->Cancel();
+      engine.Step();
+      ASSERT_EQ(engine.Stats().kv.blocks_used + engine.Stats().kv.blocks_free, engine.Stats().kv.blocks_total);
+    }
+    engine.RunUntilIdle();
+    for (auto& s : streams) EXPECT_TRUE(s->finished());
+    ExpectPoolEmpty(engine);
+    EXPECT_EQ(engine.Stats().finished, submitted) << "seed " << seed;
+  }
+}
+
+TEST_F(EngineTest, EngineThreadServesConcurrentSubmitters) {
+  EngineOptions options = F32Options();
+  Engine engine(*model_, *tokenizer_, options);
+  engine.Start();
+  std::vector<std::thread> clients;
+  std::vector<std::vector<TokenId>> got(Texts().size());
+  for (size_t i = 0; i < Texts().size(); ++i)
+    clients.emplace_back([&, i] {
+      RequestParams p;
+      p.prompt = Prompt(Texts()[i]);
+      p.max_new_tokens = 25;
+      got[i] = Drain(*engine.Submit(p));
+    });
+  for (auto& c : clients) c.join();
+  engine.Stop();
+  for (size_t i = 0; i < Texts().size(); ++i) EXPECT_EQ(got[i], Alone(Prompt(Texts()[i]), 25)) << Texts()[i];
+  ExpectPoolEmpty(engine);
+}
+
+TEST_F(EngineTest, CancelledRequestFreesItsBlocks) {
+  EngineOptions options = F32Options();
+  Engine engine(*model_, *tokenizer_, options);
+  RequestParams p;
+  p.prompt = Prompt(Texts()[2]);
+  p.max_new_tokens = 200;
+  auto stream = engine.Submit(p);
+  for (int i = 0; i < 5; ++i) engine.Step();
+  EXPECT_GT(engine.Stats().kv.blocks_used, 0);
+  stream->Cancel();
+  engine.Step();
+  FinishKind kind = FinishKind::kNone;
+  Drain(*stream, &kind);
+  EXPECT_EQ(kind, FinishKind::kAbort);
+  ExpectPoolEmpty(engine);
+}
+
+}  // namespace
+}  // namespace ridge
