@@ -54,47 +54,54 @@ constexpr int64_t ElemBytes() {
   return kKind == Kind::kF32 ? 4 : 2;
 }
 
-template <Kind kKind, int kR, int kT>
-void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+// One row × kT tokens, kU 16-column steps in flight. A thread's rows are one
+// sequential stream; the row kPrefetchRows ahead is prefetched into L2 a
+// slice per step (one stream the hardware follows, plus the explicit
+// prefetch: 16-20 → 24-25 GB/s from DRAM on one Zen 4 core for F16, where
+// several rows at once were slower).
+constexpr int kPrefetchRows = 2;
+
+template <Kind kKind, int kT>
+void RowTokens(const MatView& w, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
   constexpr int64_t kEb = ElemBytes<kKind>();
-  const uint8_t* rows[kR];
-  for (int i = 0; i < kR; ++i) rows[i] = w.data + (r + i) * w.row_bytes;
+  constexpr int kU = kT == 1 ? 4 : 2;
+  constexpr int64_t kStepCols = 16 * kU;
+  constexpr int kPrefetchLines = static_cast<int>(kStepCols * kEb / 64);
+  const uint8_t* row = w.data + r * w.row_bytes;
+  const uint8_t* ahead = row + kPrefetchRows * w.row_bytes;
   const float* x[kT];
   for (int t = 0; t < kT; ++t) x[t] = reinterpret_cast<const float*>(acts.data + t * acts.row_stride);
-  __m512 acc[kR][kT];
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) acc[i][t] = _mm512_setzero_ps();
+  __m512 acc[kU][kT];
+  for (int u = 0; u < kU; ++u)
+    for (int t = 0; t < kT; ++t) acc[u][t] = _mm512_setzero_ps();
   int64_t c = 0;
-  for (; c + 16 <= w.n_cols; c += 16) {
-    __m512 xv[kT];
-    for (int t = 0; t < kT; ++t) xv[t] = _mm512_loadu_ps(x[t] + c);
+  for (; c + kStepCols <= w.n_cols; c += kStepCols) {
 #pragma GCC unroll 8
-    for (int i = 0; i < kR; ++i) {
-      const __m512 wv = LoadWeights<kKind>(rows[i] + c * kEb);
+    for (int p = 0; p < kPrefetchLines; ++p)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + c * kEb + p * 64), _MM_HINT_T1);
 #pragma GCC unroll 8
-      for (int t = 0; t < kT; ++t) acc[i][t] = _mm512_fmadd_ps(wv, xv[t], acc[i][t]);
+    for (int u = 0; u < kU; ++u) {
+      const __m512 wv = LoadWeights<kKind>(row + (c + 16 * u) * kEb);
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t) acc[u][t] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x[t] + c + 16 * u), acc[u][t]);
     }
   }
-  if (c < w.n_cols) {
-    const __mmask16 mask = TailMask(w.n_cols - c);
-    __m512 xv[kT];
-    for (int t = 0; t < kT; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, x[t] + c);
-    for (int i = 0; i < kR; ++i) {
-      const __m512 wv = LoadWeights<kKind>(rows[i] + c * kEb, mask);
-      for (int t = 0; t < kT; ++t) acc[i][t] = _mm512_fmadd_ps(wv, xv[t], acc[i][t]);
-    }
+  for (; c < w.n_cols; c += 16) {
+    const __mmask16 mask = w.n_cols - c >= 16 ? __mmask16(0xffff) : TailMask(w.n_cols - c);
+    const __m512 wv = LoadWeights<kKind>(row + c * kEb, mask);
+    for (int t = 0; t < kT; ++t) acc[0][t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, x[t] + c), acc[0][t]);
   }
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = _mm512_reduce_add_ps(acc[i][t]);
+  for (int t = 0; t < kT; ++t) {
+    __m512 sum = acc[0][t];
+    for (int u = 1; u < kU; ++u) sum = _mm512_add_ps(sum, acc[u][t]);
+    y[t * y_stride + r] = _mm512_reduce_add_ps(sum);
+  }
 }
 
 template <Kind kKind, int kT>
 void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
                    int64_t y_stride) {
-  constexpr int kR = kT == 1 ? 4 : 2;
-  int64_t r = r_begin;
-  for (; r + kR <= r_end; r += kR) RowsTile<kKind, kR, kT>(w, acts, r, y, y_stride);
-  for (; r < r_end; ++r) RowsTile<kKind, 1, kT>(w, acts, r, y, y_stride);
+  for (int64_t r = r_begin; r < r_end; ++r) RowTokens<kKind, kT>(w, acts, r, y, y_stride);
 }
 
 template <Kind kKind>

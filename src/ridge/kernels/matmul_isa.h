@@ -72,4 +72,19 @@ const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
 const TypeKernels* Avx2QuantKernels(GgmlType type);
 const TypeKernels* Avx2FloatKernels(GgmlType type);
 
+// f32 value of every f16 bit pattern (256 KiB, built on first use): decode
+// kernels read a block's f16 scale with one load instead of a conversion.
+const float* F16ToF32Table();
+
+// Shared by the AVX2 files: every type's prefill dequantizes 16 rows into an
+// f32 panel [n_cols][16] and multiplies it with FMA.
+constexpr int64_t kAvx2PanelRows = 16;
+// out[0, n) = row elements [c_begin, c_begin + n); c_begin a multiple of the
+// type's block, n too unless c_begin + n == n_cols.
+using DequantizeCols = void (*)(const uint8_t* row, int64_t c_begin, int64_t n, float* out);
+void Avx2PackF32Panel(const MatView& w, int64_t r_begin, DequantizeCols dequantize, uint8_t* panel);
+int64_t Avx2F32PanelBytes(int64_t n_cols);
+void Avx2F32PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
+                        int64_t n_tokens, float* y, int64_t y_stride);
+
 }  // namespace ridge::kernels::internal
