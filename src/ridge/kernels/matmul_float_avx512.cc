@@ -119,34 +119,6 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
 
 int64_t F32PanelBytes(int64_t n_cols) { return n_cols * kPanelRows * 4; }
 
-// Transposes 16 rows of 16 floats in place (r[i] lane j ↔ r[j] lane i).
-void Transpose16x16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
-    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
-    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
-    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
-  }
-  // Now r[4a + b] holds, in each 128-bit lane L, column 4L + b of rows 4a..4a+3.
-  for (int b = 0; b < 4; ++b) {
-    t[b] = _mm512_shuffle_f32x4(r[b], r[4 + b], 0x88);        // lanes 0,2 of r[b], lanes 0,2 of r[4+b]
-    t[4 + b] = _mm512_shuffle_f32x4(r[b], r[4 + b], 0xdd);    // lanes 1,3
-    t[8 + b] = _mm512_shuffle_f32x4(r[8 + b], r[12 + b], 0x88);
-    t[12 + b] = _mm512_shuffle_f32x4(r[8 + b], r[12 + b], 0xdd);
-  }
-  for (int b = 0; b < 4; ++b) {
-    r[b] = _mm512_shuffle_f32x4(t[b], t[8 + b], 0x88);
-    r[8 + b] = _mm512_shuffle_f32x4(t[b], t[8 + b], 0xdd);
-    r[4 + b] = _mm512_shuffle_f32x4(t[4 + b], t[12 + b], 0x88);
-    r[12 + b] = _mm512_shuffle_f32x4(t[4 + b], t[12 + b], 0xdd);
-  }
-}
-
 template <Kind kKind>
 void PackF32Panel(const MatView& w, int64_t r_begin, uint8_t* panel_bytes) {
   constexpr int64_t kEb = ElemBytes<kKind>();
@@ -164,7 +136,7 @@ void PackF32Panel(const MatView& w, int64_t r_begin, uint8_t* panel_bytes) {
       const __mmask16 mask = TailMask(n);
       __m512 v[16];
       for (int i = 0; i < 16; ++i) v[i] = valid[i] ? LoadWeights<kKind>(rows[i] + c * kEb, mask) : _mm512_setzero_ps();
-      Transpose16x16(v);
+      avx512::Transpose16x16(v);
       for (int64_t j = 0; j < n; ++j) _mm512_store_ps(panel + (c + j) * kPanelRows + half * 16, v[j]);
     }
   }
@@ -266,7 +238,7 @@ void PackBf16Panel(const MatView& w, int64_t r_begin, uint8_t* panel_bytes) {
       __m512 v[16];
       for (int i = 0; i < 16; ++i)
         v[i] = valid[i] ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(mask, rows[i] + c * 2)) : _mm512_setzero_ps();
-      Transpose16x16(v);
+      avx512::Transpose16x16(v);
       const int64_t pairs = (n + 1) / 2;
       for (int64_t j = 0; j < pairs; ++j)
         _mm512_store_ps(reinterpret_cast<float*>(panel + (c / 2 + j) * kPanelRows + half * 16), v[j]);

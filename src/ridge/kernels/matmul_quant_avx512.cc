@@ -240,23 +240,34 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   const int64_t n_blocks = w.n_cols / kBlock;
   constexpr int64_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
   auto* scales = reinterpret_cast<float*>(panel + n_blocks * 8 * kPanelRows * 4);
+  // Two blocks of 16 rows at a time: 16 rows × 16 four-byte groups, transposed
+  // so that each register holds one group of the 16 rows.
+  for (int64_t half = 0; half < 2; ++half) {
+    const int64_t r0 = r_begin + half * 16;
+    const uint8_t* rows[16];
+    for (int i = 0; i < 16; ++i) rows[i] = r0 + i < w.n_rows ? w.data + (r0 + i) * w.row_bytes : nullptr;
+    for (int64_t b = 0; b < n_blocks; b += 2) {
+      const bool pair = b + 1 < n_blocks;
+      __m512 v[16];
+      for (int i = 0; i < 16; ++i) {
+        if (rows[i] == nullptr) {
+          v[i] = _mm512_setzero_ps();
+          continue;
+        }
+        const __m256i lo = PanelBlockU8<kQ4>(rows[i] + b * kBlockBytes);
+        const __m256i hi = pair ? PanelBlockU8<kQ4>(rows[i] + (b + 1) * kBlockBytes) : _mm256_setzero_si256();
+        v[i] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+      }
+      avx512::Transpose16x16(v);
+      for (int g = 0; g < (pair ? 16 : 8); ++g)
+        _mm512_store_ps(reinterpret_cast<float*>(panel + ((b * 8 + g) * kPanelRows + half * 16) * 4), v[g]);
+    }
+  }
   for (int64_t j = 0; j < kPanelRows; ++j) {
     const int64_t r = r_begin + j;
-    if (r >= w.n_rows) {
-      for (int64_t b = 0; b < n_blocks; ++b) {
-        for (int g = 0; g < 8; ++g) std::memset(panel + ((b * 8 + g) * kPanelRows + j) * 4, 0, 4);
-        scales[b * kPanelRows + j] = 0.0f;
-      }
-      continue;
-    }
-    const uint8_t* row = w.data + r * w.row_bytes;
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      const uint8_t* block = row + b * kBlockBytes;
-      alignas(32) uint8_t u8[kBlock];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(u8), PanelBlockU8<kQ4>(block));
-      for (int g = 0; g < 8; ++g) std::memcpy(panel + ((b * 8 + g) * kPanelRows + j) * 4, u8 + g * 4, 4);
-      scales[b * kPanelRows + j] = _cvtsh_ss(U16At(block));
-    }
+    const uint8_t* row = r < w.n_rows ? w.data + r * w.row_bytes : nullptr;
+    for (int64_t b = 0; b < n_blocks; ++b)
+      scales[b * kPanelRows + j] = row ? _cvtsh_ss(U16At(row + b * kBlockBytes)) : 0.0f;
   }
 }
 
