@@ -129,13 +129,15 @@ void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts
   }
 }
 
-std::vector<int64_t> TokenCounts() { return {1, 2, 3, 4, 5, 7, 8, 9, 13, 64}; }
+// 1..4 and 5 (= 4 + 1) cover the rows path's token groups, 8, 9 and 64 the
+// panel path with whole and partial token tiles.
+std::vector<int64_t> TokenCounts() { return {1, 2, 3, 5, 8, 9, 64}; }
 
 TEST(MatMul, QuantizedTypesManyShapes) {
   uint32_t seed = 1;
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     for (int64_t n_cols : {32, 64, 96, 288, 1056})
-      for (int64_t n_rows : {1, 3, 16, 17, 33, 70})
+      for (int64_t n_rows : {1, 3, 17, 33, 70})
         for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
   }
 }
@@ -144,7 +146,7 @@ TEST(MatMul, FloatTypesManyShapes) {
   uint32_t seed = 1000;
   for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
     for (int64_t n_cols : {1, 7, 16, 17, 33, 100, 288, 1001})
-      for (int64_t n_rows : {1, 3, 16, 17, 33, 70})
+      for (int64_t n_rows : {1, 3, 17, 33, 70})
         for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
   }
 }

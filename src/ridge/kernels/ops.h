@@ -7,18 +7,9 @@
 
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/ggml_type.h"
+#include "ridge/kernels/kernel_types.h"
 
 namespace ridge::kernels {
-
-// A weight matrix used in place from the mapped file: n_rows rows of n_cols
-// elements of `type`, row r starting at data + r * row_bytes.
-struct WeightMatrix {
-  GgmlType type = GgmlType::kF32;
-  const uint8_t* data = nullptr;
-  int64_t n_rows = 0;     // output features
-  int64_t n_cols = 0;     // input features
-  int64_t row_bytes = 0;  // RowBytes(type, n_cols)
-};
 
 // y[t, r] = Σ_c W[r, c] · x[t, c]
 //   x: [n_tokens, n_cols] f32, y: [n_tokens, n_rows] f32.
@@ -38,18 +29,6 @@ void SoftmaxInPlace(float* x, int64_t n);
 
 // out[i] = silu(gate[i]) · up[i] = gate[i] / (1 + exp(−gate[i])) · up[i]; all [n]. out may alias gate.
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
-
-// Cached keys or values of one KV head, possibly spread over fixed-size blocks
-// (paged KV cache). Position p lives in blocks[p / block_tokens] at byte
-// (p % block_tokens) · token_stride_bytes + head_offset_bytes, as head_dim
-// elements of `type` (F32, F16, BF16 or Q8_0).
-struct KvHeadView {
-  GgmlType type = GgmlType::kF16;
-  const uint8_t* const* blocks = nullptr;
-  int64_t block_tokens = 0;
-  int64_t token_stride_bytes = 0;
-  int64_t head_offset_bytes = 0;
-};
 
 // Attention of one query head over positions [0, n_positions):
 //   scores[p] = scale · q·k_p;  w = softmax(scores);  out = Σ_p w[p] · v_p

@@ -1,0 +1,32 @@
+#pragma once
+// Plain views the kernels take (no threads, no allocation): kept apart from
+// ops.h so that the per-ISA files can include them alone.
+#include <cstdint>
+
+#include "ridge/gguf/ggml_type.h"
+
+namespace ridge::kernels {
+
+// A weight matrix used in place from the mapped file: n_rows rows of n_cols
+// elements of `type`, row r starting at data + r * row_bytes.
+struct WeightMatrix {
+  GgmlType type = GgmlType::kF32;
+  const uint8_t* data = nullptr;
+  int64_t n_rows = 0;     // output features
+  int64_t n_cols = 0;     // input features
+  int64_t row_bytes = 0;  // RowBytes(type, n_cols)
+};
+
+// Cached keys or values of one KV head, possibly spread over fixed-size blocks
+// (paged KV cache). Position p lives in blocks[p / block_tokens] at byte
+// (p % block_tokens) · token_stride_bytes + head_offset_bytes, as head_dim
+// elements of `type` (F32, F16, BF16 or Q8_0).
+struct KvHeadView {
+  GgmlType type = GgmlType::kF16;
+  const uint8_t* const* blocks = nullptr;
+  int64_t block_tokens = 0;
+  int64_t token_stride_bytes = 0;
+  int64_t head_offset_bytes = 0;
+};
+
+}  // namespace ridge::kernels

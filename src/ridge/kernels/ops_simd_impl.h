@@ -1,0 +1,295 @@
+#pragma once
+// The small kernels (RMSNorm, RoPE rotation, softmax, SwiGLU, attention over a
+// paged KV head, KV stores) written once against a vector "traits" type V and
+// instantiated by ops_avx2.cc (V = 8 floats) and ops_avx512.cc (16 floats).
+//
+// Include only from *_avx2.cc / *_avx512.cc. Everything here sits in an
+// anonymous namespace, and V is a type local to the including file, so each
+// ISA file gets its own private copy compiled with its own flags (no shared
+// inline code for the linker to mix up). No <cmath> here either.
+//
+// V provides (kLanes floats per vector R):
+//   Zero, Set1, Load, LoadPartial(p, n) (n < kLanes; zeros beyond, reads only
+//   n elements), Store, StorePartial, KeepFirst(v, n) (lanes >= n zeroed),
+//   Add, Sub, Mul, Div, Fma(a, b, c) = a·b + c, SqrtScalar,
+//   Max (returns its second operand when either is NaN), ReduceAdd, ReduceMax,
+//   ReduceLanes(R v[kLanes]) → R whose lane i = Σ of v[i], Exp (≤ 2 ulp,
+//   0 below −104, ∞ above 89, NaN stays NaN), SwapPairs ([x1, x0, x3, x2, …]),
+//   LoadF16 / LoadBf16 (kLanes halves → floats, exact; Partial forms too),
+//   LoadQ8(p) (kLanes int8 → floats), F16Scalar (f16 bits → float),
+//   StoreF16 / StoreBf16 / StoreQ8Block (bit-exact with QuantizeRow).
+#include <cstring>
+
+#include "ridge/kernels/ops_isa.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+template <typename V>
+void RmsNormImpl(const float* x, const float* weight, int64_t n, float eps, float* out) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  R acc0 = V::Zero(), acc1 = V::Zero();
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    const R a = V::Load(x + i), b = V::Load(x + i + L);
+    acc0 = V::Fma(a, a, acc0);
+    acc1 = V::Fma(b, b, acc1);
+  }
+  for (; i < n; i += L) {
+    const R a = n - i >= L ? V::Load(x + i) : V::LoadPartial(x + i, n - i);
+    acc0 = V::Fma(a, a, acc0);
+  }
+  const float mean = V::ReduceAdd(V::Add(acc0, acc1)) / static_cast<float>(n);
+  const R inv = V::Set1(1.0f / V::SqrtScalar(mean + eps));
+  for (i = 0; i < n; i += L) {
+    if (n - i >= L) {
+      V::Store(out + i, V::Mul(V::Mul(V::Load(x + i), inv), V::Load(weight + i)));
+    } else {
+      const R r = V::Mul(V::Mul(V::LoadPartial(x + i, n - i), inv), V::LoadPartial(weight + i, n - i));
+      V::StorePartial(out + i, n - i, r);
+    }
+  }
+}
+
+template <typename V>
+void RotatePairsImpl(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos,
+                     const float* sin) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  // cos and ±sin spread over the pairs: out = x·[c, c] + swap(x)·[−s, s].
+  constexpr int64_t kMaxDim = 512;
+  alignas(64) float cc[kMaxDim], ss[kMaxDim];
+  const int64_t dim = rope_dim < kMaxDim ? rope_dim : kMaxDim;
+  for (int64_t i = 0; i < dim / 2; ++i) {
+    cc[2 * i] = cc[2 * i + 1] = cos[i];
+    ss[2 * i] = -sin[i];
+    ss[2 * i + 1] = sin[i];
+  }
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* head = x + h * head_dim;
+    int64_t j = 0;
+    for (; j + L <= dim; j += L) {
+      const R v = V::Load(head + j);
+      V::Store(head + j, V::Fma(v, V::Load(cc + j), V::Mul(V::SwapPairs(v), V::Load(ss + j))));
+    }
+    if (j < dim) {
+      const int64_t m = dim - j;  // even
+      const R v = V::LoadPartial(head + j, m);
+      V::StorePartial(head + j, m, V::Fma(v, V::LoadPartial(cc + j, m), V::Mul(V::SwapPairs(v), V::LoadPartial(ss + j, m))));
+    }
+    for (int64_t i = dim / 2; i < rope_dim / 2; ++i) {  // beyond kMaxDim (no model has it): plain code
+      const float a = head[2 * i], b = head[2 * i + 1];
+      head[2 * i] = a * cos[i] - b * sin[i];
+      head[2 * i + 1] = a * sin[i] + b * cos[i];
+    }
+  }
+}
+
+template <typename V>
+void SoftmaxImpl(float* x, int64_t n) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  if (n <= 0) return;
+  R vmax = V::Set1(x[0]);
+  int64_t i = 0;
+  for (; i + L <= n; i += L) vmax = V::Max(V::Load(x + i), vmax);
+  float max = V::ReduceMax(vmax);
+  for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+  const R m = V::Set1(max);
+  R sum = V::Zero();
+  for (i = 0; i + L <= n; i += L) {
+    const R e = V::Exp(V::Sub(V::Load(x + i), m));
+    V::Store(x + i, e);
+    sum = V::Add(sum, e);
+  }
+  if (i < n) {
+    const R e = V::Exp(V::Sub(V::LoadPartial(x + i, n - i), m));
+    const R masked = V::KeepFirst(e, n - i);
+    V::StorePartial(x + i, n - i, masked);
+    sum = V::Add(sum, masked);
+  }
+  const R inv = V::Set1(1.0f / V::ReduceAdd(sum));
+  for (i = 0; i + L <= n; i += L) V::Store(x + i, V::Mul(V::Load(x + i), inv));
+  if (i < n) V::StorePartial(x + i, n - i, V::Mul(V::LoadPartial(x + i, n - i), inv));
+}
+
+template <typename V>
+void SwiGluImpl(const float* gate, const float* up, int64_t n, float* out) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  const R one = V::Set1(1.0f), zero = V::Zero();
+  auto f = [&](R g, R u) { return V::Mul(V::Div(g, V::Add(one, V::Exp(V::Sub(zero, g)))), u); };
+  int64_t i = 0;
+  for (; i + L <= n; i += L) V::Store(out + i, f(V::Load(gate + i), V::Load(up + i)));
+  if (i < n) V::StorePartial(out + i, n - i, f(V::LoadPartial(gate + i, n - i), V::LoadPartial(up + i, n - i)));
+}
+
+// ---- attention -------------------------------------------------------------
+
+// Walks the positions of a (paged) KV head in order without a division each.
+// A block's pointer is read only when its first position is asked for (the
+// table may end right after the last position).
+struct KvCursor {
+  const KvHeadView& view;
+  int64_t block = 0, in_block = 0;
+  const uint8_t* ptr = nullptr;
+  explicit KvCursor(const KvHeadView& v) : view(v) {}
+  const uint8_t* Next() {
+    if (in_block == 0) ptr = view.blocks[block] + view.head_offset_bytes;
+    const uint8_t* p = ptr;
+    ptr += view.token_stride_bytes;
+    if (++in_block == view.block_tokens) {
+      in_block = 0;
+      ++block;
+    }
+    return p;
+  }
+};
+
+bool KvTypeSupported(GgmlType type, int64_t head_dim) {
+  switch (type) {
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16: return true;
+    case GgmlType::kQ8_0: return head_dim % 32 == 0;
+    default: return false;
+  }
+}
+
+// Elements [c, c + n) of a head (n <= kLanes; n < kLanes only at the end) as floats.
+template <typename V>
+typename V::R LoadKv(GgmlType type, const uint8_t* head, int64_t c, int64_t n) {
+  switch (type) {
+    case GgmlType::kF32: {
+      const float* p = reinterpret_cast<const float*>(head) + c;
+      return n == V::kLanes ? V::Load(p) : V::LoadPartial(p, n);
+    }
+    case GgmlType::kF16: return n == V::kLanes ? V::LoadF16(head + 2 * c) : V::LoadF16Partial(head + 2 * c, n);
+    case GgmlType::kBF16: return n == V::kLanes ? V::LoadBf16(head + 2 * c) : V::LoadBf16Partial(head + 2 * c, n);
+    default: {  // Q8_0: kLanes divides 32, so a vector never straddles two blocks
+      const uint8_t* block = head + (c / 32) * static_cast<int64_t>(sizeof(BlockQ8_0));
+      uint16_t d;
+      std::memcpy(&d, block, 2);
+      return V::Mul(V::LoadQ8(block + 2 + c % 32), V::Set1(V::F16Scalar(d)));
+    }
+  }
+}
+
+template <typename V>
+bool AttendHeadImpl(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
+                    float scale, float* scores, float* out) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  if (!KvTypeSupported(k.type, head_dim) || !KvTypeSupported(v.type, head_dim)) return false;
+  if (n_positions <= 0) {
+    for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
+    return true;
+  }
+  // scores[p] = scale · q·k_p, kLanes positions at a time, one partial sum
+  // vector each, reduced together.
+  {
+    KvCursor cursor(k);
+    const R vscale = V::Set1(scale);
+    for (int64_t p0 = 0; p0 < n_positions; p0 += L) {
+      const int64_t m = n_positions - p0 < L ? n_positions - p0 : L;
+      const uint8_t* heads[L];
+      R acc[L];
+      for (int64_t j = 0; j < L; ++j) {
+        heads[j] = j < m ? cursor.Next() : nullptr;
+        acc[j] = V::Zero();
+      }
+      for (int64_t c = 0; c < head_dim; c += L) {
+        const int64_t n = head_dim - c < L ? head_dim - c : L;
+        const R qv = n == L ? V::Load(q + c) : V::LoadPartial(q + c, n);
+        for (int64_t j = 0; j < m; ++j) acc[j] = V::Fma(LoadKv<V>(k.type, heads[j], c, n), qv, acc[j]);
+      }
+      const R sums = V::Mul(V::ReduceLanes(acc), vscale);
+      if (m == L) {
+        V::Store(scores + p0, sums);
+      } else {
+        V::StorePartial(scores + p0, m, sums);
+      }
+    }
+  }
+  SoftmaxImpl<V>(scores, n_positions);
+  // out = Σ_p w_p · v_p, head_dim in chunks of up to kChunk vectors, two
+  // positions in flight (two accumulator sets) to hide the FMA latency.
+  constexpr int64_t kChunk = 8;
+  for (int64_t c0 = 0; c0 < head_dim; c0 += kChunk * L) {
+    const int64_t c1 = c0 + kChunk * L < head_dim ? c0 + kChunk * L : head_dim;
+    const int64_t n_vec = (c1 - c0 + L - 1) / L;
+    R acc0[kChunk], acc1[kChunk];
+    for (int64_t i = 0; i < kChunk; ++i) acc0[i] = acc1[i] = V::Zero();
+    KvCursor cursor(v);
+    int64_t p = 0;
+    for (; p + 2 <= n_positions; p += 2) {
+      const uint8_t* h0 = cursor.Next();
+      const uint8_t* h1 = cursor.Next();
+      const R w0 = V::Set1(scores[p]), w1 = V::Set1(scores[p + 1]);
+      for (int64_t i = 0; i < n_vec; ++i) {
+        const int64_t c = c0 + i * L, n = c1 - c < L ? c1 - c : L;
+        acc0[i] = V::Fma(LoadKv<V>(v.type, h0, c, n), w0, acc0[i]);
+        acc1[i] = V::Fma(LoadKv<V>(v.type, h1, c, n), w1, acc1[i]);
+      }
+    }
+    if (p < n_positions) {
+      const uint8_t* h0 = cursor.Next();
+      const R w0 = V::Set1(scores[p]);
+      for (int64_t i = 0; i < n_vec; ++i) {
+        const int64_t c = c0 + i * L, n = c1 - c < L ? c1 - c : L;
+        acc0[i] = V::Fma(LoadKv<V>(v.type, h0, c, n), w0, acc0[i]);
+      }
+    }
+    for (int64_t i = 0; i < n_vec; ++i) {
+      const int64_t c = c0 + i * L, n = c1 - c < L ? c1 - c : L;
+      const R r = V::Add(acc0[i], acc1[i]);
+      if (n == L) {
+        V::Store(out + c, r);
+      } else {
+        V::StorePartial(out + c, n, r);
+      }
+    }
+  }
+  return true;
+}
+
+// ---- KV stores -------------------------------------------------------------
+
+template <typename V>
+bool StoreKvImpl(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) {
+  constexpr int64_t L = V::kLanes;
+  switch (type) {
+    case GgmlType::kF32:
+      std::memcpy(dst, x, static_cast<size_t>(head_dim) * 4);
+      return true;
+    case GgmlType::kF16:
+    case GgmlType::kBF16: {
+      const bool f16 = type == GgmlType::kF16;
+      for (int64_t c = 0; c < head_dim; c += L) {
+        const int64_t n = head_dim - c < L ? head_dim - c : L;
+        if (f16) {
+          V::StoreF16(x + c, n, dst + 2 * c);
+        } else {
+          V::StoreBf16(x + c, n, dst + 2 * c);
+        }
+      }
+      return true;
+    }
+    case GgmlType::kQ8_0:
+      if (head_dim % 32 != 0) return false;
+      for (int64_t b = 0; b < head_dim / 32; ++b)
+        V::StoreQ8Block(x + 32 * b, dst + b * static_cast<int64_t>(sizeof(BlockQ8_0)));
+      return true;
+    default: return false;
+  }
+}
+
+template <typename V>
+OpsKernels MakeOpsKernels() {
+  return OpsKernels{RmsNormImpl<V>, RotatePairsImpl<V>, SoftmaxImpl<V>, SwiGluImpl<V>, AttendHeadImpl<V>,
+                    StoreKvImpl<V>};
+}
+
+}  // namespace
+}  // namespace ridge::kernels::internal

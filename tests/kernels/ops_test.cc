@@ -1,0 +1,290 @@
+// The small kernels on every dispatch target against their scalar twins.
+//
+// Tolerances, with u = 2⁻²⁴ (float's unit roundoff):
+//  * RmsNorm: the fast sum of squares runs in float over >= 16 lanes, so its
+//    relative error is <= (n/16 + 8)·u (the twin's is in double); the inverse
+//    square root halves that and adds a few u, two products add 2u:
+//    |Δ| <= ((n/16 + 8)/2 + 8)·u·|want|.
+//  * Rope: each output is a·c ∓ b·s, rounded once or twice by either version:
+//    |Δ| <= 4u·(|a| + |b|).
+//  * Exp (softmax, SwiGLU): the vector expf (Cephes polynomial) is within
+//    2⁻²¹ relative (checked below against std::exp); below its underflow
+//    threshold (AVX2: e^−86.6 ≈ 2.4e−38) it returns 0, hence an absolute 3e−38.
+//  * Softmax: exp error on the term and in the sum, plus the float sum over
+//    lanes: |Δ| <= (2·2⁻²¹ + (n/8 + 8)·u)·|want| + 3e−38.
+//  * SwiGlu: g / (1 + e^−g) · up: exp error plus 3 roundings, and the twin's
+//    own: |Δ| <= (2⁻²¹ + 8u)·|want| + 3e−38.
+//  * AttendHead: KV dequantization is exact in both versions; scores carry a
+//    float dot-product error δ <= scale·(head_dim/8 + 8)·u·Σ|q·k|, which moves
+//    each softmax weight by a factor e^(±2δ); then the softmax error above and
+//    the float accumulation of Σ w·v over n positions in two chains:
+//    |Δ out_d| <= (2·max δ + 2·2⁻²¹ + (n/8 + 8)·u + (n/2 + 8)·u)·Σ_p w_p·|v_pd|.
+//  * StoreKv: bit for bit equal to QuantizeRow (NaNs with a payload excepted
+//    for F16, where the hardware keeps payload bits).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/gguf/dequantize.h"
+#include "ridge/kernels/ops.h"
+
+namespace ridge::kernels {
+namespace {
+
+constexpr double kU = 1.0 / (1 << 24);
+constexpr double kExpRel = 1.0 / (1 << 21);
+
+// Runs body(isa) once per dispatch target, with that target forced.
+template <typename Body>
+void ForEachIsa(Body body) {
+  for (Isa isa : SupportedIsas()) {
+    SetIsaOverride(isa);
+    body(isa);
+    ClearIsaOverride();
+  }
+}
+
+std::vector<float> Random(std::mt19937& rng, int64_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+const int64_t kSizes[] = {1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 257, 2048, 5632};
+
+TEST(RmsNorm, MatchesScalarTwin) {
+  std::mt19937 rng(1);
+  for (int64_t n : kSizes) {
+    auto x = Random(rng, n, -3.0f, 3.0f), w = Random(rng, n, 0.5f, 1.5f);
+    std::vector<float> want(x.size());
+    scalar::RmsNorm(x.data(), w.data(), n, 1e-5f, want.data());
+    ForEachIsa([&](Isa isa) {
+      std::vector<float> got(x.size() + 1, 99.0f);
+      RmsNorm(x.data(), w.data(), n, 1e-5f, got.data());
+      EXPECT_EQ(got[static_cast<size_t>(n)], 99.0f) << "wrote past the end, isa " << IsaName(isa);
+      const double rel = ((static_cast<double>(n) / 16 + 8) / 2 + 8) * kU;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[i], want[i], rel * std::fabs(want[i]) + 1e-30) << "n=" << n << " i=" << i << " " << IsaName(isa);
+      // In place (out aliases x).
+      std::vector<float> inplace = x;
+      RmsNorm(inplace.data(), w.data(), n, 1e-5f, inplace.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(inplace[i], got[i]);
+    });
+  }
+}
+
+TEST(Rope, MatchesScalarTwin) {
+  std::mt19937 rng(2);
+  struct Shape { int64_t n_heads, head_dim, rope_dim; };
+  for (Shape s : {Shape{1, 2, 2}, Shape{3, 8, 8}, Shape{32, 64, 64}, Shape{4, 64, 32}, Shape{2, 128, 128},
+                  Shape{5, 18, 18}, Shape{2, 100, 98}, Shape{1, 10, 7}}) {
+    for (int64_t pos : {0, 1, 17, 1000, 32767}) {
+      const auto x = Random(rng, s.n_heads * s.head_dim, -2.0f, 2.0f);
+      std::vector<float> want = x;
+      scalar::Rope(want.data(), s.n_heads, s.head_dim, s.rope_dim, pos, 10000.0f);
+      ForEachIsa([&](Isa isa) {
+        std::vector<float> got = x;
+        Rope(got.data(), s.n_heads, s.head_dim, s.rope_dim, pos, 10000.0f);
+        for (int64_t h = 0; h < s.n_heads; ++h) {
+          for (int64_t d = 0; d < s.head_dim; ++d) {
+            const int64_t i = h * s.head_dim + d, pair = i - (d % 2);
+            const double tol = 4 * kU * (std::fabs(x[pair]) + std::fabs(x[pair + 1]));
+            ASSERT_NEAR(got[i], want[i], tol) << "heads=" << s.n_heads << " dim=" << s.head_dim << " rope=" << s.rope_dim
+                                              << " pos=" << pos << " i=" << i << " " << IsaName(isa);
+          }
+        }
+      });
+    }
+  }
+}
+
+TEST(Softmax, MatchesScalarTwin) {
+  std::mt19937 rng(3);
+  for (int64_t n : kSizes) {
+    for (float spread : {1.0f, 30.0f, 200.0f}) {
+      const auto x = Random(rng, n, -spread, spread);
+      std::vector<float> want = x;
+      scalar::SoftmaxInPlace(want.data(), n);
+      ForEachIsa([&](Isa isa) {
+        std::vector<float> got = x;
+        got.push_back(42.0f);
+        SoftmaxInPlace(got.data(), n);
+        EXPECT_EQ(got.back(), 42.0f) << "wrote past the end";
+        const double rel = 2 * kExpRel + (static_cast<double>(n) / 8 + 8) * kU;
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_NEAR(got[i], want[i], rel * want[i] + 3e-38) << "n=" << n << " spread=" << spread << " i=" << i << " "
+                                                              << IsaName(isa);
+      });
+    }
+  }
+}
+
+TEST(Softmax, MinusInfinityGivesZeroWeight) {
+  ForEachIsa([&](Isa isa) {
+    std::vector<float> x(19, 0.5f);
+    x[3] = x[17] = -std::numeric_limits<float>::infinity();
+    SoftmaxInPlace(x.data(), 19);
+    EXPECT_EQ(x[3], 0.0f) << IsaName(isa);
+    EXPECT_EQ(x[17], 0.0f) << IsaName(isa);
+    EXPECT_NEAR(x[0], 1.0f / 17, 1e-7) << IsaName(isa);
+  });
+}
+
+TEST(Exp, VectorExpWithinStatedError) {
+  // Softmax of {x, 0}: the weight of x is e^x / (e^x + 1); with x very negative
+  // that is e^x itself to within the float sum, which isolates the exp error.
+  ForEachIsa([&](Isa isa) {
+    double worst = 0;
+    for (float x = -80.0f; x < -20.0f; x += 0.01f) {
+      float v[2] = {x, 0.0f};
+      SoftmaxInPlace(v, 2);
+      const double want = std::exp(static_cast<double>(x)) / (std::exp(static_cast<double>(x)) + 1.0);
+      worst = std::fmax(worst, std::fabs(v[0] - want) / want);
+    }
+    EXPECT_LT(worst, kExpRel) << IsaName(isa);
+  });
+}
+
+TEST(SwiGlu, MatchesScalarTwin) {
+  std::mt19937 rng(4);
+  for (int64_t n : kSizes) {
+    auto gate = Random(rng, n, -20.0f, 20.0f), up = Random(rng, n, -3.0f, 3.0f);
+    if (n > 4) gate[1] = -100.0f, gate[2] = 100.0f, gate[3] = 0.0f;  // e^100 overflows, e^-100 underflows
+    std::vector<float> want(gate.size());
+    scalar::SwiGlu(gate.data(), up.data(), n, want.data());
+    ForEachIsa([&](Isa isa) {
+      std::vector<float> got(gate.size() + 1, 7.0f);
+      SwiGlu(gate.data(), up.data(), n, got.data());
+      EXPECT_EQ(got.back(), 7.0f) << "wrote past the end";
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[i], want[i], (kExpRel + 8 * kU) * std::fabs(want[i]) + 3e-38)
+            << "n=" << n << " i=" << i << " gate=" << gate[i] << " " << IsaName(isa);
+      std::vector<float> inplace = gate;  // out aliases gate
+      SwiGlu(inplace.data(), up.data(), n, inplace.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(inplace[i], got[i]);
+    });
+  }
+}
+
+// Store rows of uint8 in a paged layout: position p in blocks[p / block_tokens],
+// token stride with room for other heads, this head at an offset.
+struct PagedKv {
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<const uint8_t*> blocks;
+  KvHeadView view;
+  PagedKv(GgmlType type, int64_t head_dim, int64_t n_positions, int64_t block_tokens, std::mt19937& rng,
+          std::vector<float>* dequantized) {
+    const int64_t head_bytes = KvHeadBytes(type, head_dim);
+    const int64_t stride = 3 * head_bytes + 5, offset = head_bytes + 1;  // a 3-head slot, this is head 1 (unaligned)
+    const int64_t n_blocks = (n_positions + block_tokens - 1) / block_tokens;
+    for (int64_t b = 0; b < n_blocks; ++b) storage.emplace_back(static_cast<size_t>(block_tokens * stride), 0xCD);
+    for (auto& s : storage) blocks.push_back(s.data());
+    view = KvHeadView{type, blocks.data(), block_tokens, stride, offset};
+    dequantized->resize(static_cast<size_t>(n_positions * head_dim));
+    for (int64_t p = 0; p < n_positions; ++p) {
+      const auto x = Random(rng, head_dim, -2.0f, 2.0f);
+      uint8_t* dst = storage[static_cast<size_t>(p / block_tokens)].data() + (p % block_tokens) * stride + offset;
+      QuantizeRow(type, x.data(), dst, head_dim);
+      DequantizeRow(type, dst, dequantized->data() + p * head_dim, head_dim);
+    }
+  }
+};
+
+TEST(AttendHead, MatchesScalarTwinOnPagedKv) {
+  std::mt19937 rng(5);
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
+    for (int64_t head_dim : {8, 17, 32, 64, 100, 128, 256}) {
+      if (type == GgmlType::kQ8_0 && head_dim % 32 != 0) continue;
+      for (int64_t n_positions : {1, 2, 3, 15, 16, 17, 40, 300}) {
+        for (int64_t block_tokens : {1, 16, 7}) {
+          std::vector<float> k_deq, v_deq;
+          PagedKv k(type, head_dim, n_positions, block_tokens, rng, &k_deq);
+          PagedKv v(type, head_dim, n_positions, block_tokens, rng, &v_deq);
+          const auto q = Random(rng, head_dim, -1.5f, 1.5f);
+          const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+          std::vector<float> want(static_cast<size_t>(head_dim)), scores(static_cast<size_t>(n_positions));
+          scalar::AttendHead(q.data(), head_dim, k.view, v.view, n_positions, scale, scores.data(), want.data());
+          const std::vector<float> weights = scores;  // the twin leaves the softmax weights there
+          double max_score_err = 0;
+          for (int64_t p = 0; p < n_positions; ++p) {
+            double qk = 0;
+            for (int64_t d = 0; d < head_dim; ++d) qk += std::fabs(q[d] * k_deq[p * head_dim + d]);
+            max_score_err = std::fmax(max_score_err, scale * (static_cast<double>(head_dim) / 8 + 8) * kU * qk);
+          }
+          const double n = static_cast<double>(n_positions);
+          const double rel = 2 * max_score_err + 2 * kExpRel + (n / 8 + 8) * kU + (n / 2 + 8) * kU;
+          ForEachIsa([&](Isa isa) {
+            std::vector<float> got(static_cast<size_t>(head_dim) + 1, 5.0f), s(static_cast<size_t>(n_positions));
+            AttendHead(q.data(), head_dim, k.view, v.view, n_positions, scale, s.data(), got.data());
+            EXPECT_EQ(got.back(), 5.0f) << "wrote past the end";
+            for (int64_t d = 0; d < head_dim; ++d) {
+              double mass = 0;
+              for (int64_t p = 0; p < n_positions; ++p) mass += weights[p] * std::fabs(v_deq[p * head_dim + d]);
+              ASSERT_NEAR(got[d], want[d], rel * mass + 1e-30)
+                  << GgmlTypeName(type) << " head_dim=" << head_dim << " n=" << n_positions
+                  << " block=" << block_tokens << " d=" << d << " " << IsaName(isa);
+            }
+          });
+        }
+      }
+    }
+  }
+}
+
+TEST(AttendHead, ZeroPositionsGivesZeros) {
+  const uint8_t* blocks[1] = {nullptr};
+  const KvHeadView view{GgmlType::kF16, blocks, 16, 128, 0};
+  ForEachIsa([&](Isa isa) {
+    std::vector<float> q(64, 1.0f), out(64, 3.0f);
+    float scores[1];
+    AttendHead(q.data(), 64, view, view, 0, 0.125f, scores, out.data());
+    for (float o : out) ASSERT_EQ(o, 0.0f) << IsaName(isa);
+  });
+}
+
+std::vector<float> KvStoreInputs(std::mt19937& rng, int64_t n, bool with_nan) {
+  auto x = Random(rng, n, -4.0f, 4.0f);
+  const float specials[] = {0.0f, -0.0f, 1e-40f, -3e-39f, 65504.0f, 65520.0f, -1e6f, 1e-8f, 0.5f, -1.5f, 2.5f,
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  for (size_t i = 0; i < x.size(); i += 3) x[i] = specials[(i / 3) % std::size(specials)];
+  if (with_nan && n > 5) x[5] = std::numeric_limits<float>::quiet_NaN();
+  return x;
+}
+
+TEST(StoreKv, BitExactWithQuantizeRow) {
+  std::mt19937 rng(6);
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
+    for (int64_t head_dim : {1, 7, 8, 16, 17, 32, 64, 96, 128}) {
+      if (type == GgmlType::kQ8_0 && head_dim % 32 != 0) continue;
+      for (int variant = 0; variant < 4; ++variant) {
+        std::vector<float> x = KvStoreInputs(rng, head_dim, variant == 1);
+        if (variant == 2) {  // a block whose values hit exact rounding ties after scaling by 127/max
+          for (int64_t i = 0; i < head_dim; ++i) x[i] = static_cast<float>(i % 9) - 4.0f + 0.5f;
+          x[0] = 127.0f;
+        }
+        if (variant == 3) x = Random(rng, head_dim, -1e-3f, 1e-3f);
+        const int64_t bytes = KvHeadBytes(type, head_dim);
+        std::vector<uint8_t> want(static_cast<size_t>(bytes));
+        QuantizeRow(type, x.data(), want.data(), head_dim);
+        ForEachIsa([&](Isa isa) {
+          std::vector<uint8_t> got(static_cast<size_t>(bytes) + 1, 0x5A);
+          StoreKv(x.data(), head_dim, type, got.data());
+          EXPECT_EQ(got.back(), 0x5A) << "wrote past the end";
+          got.pop_back();
+          EXPECT_EQ(got, want) << GgmlTypeName(type) << " head_dim=" << head_dim << " variant=" << variant << " "
+                               << IsaName(isa);
+        });
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ridge::kernels
