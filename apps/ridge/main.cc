@@ -24,8 +24,15 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(spec.name, spec.description);
     runners.emplace_back(sub, spec.setup(*sub));
   }
+  // `ridge bench serve ...` is the serving benchmark, registered as bench-serve.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() >= 2 && args[0] == "bench" && args[1] == "serve") {
+    args.erase(args.begin());
+    args[0] = "bench-serve";
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last-first
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

@@ -1,0 +1,220 @@
+#include "ridge/roofline/model_bench.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "ridge/base/clock.h"
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/error.h"
+#include "ridge/kv/paged_kv_cache.h"
+#include "ridge/metrics/stats.h"
+#include "ridge/roofline/cost_model.h"
+#include "ridge/roofline/hardware.h"
+#include "ridge/roofline/model_shape.h"
+#include "ridge/roofline/units.h"
+
+namespace ridge {
+namespace {
+
+std::vector<TokenId> RandomTokens(int64_t n, int64_t n_vocab, std::mt19937_64& rng) {
+  std::vector<TokenId> tokens(static_cast<size_t>(n));
+  for (auto& t : tokens) t = static_cast<TokenId>(rng() % static_cast<uint64_t>(n_vocab));
+  return tokens;
+}
+
+CostOptions HostCostOptions(GgmlType kv_type) {
+  CostOptions o;
+  o.kv_bytes_per_element = KvBytesPerElement(kv_type);
+  o.activation_bytes = 4;  // ridge's CPU kernels keep activations in FP32
+  return o;
+}
+
+void SetBound(BenchFigure& f, const PhaseCost& cost, const HardwareProfile& hw) {
+  f.bound_tokens_per_s = static_cast<double>(cost.tokens) / cost.roofline_time_s;
+  bool compute = cost.flops / hw.peak_flops >= cost.bytes / hw.bandwidth_bytes_per_s;
+  f.bound_by = compute ? "compute" : "memory";
+  f.roof = compute ? hw.peak_note : fmt::format("read {:.1f} GB/s", hw.bandwidth_bytes_per_s / 1e9);
+}
+
+void Summarize(BenchFigure& f) {
+  Distribution d = Describe(f.tokens_per_s);
+  f.mean = d.mean;
+  f.stddev = d.std;
+}
+
+int64_t CacheTokens(int64_t n_tokens, int64_t block_tokens) { return (n_tokens + block_tokens - 1) / block_tokens; }
+
+}  // namespace
+
+std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const ProbeResult& probe,
+                                                  const ModelBenchOptions& o) {
+  const LlamaConfig& c = model.config();
+  if (o.n_prompt < 1 || o.n_gen < 1 || o.n_prompt + o.n_gen + 1 > c.n_ctx_train)
+    Fail("-p {} and -n {} must be at least 1 and fit the model's context of {} tokens", o.n_prompt, o.n_gen,
+         c.n_ctx_train);
+  if (o.repetitions < 1) Fail("-r must be at least 1, got {}", o.repetitions);
+  ThreadPool pool(o.n_threads > 0 ? o.n_threads : HardwareThreads());
+  const ModelShape shape = ShapeFromGguf(model.file());
+  const HardwareProfile hw = HostProfile(probe, shape.main_weight_type);
+  const KvCacheShape kv_shape = model.KvShape(o.kv_type, 16);
+  std::mt19937_64 rng(o.seed);
+  std::vector<float> logits(static_cast<size_t>(c.n_vocab));
+
+  BenchFigure pp, tg;
+  pp.test = fmt::format("pp{}", o.n_prompt);
+  tg.test = fmt::format("tg{}", o.n_gen);
+  for (int rep = -1; rep < o.repetitions; ++rep) {  // rep -1 warms up: pages the weights in
+    const int64_t n_prompt = rep < 0 ? 8 : o.n_prompt, n_gen = rep < 0 ? 2 : o.n_gen;
+    {
+      PagedKvCache cache(kv_shape, CacheTokens(n_prompt, kv_shape.block_tokens));
+      RIDGE_CHECK(cache.Reserve(0, n_prompt));
+      Batch batch;
+      std::vector<TokenId> prompt = RandomTokens(n_prompt, c.n_vocab, rng);
+      for (int64_t i = 0; i < n_prompt; ++i) batch.Add(prompt[static_cast<size_t>(i)], i, 0, i == n_prompt - 1);
+      Clock::time_point start = Clock::now();
+      model.Forward(batch, cache, logits.data(), pool);
+      if (rep >= 0) pp.tokens_per_s.push_back(static_cast<double>(n_prompt) / SecondsSince(start));
+    }
+    {
+      // Like llama-bench's tg: generation from an empty context, one token per step.
+      PagedKvCache cache(kv_shape, CacheTokens(n_gen, kv_shape.block_tokens));
+      RIDGE_CHECK(cache.Reserve(0, n_gen));
+      std::vector<TokenId> tokens = RandomTokens(n_gen, c.n_vocab, rng);
+      Clock::time_point start = Clock::now();
+      for (int64_t i = 0; i < n_gen; ++i) {
+        Batch batch;
+        batch.Add(tokens[static_cast<size_t>(i)], i, 0, true);
+        model.Forward(batch, cache, logits.data(), pool);
+      }
+      if (rep >= 0) tg.tokens_per_s.push_back(static_cast<double>(n_gen) / SecondsSince(start));
+    }
+  }
+  Summarize(pp);
+  Summarize(tg);
+  const CostOptions costs = HostCostOptions(o.kv_type);
+  SetBound(pp, AnalyzePhase(shape, {Phase::kPrefill, o.n_prompt, 1, o.n_prompt}, hw, costs), hw);
+  // The average decode step attends over half the generated tokens.
+  SetBound(tg, AnalyzePhase(shape, {Phase::kDecode, 1, 1, std::max<int64_t>(1, o.n_gen / 2)}, hw, costs), hw);
+  return {pp, tg};
+}
+
+std::vector<BatchFigure> BenchBatches(LlamaModel& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
+                                      const ModelBenchOptions& o) {
+  const LlamaConfig& c = model.config();
+  if (o.n_prompt + o.n_gen > c.n_ctx_train)
+    Fail("-p {} + -n {} exceeds the model's context of {} tokens", o.n_prompt, o.n_gen, c.n_ctx_train);
+  ThreadPool pool(o.n_threads > 0 ? o.n_threads : HardwareThreads());
+  const ModelShape shape = ShapeFromGguf(model.file());
+  const HardwareProfile hw = HostProfile(probe, shape.main_weight_type);
+  const KvCacheShape kv_shape = model.KvShape(o.kv_type, 16);
+  std::mt19937_64 rng(o.seed);
+  std::vector<BatchFigure> figures;
+  {  // warm-up: page the weights in
+    PagedKvCache cache(kv_shape, 1);
+    RIDGE_CHECK(cache.Reserve(0, 1));
+    Batch batch;
+    batch.Add(1, 0, 0, true);
+    std::vector<float> logits(static_cast<size_t>(c.n_vocab));
+    model.Forward(batch, cache, logits.data(), pool);
+  }
+  for (int64_t B : batches) {
+    if (B < 1) Fail("--batch sizes must be at least 1, got {}", B);
+    PagedKvCache cache(kv_shape, B * CacheTokens(o.n_prompt + o.n_gen, kv_shape.block_tokens));
+    for (int64_t s = 0; s < B; ++s) RIDGE_CHECK(cache.Reserve(s, o.n_prompt + o.n_gen));
+    std::vector<float> logits(static_cast<size_t>(std::max<int64_t>(B, 1) * c.n_vocab));
+    BatchFigure f;
+    f.batch = B;
+    // Prefill: every prompt, in passes of up to max_batch_tokens tokens.
+    std::vector<std::vector<TokenId>> prompts;
+    for (int64_t s = 0; s < B; ++s) prompts.push_back(RandomTokens(o.n_prompt + o.n_gen, c.n_vocab, rng));
+    Clock::time_point start = Clock::now();
+    Batch batch;
+    for (int64_t s = 0; s < B; ++s)
+      for (int64_t i = 0; i < o.n_prompt; ++i) {
+        batch.Add(prompts[static_cast<size_t>(s)][static_cast<size_t>(i)], i, s, i == o.n_prompt - 1);
+        if (batch.size() == o.max_batch_tokens || (s == B - 1 && i == o.n_prompt - 1)) {
+          model.Forward(batch, cache, logits.data(), pool);
+          batch.Clear();
+        }
+      }
+    f.prefill_s = SecondsSince(start);
+    // Decode: n_gen steps, each one token of every sequence.
+    start = Clock::now();
+    for (int64_t step = 0; step < o.n_gen; ++step) {
+      batch.Clear();
+      for (int64_t s = 0; s < B; ++s)
+        batch.Add(prompts[static_cast<size_t>(s)][static_cast<size_t>(o.n_prompt + step)], o.n_prompt + step, s, true);
+      model.Forward(batch, cache, logits.data(), pool);
+    }
+    f.decode_s = SecondsSince(start);
+    for (int64_t s = 0; s < B; ++s) cache.SetStoredTokens(s, o.n_prompt + o.n_gen);
+    const double b = static_cast<double>(B);
+    f.prefill_tokens_per_s = b * static_cast<double>(o.n_prompt) / f.prefill_s;
+    f.decode_tokens_per_s = b * static_cast<double>(o.n_gen) / f.decode_s;
+    f.total_tokens_per_s = b * static_cast<double>(o.n_prompt + o.n_gen) / (f.prefill_s + f.decode_s);
+    KvAccounting kv = cache.Accounting();
+    f.kv_bytes_used = kv.bytes_used;
+    f.kv_formula_bytes = kv.bytes_per_token * static_cast<double>(kv.tokens_stored);
+    PhaseCost step = AnalyzePhase(shape, {Phase::kDecode, 1, B, o.n_prompt + o.n_gen / 2}, hw, HostCostOptions(o.kv_type));
+    f.decode_bound_tokens_per_s = static_cast<double>(step.tokens) / step.roofline_time_s;
+    figures.push_back(f);
+  }
+  return figures;
+}
+
+std::string FormatMarkdown(const ModelBenchReport& r) {
+  std::string out = fmt::format(
+      "model: {} ({}, {:.2f} GiB, {:.3f} B params); {} threads, kernels {}\n"
+      "probe ({}): read {:.2f} GB/s; FP32 FMA {:.1f} GFLOP/s; BF16 dot {:.1f} GFLOP/s; int8 dot {:.1f} Gop/s\n\n",
+      r.model_name, r.weight_types, r.weight_bytes / double(1 << 30), static_cast<double>(r.n_params) / 1e9, r.n_threads,
+      r.isa, r.probe_source, r.probe.read_bytes_per_s / 1e9, r.probe.fp32_flops_per_s / 1e9,
+      r.probe.bf16_flops_per_s / 1e9, r.probe.int8_ops_per_s / 1e9);
+  if (!r.figures.empty()) {
+    out += "| test | t/s | roofline t/s | % of roofline | bound | roof |\n|---|---:|---:|---:|---|---|\n";
+    for (const BenchFigure& f : r.figures)
+      out += fmt::format("| {} | {:.2f} ± {:.2f} | {:.2f} | {:.1f} % | {} | {} |\n", f.test, f.mean, f.stddev,
+                         f.bound_tokens_per_s, f.percent_of_bound(), f.bound_by, f.roof);
+  }
+  if (!r.batches.empty()) {
+    out += "| batch | prefill t/s | decode t/s | total t/s | decode roofline t/s | decode % | KV bytes used | KV formula bytes |\n"
+           "|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const BatchFigure& f : r.batches)
+      out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.1f} % | {} | {:.0f} |\n", f.batch,
+                         f.prefill_tokens_per_s, f.decode_tokens_per_s, f.total_tokens_per_s,
+                         f.decode_bound_tokens_per_s, 100.0 * f.decode_tokens_per_s / f.decode_bound_tokens_per_s,
+                         f.kv_bytes_used, f.kv_formula_bytes);
+    const BatchFigure& first = r.batches.front();
+    if (first.batch == 1)
+      for (const BatchFigure& f : r.batches)
+        out += fmt::format("decode throughput at batch {} = {:.2f} x batch 1\n", f.batch,
+                           f.decode_tokens_per_s / first.decode_tokens_per_s);
+  }
+  return out;
+}
+
+std::string FormatJson(const ModelBenchReport& r) {
+  nlohmann::json j;
+  j["model"] = r.model_name;
+  j["weight_types"] = r.weight_types;
+  j["weight_bytes"] = r.weight_bytes;
+  j["n_params"] = r.n_params;
+  j["threads"] = r.n_threads;
+  j["isa"] = r.isa;
+  j["probe_source"] = r.probe_source;
+  j["probe"] = nlohmann::json::parse(ProbeToJson(r.probe));
+  for (const BenchFigure& f : r.figures)
+    j["tests"].push_back({{"test", f.test}, {"tokens_per_s", f.tokens_per_s}, {"mean", f.mean}, {"std", f.stddev},
+                          {"roofline_tokens_per_s", f.bound_tokens_per_s}, {"percent_of_roofline", f.percent_of_bound()},
+                          {"bound", f.bound_by}, {"roof", f.roof}});
+  for (const BatchFigure& f : r.batches)
+    j["batches"].push_back({{"batch", f.batch}, {"prefill_tokens_per_s", f.prefill_tokens_per_s},
+                            {"decode_tokens_per_s", f.decode_tokens_per_s}, {"total_tokens_per_s", f.total_tokens_per_s},
+                            {"prefill_s", f.prefill_s}, {"decode_s", f.decode_s}, {"kv_bytes_used", f.kv_bytes_used},
+                            {"kv_formula_bytes", f.kv_formula_bytes},
+                            {"decode_roofline_tokens_per_s", f.decode_bound_tokens_per_s}});
+  return j.dump(2);
+}
+
+}  // namespace ridge

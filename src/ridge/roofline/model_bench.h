@@ -1,0 +1,76 @@
+#pragma once
+// ridge bench: measured prefill (pp) and decode (tg) throughput of a model on
+// this machine, each set beside the roofline bound computed from a probe of
+// the same machine (ideally taken in the same run), in the spirit of
+// llama.cpp's llama-bench and llama-batched-bench.
+//
+//   tg bound: tokens/s = 1 / max(bytes per decode step / bandwidth, FLOPs / peak)
+//   pp bound: tokens/s = N / max(FLOPs of an N-token prefill / peak, bytes / bandwidth)
+// where the peak is that of the arithmetic the kernels use for the weight
+// type (int8 dot for Q8_0/Q4_0, BF16 dot or FP32 FMA for F16/BF16, FP32 FMA
+// for F32) — see HostProfile.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ridge/model/llama_model.h"
+#include "ridge/roofline/probe.h"
+
+namespace ridge {
+
+struct ModelBenchOptions {
+  int64_t n_prompt = 512;       // pp test: tokens prefilled in one pass
+  int64_t n_gen = 128;          // tg test: tokens decoded one per step
+  int repetitions = 3;
+  int n_threads = 0;            // 0: all hardware threads
+  GgmlType kv_type = GgmlType::kF16;
+  int64_t max_batch_tokens = 512;  // batched mode: tokens per prefill pass
+  uint64_t seed = 1;            // the random prompt tokens
+};
+
+struct BenchFigure {
+  std::string test;                 // "pp512", "tg128"
+  std::vector<double> tokens_per_s;  // one per repetition
+  double mean = 0, stddev = 0;     // over repetitions (population std, as numpy)
+  double bound_tokens_per_s = 0;    // the roofline's ceiling for this test
+  std::string bound_by;             // "memory" or "compute"
+  std::string roof;                 // which peak: "int8 dot 1.2 Tops/s", "read 35 GB/s"
+  double percent_of_bound() const { return bound_tokens_per_s > 0 ? 100.0 * mean / bound_tokens_per_s : 0; }
+};
+
+struct BatchFigure {
+  int64_t batch = 0;
+  double prefill_tokens_per_s = 0;  // B × n_prompt ÷ prefill time
+  double decode_tokens_per_s = 0;   // B × n_gen ÷ decode time, all sequences together
+  double total_tokens_per_s = 0;    // B × (n_prompt + n_gen) ÷ total time
+  double prefill_s = 0, decode_s = 0;
+  int64_t kv_bytes_used = 0;        // blocks in use at the end, K and V, every layer
+  double kv_formula_bytes = 0;      // bytes per token × tokens stored
+  double decode_bound_tokens_per_s = 0;  // roofline for a decode step at this batch
+};
+
+struct ModelBenchReport {
+  std::string model_name;
+  std::string weight_types;
+  double weight_bytes = 0;
+  int64_t n_params = 0;
+  int n_threads = 0;
+  std::string isa;
+  ProbeResult probe;
+  std::string probe_source;  // "measured in this run" or the file it came from
+  std::vector<BenchFigure> figures;
+  std::vector<BatchFigure> batches;
+};
+
+// pp and tg figures (each test repeated options.repetitions times after a warm-up).
+std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const ProbeResult& probe,
+                                                  const ModelBenchOptions& options);
+// Batched bench: for each B, B sequences of n_prompt random tokens prefilled,
+// then n_gen decode steps of B tokens each.
+std::vector<BatchFigure> BenchBatches(LlamaModel& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
+                                      const ModelBenchOptions& options);
+
+std::string FormatMarkdown(const ModelBenchReport& report);
+std::string FormatJson(const ModelBenchReport& report);
+
+}  // namespace ridge

@@ -1,0 +1,90 @@
+// ridge bench's measurements are plumbing-checked on the real tiny model: every
+// figure is positive, each bound is the roofline the cost model predicts for
+// the probe given, and the report carries them. (Speed itself is a benchmark,
+// never asserted.)
+#include "ridge/roofline/model_bench.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ridge/base/error.h"
+#include "ridge/roofline/cost_model.h"
+#include "ridge/roofline/hardware.h"
+#include "ridge/roofline/model_shape.h"
+#include "stories_model.h"
+
+namespace ridge {
+namespace {
+
+ProbeResult FakeProbe() {
+  ProbeResult p;
+  p.isa = "avx2";
+  p.n_threads = 2;
+  p.read_bytes_per_s = 10e9;
+  p.fp32_flops_per_s = 100e9;
+  p.bf16_flops_per_s = 200e9;
+  p.int8_ops_per_s = 400e9;
+  p.fp32_kernel = "test fp32";
+  p.bf16_kernel = "test bf16";
+  p.int8_kernel = "test int8";
+  return p;
+}
+
+TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
+  auto model = LlamaModel::Load(testing::Stories260kGguf());
+  ModelBenchOptions o;
+  o.n_prompt = 32;
+  o.n_gen = 8;
+  o.repetitions = 2;
+  o.n_threads = 1;
+  std::vector<BenchFigure> figures = BenchPromptAndGeneration(*model, FakeProbe(), o);
+  ASSERT_EQ(figures.size(), 2u);
+  EXPECT_EQ(figures[0].test, "pp32");
+  EXPECT_EQ(figures[1].test, "tg8");
+  const ModelShape shape = ShapeFromGguf(model->file());
+  const HardwareProfile hw = HostProfile(FakeProbe(), shape.main_weight_type);
+  CostOptions costs;
+  costs.activation_bytes = 4;
+  PhaseCost prefill = AnalyzePhase(shape, {Phase::kPrefill, 32, 1, 32}, hw, costs);
+  for (const BenchFigure& f : figures) {
+    ASSERT_EQ(f.tokens_per_s.size(), 2u);
+    for (double t : f.tokens_per_s) EXPECT_GT(t, 0);
+    EXPECT_GT(f.mean, 0);
+    EXPECT_GT(f.bound_tokens_per_s, 0);
+  }
+  EXPECT_DOUBLE_EQ(figures[0].bound_tokens_per_s, 32.0 / prefill.roofline_time_s);
+  // Decode of one sequence of a 260K-parameter F32 model: ~1 FLOP per 2 bytes, far below this ridge.
+  EXPECT_EQ(figures[1].bound_by, "memory");
+
+  ModelBenchReport report;
+  report.figures = figures;
+  report.probe = FakeProbe();
+  nlohmann::json j = nlohmann::json::parse(FormatJson(report));
+  EXPECT_EQ(j["tests"].size(), 2u);
+  EXPECT_NEAR(j["tests"][1]["percent_of_roofline"].get<double>(), figures[1].percent_of_bound(), 1e-9);
+  EXPECT_NE(FormatMarkdown(report).find("| tg8 |"), std::string::npos);
+}
+
+TEST(ModelBench, BatchedSweepAccountsKvBytes) {
+  auto model = LlamaModel::Load(testing::Stories260kGguf());
+  ModelBenchOptions o;
+  o.n_prompt = 16;
+  o.n_gen = 4;
+  o.n_threads = 1;
+  o.max_batch_tokens = 24;  // prefill passes mix sequences
+  o.kv_type = GgmlType::kF16;
+  std::vector<BatchFigure> figures = BenchBatches(*model, FakeProbe(), {1, 3}, o);
+  ASSERT_EQ(figures.size(), 2u);
+  for (const BatchFigure& f : figures) {
+    EXPECT_GT(f.prefill_tokens_per_s, 0);
+    EXPECT_GT(f.decode_tokens_per_s, 0);
+    EXPECT_GT(f.total_tokens_per_s, 0);
+    // stories260K: 640 bytes per token in f16; 20 tokens per sequence in blocks of 16 → 2 blocks each.
+    EXPECT_DOUBLE_EQ(f.kv_formula_bytes, 640.0 * 20 * static_cast<double>(f.batch));
+    EXPECT_EQ(f.kv_bytes_used, 640 * 32 * f.batch);
+  }
+  EXPECT_THROW(BenchBatches(*model, FakeProbe(), {0}, o), Error);
+}
+
+}  // namespace
+}  // namespace ridge
