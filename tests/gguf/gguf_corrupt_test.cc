@@ -341,6 +341,16 @@ TEST(GgufCorrupt, ArraysNestedTooDeep) {
   EXPECT_NE(msg.find("metadata[0] 'n'.value"), std::string::npos) << msg;
 }
 
+TEST(GgufCorrupt, MetadataValueCapBoundsMemory) {
+  // 2^24 + 1 one-byte values would fit in the file but exceed ridge's cap on metadata values.
+  GgufBytes b;
+  b.Header(0, 1).Str("big").U32(9).U32(0 /* uint8 */);
+  const uint64_t at = b.size();
+  const uint64_t n = (uint64_t{1} << 24) + 1;
+  b.U64(n).Zeros(n);
+  ExpectError(b, "metadata[0] 'big'.value.count", at, "past ridge's limit of 16777216 values");
+}
+
 TEST(GgufCorrupt, NonPrintableKeyIsEscapedInMessage) {
   GgufBytes b;
   b.Header(0, 2).KvU32(std::string("\x01z", 2), 1).KvU32(std::string("\x01z", 2), 1);

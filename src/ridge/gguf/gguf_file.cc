@@ -14,6 +14,11 @@ namespace ridge {
 namespace {
 
 constexpr int kMaxArrayDepth = 8;
+// Each parsed value costs sizeof(GgufValue) (~48 bytes) in memory against at
+// least one byte in the file. Real files hold well under 2M values (a 256K-token
+// vocabulary plus its merges); this cap keeps a hostile multi-gigabyte file of
+// one-byte array elements from asking for hundreds of gigabytes.
+constexpr uint64_t kMaxMetadataValues = uint64_t{1} << 24;
 
 // The smallest number of bytes one value of `type` occupies in a file.
 uint64_t MinValueBytes(GgufValueType type) {
@@ -140,6 +145,11 @@ class GgufParser {
       Bad(count_at, field + ".count",
           fmt::format("array of {} {} values needs at least {} bytes per value but only {} bytes are left", count,
                       GgufValueTypeName(elem), min_bytes, Remaining()));
+    if (count > values_left_)
+      Bad(count_at, field + ".count",
+          fmt::format("array of {} values takes the metadata past ridge's limit of {} values in total", count,
+                      kMaxMetadataValues));
+    values_left_ -= count;
     std::vector<GgufValue> elems;
     elems.reserve(static_cast<size_t>(count));
     const bool scalar = elem != GgufValueType::kString && elem != GgufValueType::kArray;
@@ -302,6 +312,7 @@ class GgufParser {
   uint64_t pos_ = 0;
   uint64_t n_tensors_ = 0;
   uint64_t n_kv_ = 0;
+  uint64_t values_left_ = kMaxMetadataValues;  // array elements still allowed
   std::vector<uint64_t> value_offsets_;   // per metadata entry
   std::vector<uint64_t> offset_field_at_;  // per tensor: where its offset field is
 };
