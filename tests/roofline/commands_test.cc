@@ -1,0 +1,145 @@
+// `ridge kv` and `ridge roofline` run as a user runs them.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "ridge/roofline/probe.h"
+#include "test_paths.h"
+
+namespace ridge {
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result Ridge(const std::string& args) {
+  const std::string command = testing::RidgeBinary() + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+void ExpectHas(const Result& r, const std::string& needle) {
+  EXPECT_NE(r.output.find(needle), std::string::npos) << "missing '" << needle << "' in:\n" << r.output;
+}
+
+TEST(KvCommand, ReferenceExampleWithExplicitShape) {
+  const Result r = Ridge("kv --layers 32 --heads 32 --kv-heads 32 --head-dim 128 --context 4096 --batch 50 --budget 80GiB");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectHas(r, "per token    524,288 B  (512.00 KiB)");
+  ExpectHas(r, "per request  2,147,483,648 B  (2.00 GiB)");
+  ExpectHas(r, "107,374,182,400 B  (100.00 GiB)");
+  ExpectHas(r, "fits 40 requests");
+  ExpectHas(r, "does NOT fit");
+  ExpectHas(r, "GQA-8");  // a quarter: 128.00 KiB per token
+  ExpectHas(r, "128.00 KiB");
+}
+
+TEST(KvCommand, PresetOnADeviceLessItsWeights) {
+  const Result r = Ridge("kv --preset llama-3-8b --hw h100 -c 4096 -b 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectHas(r, "llama-3-8b: 32 layers × 8 KV heads (32 query heads) × head dim 128");
+  ExpectHas(r, "per token    131,072 B");
+  ExpectHas(r, "less 14.96 GiB of F16 weights");
+  ExpectHas(r, "GQA-8 *");
+}
+
+TEST(KvCommand, BadInputIsAnErrorNotACrash) {
+  Result r = Ridge("kv --preset nonesuch");
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectHas(r, "unknown model preset 'nonesuch'");
+  r = Ridge("kv --layers 32 --kv-heads 8");
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectHas(r, "--head-dim");
+  r = Ridge("kv --preset llama-2-7b --budget 12 parsecs");
+  EXPECT_NE(r.exit_code, 0);
+  r = Ridge("kv --preset llama-2-7b --kv-type q4_0");
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectHas(r, "KV cache type Q4_0 is not supported");
+  r = Ridge("kv -m /nonexistent.gguf");
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+TEST(RooflineCommand, DefaultAnalysisWithChart) {
+  const std::string svg = testing::ScratchDir("roofline-cmd") + "/chart.svg";
+  const Result r = Ridge("roofline --preset llama-2-7b --hw h100 -b 1 -c 1024 --svg " + svg + " --measured-tps 200");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectHas(r, "ridge point 295.2 FLOP/byte");
+  ExpectHas(r, "prefill of 512 tokens");
+  ExpectHas(r, "decode step: batch 1");
+  ExpectHas(r, "FFN gate/up");
+  ExpectHas(r, "LM head");
+  ExpectHas(r, "intensity 1.00 FLOP/B vs ridge 295.2 → memory-bound");
+  ExpectHas(r, "decode batch sweep");
+  ExpectHas(r, "weight-only quantization");
+  ExpectHas(r, "Q4_0");
+  ExpectHas(r, "measured decode 200.00 tokens/s = 82.1% of the predicted bound 243.53 tokens/s");
+  std::ifstream in(svg);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+  EXPECT_NE(text.find("measured decode 200.0 tok/s"), std::string::npos);
+}
+
+TEST(RooflineCommand, HostProfileFromASavedProbe) {
+  ProbeResult p;
+  p.cpu_name = "Unit CPU";
+  p.isa = "avx512";
+  p.n_threads = 2;
+  p.buffer_bytes = 1 << 30;
+  p.passes = 5;
+  p.read_bytes_per_s = 20e9;
+  p.fp32_flops_per_s = 150e9;
+  p.bf16_flops_per_s = 300e9;
+  p.int8_ops_per_s = 600e9;
+  p.fp32_kernel = "unit fp32 kernel";
+  p.bf16_kernel = "unit bf16 kernel";
+  p.int8_kernel = "unit int8 kernel";
+  p.measured_at = "2025-06-01T00:00:00Z";
+  const std::string path = testing::ScratchDir("roofline-host") + "/probe.json";
+  SaveProbe(p, path);
+  Result r = Ridge("roofline --preset tinyllama-1.1b --hw host --probe-file " + path + " --weight-type q8_0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectHas(r, "peak 600.0 GFLOP/s (probed int8 dot (unit int8 kernel), for Q8_0 weights)");
+  ExpectHas(r, "ridge point 30.0 FLOP/byte");
+  ExpectHas(r, "f32 activations");
+  r = Ridge("roofline --preset tinyllama-1.1b --hw host --probe-file /nonexistent/probe.json");
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectHas(r, "ridge roofline --probe");
+}
+
+TEST(RooflineCommand, ListsProfilesAndPresets) {
+  const Result r = Ridge("roofline --list");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* name : {"h100", "h200", "a100", "l4", "rtx4090", "host", "tinyllama-1.1b", "llama-3.2-1b",
+                           "llama-2-7b", "llama-3-8b", "llama-2-70b"})
+    ExpectHas(r, name);
+}
+
+TEST(RooflineCommand, BadFlags) {
+  Result r = Ridge("roofline --hw tpu");
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectHas(r, "unknown hardware 'tpu'");
+  r = Ridge("roofline --phase sideways");
+  EXPECT_EQ(r.exit_code, 1);
+  r = Ridge("roofline --weight-type q9_9");
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectHas(r, "--weight-type q9_9: unknown type");
+  r = Ridge("roofline --preset llama-2-7b -m x.gguf");
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+}  // namespace
+}  // namespace ridge
