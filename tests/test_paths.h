@@ -6,7 +6,7 @@ namespace ridge::testing {
 
 // $RIDGE_SHARED_DIR, or the shared/ folder beside the source tree.
 std::string SharedDir();
-// A fresh directory under the build tree's temp area, unique per call.
+// A fresh directory under the system temp folder, unique per call, removed when the test process exits.
 std::string ScratchDir(const std::string& name);
 // The ridge binary built alongside the tests.
 std::string RidgeBinary();
