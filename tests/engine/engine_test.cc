@@ -11,6 +11,7 @@
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/engine/generator.h"
+#include "random_model.h"
 #include "stories_model.h"
 
 namespace ridge {
@@ -246,6 +247,55 @@ TEST_F(EngineTest, CancelledRequestFreesItsBlocks) {
   Drain(*stream, &kind);
   EXPECT_EQ(kind, FinishKind::kAbort);
   ExpectPoolEmpty(engine);
+}
+
+// The same on a random-weight Q8_0 model with the Llama-2 vocabulary: int8
+// activation quantization and prefill tiling must not make a token's result
+// depend on what else is in its batch.
+TEST(EngineRandomModel, BatchedGreedyEqualsAloneOnQ8_0) {
+  auto model = LlamaModel::Load(testing::RandomModelGguf(GgmlType::kQ8_0));
+  Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
+  EngineOptions options;
+  options.n_threads = 2;
+  options.kv_type = GgmlType::kF32;
+  options.kv_tokens = 2048;
+  options.max_batch_tokens = 40;
+  const std::vector<std::string> texts = {"Hello world", "The quick brown fox jumps over the lazy dog",
+                                          "In 1492, Columbus sailed", "a", "Lorem ipsum dolor sit amet, consectetur"};
+  std::vector<std::vector<TokenId>> alone;
+  for (const std::string& text : texts) {
+    Engine single(*model, tokenizer, options);
+    RequestParams p;
+    p.prompt = tokenizer.Encode(text, true);
+    p.max_new_tokens = 24;
+    p.ignore_eos = true;
+    auto stream = single.Submit(p);
+    single.RunUntilIdle();
+    std::vector<TokenId> out;
+    StreamUpdate u;
+    while (stream->Wait(u, std::chrono::milliseconds(0)))
+      for (auto& t : u.tokens) out.push_back(t.token);
+    ASSERT_EQ(out.size(), 24u);
+    alone.push_back(out);
+  }
+  Engine batched(*model, tokenizer, options);
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (const std::string& text : texts) {
+    RequestParams p;
+    p.prompt = tokenizer.Encode(text, true);
+    p.max_new_tokens = 24;
+    p.ignore_eos = true;
+    streams.push_back(batched.Submit(p));
+  }
+  batched.RunUntilIdle();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    std::vector<TokenId> out;
+    StreamUpdate u;
+    while (streams[i]->Wait(u, std::chrono::milliseconds(0)))
+      for (auto& t : u.tokens) out.push_back(t.token);
+    EXPECT_EQ(out, alone[i]) << texts[i];
+  }
+  EXPECT_EQ(batched.Stats().kv.blocks_used, 0);
 }
 
 }  // namespace
