@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -163,14 +164,47 @@ TEST(MatMul, RealisticShapes) {
   // tinyllama's ffn_down (n_cols 5632) and a wide output (many rows), a few tokens.
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
     CheckMatMul({type, 48, 5632, 3}, seed++);
-    CheckMatMul({type, 300, 256, 17}, seed++);
+    CheckMatMul({type, 300, 512, 17}, seed++);
   }
 }
 
-TEST(MatMul, MoreThreadsThanCores) {
+// Large enough that MatMul splits the work over the pool (small calls run
+// on the calling thread alone), with more threads than this machine's cores.
+TEST(MatMul, SplitOverManyThreads) {
   uint32_t seed = 12000;
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kF16, GgmlType::kBF16})
-    for (int64_t n_tokens : {1, 5, 20}) CheckMatMul({type, 200, 128, n_tokens}, seed++, {3, 5});
+    for (int64_t n_tokens : {1, 5, 20}) CheckMatMul({type, 200, 1024, n_tokens}, seed++, {2, 3, 5});
+}
+
+// Every output is computed whole by one thread, so the thread count must not
+// change a single bit (the engine relies on runs being reproducible).
+TEST(MatMul, ThreadCountDoesNotChangeResults) {
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
+    const int64_t n_rows = 333, n_cols = 1024, row_bytes = RowBytes(type, n_cols);
+    std::vector<float> row(n_cols);
+    std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * n_rows));
+    for (int64_t r = 0; r < n_rows; ++r) {
+      for (auto& v : row) v = uniform(rng);
+      QuantizeRow(type, row.data(), bytes.data() + r * row_bytes, n_cols);
+    }
+    const WeightMatrix w{type, bytes.data(), n_rows, n_cols, row_bytes};
+    for (int64_t n_tokens : {1, 3, 24}) {
+      std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
+      for (auto& v : x) v = uniform(rng);
+      for (Isa isa : SupportedIsas()) {
+        SetIsaOverride(isa);
+        std::vector<float> one(static_cast<size_t>(n_tokens * n_rows)), many(one.size());
+        ThreadPool pool1(1), pool3(3);
+        MatMul(w, x.data(), n_tokens, one.data(), pool1);
+        MatMul(w, x.data(), n_tokens, many.data(), pool3);
+        ClearIsaOverride();
+        EXPECT_EQ(0, std::memcmp(one.data(), many.data(), one.size() * 4))
+            << GgmlTypeName(type) << " tokens=" << n_tokens << " " << IsaName(isa);
+      }
+    }
+  }
 }
 
 TEST(MatMul, ZeroTokensOrRowsWritesNothing) {

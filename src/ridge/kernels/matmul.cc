@@ -27,6 +27,12 @@ using internal::TypeKernels;
 
 // Rows per task are a multiple of this (16 floats = one 64-byte line of y).
 constexpr int64_t kRowAlign = 16;
+// Work below which a call runs on the calling thread alone: waking the pool
+// and waiting for it costs microseconds, as much as streaming ~64 KiB of
+// weights or ~4 MFLOP (tiny models, K/V projections of small ones).
+constexpr int64_t kInlineRowsBytes = 64 << 10;
+constexpr double kInlinePanelFlops = 4e6;
+constexpr int64_t kInlinePrepareElems = 32 << 10;
 
 const TypeKernels* FindKernels(Isa isa, GgmlType type) {
   switch (isa) {
@@ -51,8 +57,8 @@ ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_
   const int64_t row_bytes = prep.row_bytes(n_cols);
   thread_local ScratchBuffer acts_scratch;
   uint8_t* acts = acts_scratch.Get(row_bytes * n_tokens);
-  if (n_tokens == 1) {
-    prep.prepare(x, n_cols, acts);
+  if (n_tokens * n_cols <= kInlinePrepareElems) {
+    for (int64_t t = 0; t < n_tokens; ++t) prep.prepare(x + t * n_cols, n_cols, acts + t * row_bytes);
   } else {
     pool.ParallelFor(n_tokens, [&](int64_t t, int) { prep.prepare(x + t * n_cols, n_cols, acts + t * row_bytes); });
   }
@@ -62,8 +68,11 @@ ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_
 void RowsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, float* y,
               ThreadPool& pool) {
   // About four tasks per thread so a slow thread does not hold the others up.
-  const int64_t wanted_tasks = 4 * static_cast<int64_t>(pool.n_threads());
-  const int64_t chunk_rows = std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
+  const int64_t passes = CeilDiv(n_tokens, k.max_row_tokens);
+  const bool small = w.n_rows * w.row_bytes * passes <= kInlineRowsBytes;
+  const int64_t wanted_tasks = small ? 1 : 4 * static_cast<int64_t>(pool.n_threads());
+  const int64_t chunk_rows =
+      small ? w.n_rows : std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
   const int64_t n_tasks = CeilDiv(w.n_rows, chunk_rows);
   pool.ParallelFor(n_tasks, [&](int64_t task, int) {
     const int64_t r_begin = task * chunk_rows;
@@ -80,14 +89,20 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
                 ThreadPool& pool) {
   const int64_t n_panels = CeilDiv(w.n_rows, k.panel_rows);
   const int64_t panel_bytes = k.panel_bytes(w.n_cols);
-  pool.ParallelFor(n_panels, [&](int64_t p, int) {
+  auto run_panel = [&](int64_t p) {
     thread_local ScratchBuffer panel_scratch;
     uint8_t* panel = panel_scratch.Get(panel_bytes);
     const int64_t r_begin = p * k.panel_rows;
     k.pack_panel(w, r_begin, panel);
     k.panel_matmul(panel, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens, y + r_begin,
                    w.n_rows);
-  });
+  };
+  const double flops = 2.0 * static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols) * static_cast<double>(n_tokens);
+  if (flops <= kInlinePanelFlops) {
+    for (int64_t p = 0; p < n_panels; ++p) run_panel(p);
+  } else {
+    pool.ParallelFor(n_panels, [&](int64_t p, int) { run_panel(p); });
+  }
 }
 
 }  // namespace
