@@ -87,6 +87,13 @@ void CheckParsed(const ridge::GgufFile& f) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string in_path = TempPath(".in.gguf"), out1 = TempPath(".out1.gguf"),
                            out2 = TempPath(".out2.gguf");
+  static const bool cleanup_registered = [] {
+    std::atexit([] {
+      for (const char* suffix : {".in.gguf", ".out1.gguf", ".out2.gguf"}) std::remove(TempPath(suffix).c_str());
+    });
+    return true;
+  }();
+  (void)cleanup_registered;
   WriteFile(in_path, data, size);
   try {
     const ridge::GgufFile f = ridge::GgufFile::Open(in_path);
