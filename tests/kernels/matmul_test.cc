@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ridge/base/cpu_features.h"
+#include "ridge/base/half.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/kernels/ops.h"
@@ -34,7 +35,8 @@ enum class ActError { kNone, kInt8Blocks, kBf16 };
 
 ActError ActErrorOf(GgmlType type, Isa isa, int64_t n_tokens) {
   if (isa == Isa::kScalar) return ActError::kNone;
-  if (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0) return ActError::kInt8Blocks;
+  if (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K || type == GgmlType::kQ6_K)
+    return ActError::kInt8Blocks;
   if (type == GgmlType::kBF16 && n_tokens > 1) return ActError::kBf16;  // the panel path may run from 2 tokens on
   return ActError::kNone;
 }
@@ -51,6 +53,27 @@ std::string Describe(const Problem& p, Isa isa, int threads) {
          std::to_string(p.row_padding) + " isa=" + IsaName(isa) + " threads=" + std::to_string(threads);
 }
 
+// K-quants have no quantizer in ridge: random bytes are valid blocks, with
+// the f16 super-block scales set to sensible values.
+void RandomKQuantRow(GgmlType type, int64_t n_cols, float scale, std::mt19937& rng, uint8_t* dst) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
+  const int64_t n_bytes = RowBytes(type, n_cols);
+  for (int64_t i = 0; i < n_bytes; ++i) dst[i] = static_cast<uint8_t>(byte(rng));
+  for (int64_t b = 0; b < n_cols / kQK_K; ++b) {
+    if (type == GgmlType::kQ4_K) {
+      auto* block = dst + b * static_cast<int64_t>(sizeof(BlockQ4_K));
+      const uint16_t d = F32ToF16(scale * unit(rng) / 60.0f), dmin = F32ToF16(scale * unit(rng) / 60.0f);
+      std::memcpy(block, &d, 2);
+      std::memcpy(block + 2, &dmin, 2);
+    } else {
+      auto* block = dst + b * static_cast<int64_t>(sizeof(BlockQ6_K));
+      const uint16_t d = F32ToF16(scale * unit(rng) / 2000.0f);
+      std::memcpy(block + 208, &d, 2);
+    }
+  }
+}
+
 void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts = {1, 2}) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -62,8 +85,12 @@ void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts
   std::vector<float> row(static_cast<size_t>(p.n_cols));
   for (int64_t r = 0; r < p.n_rows; ++r) {
     const float row_scale = 0.02f * (1.0f + static_cast<float>(r % 5));
-    for (auto& v : row) v = normal(rng) * row_scale;
-    QuantizeRow(p.type, row.data(), bytes.data() + r * row_bytes, p.n_cols);
+    if (CanQuantizeTo(p.type)) {
+      for (auto& v : row) v = normal(rng) * row_scale;
+      QuantizeRow(p.type, row.data(), bytes.data() + r * row_bytes, p.n_cols);
+    } else {
+      RandomKQuantRow(p.type, p.n_cols, row_scale, rng, bytes.data() + r * row_bytes);
+    }
     DequantizeRow(p.type, bytes.data() + r * row_bytes, w_deq.data() + r * p.n_cols, p.n_cols);
   }
   // Activations with a few outlier channels, like real hidden states.
@@ -140,6 +167,19 @@ TEST(MatMul, QuantizedTypesManyShapes) {
     for (int64_t n_cols : {32, 64, 96, 288, 1056})
       for (int64_t n_rows : {1, 3, 17, 33, 70})
         for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
+  }
+}
+
+TEST(MatMul, KQuantTypesManyShapes) {
+  uint32_t seed = 3000;
+  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    for (int64_t n_cols : {256, 512, 1280})
+      for (int64_t n_rows : {1, 3, 17, 70})
+        for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
+    CheckMatMul({type, 40, 5632, 2}, seed++);
+    CheckMatMul({type, 19, 256, 9, 7}, seed++);  // padded rows
+    CheckMatMul({type, 200, 1024, 1}, seed++, {2, 3});
+    CheckMatMul({type, 200, 1024, 20}, seed++, {2, 3});
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ridge/base/half.h"
+#include "ridge/gguf/dequantize.h"
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
@@ -38,9 +39,11 @@ const TypeKernels* FindKernels(Isa isa, GgmlType type) {
   switch (isa) {
     case Isa::kAvx512:
       if (const TypeKernels* k = internal::Avx512QuantKernels(type)) return k;
+      if (const TypeKernels* k = internal::Avx512KQuantKernels(type)) return k;
       return internal::Avx512FloatKernels(type);
     case Isa::kAvx2:
       if (const TypeKernels* k = internal::Avx2QuantKernels(type)) return k;
+      if (const TypeKernels* k = internal::Avx2KQuantKernels(type)) return k;
       return internal::Avx2FloatKernels(type);
     case Isa::kScalar:
       return nullptr;
@@ -106,6 +109,14 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
 }
 
 }  // namespace
+
+void internal::DequantizeColsQ4K(const uint8_t* row, int64_t c_begin, int64_t n, float* out) {
+  DequantizeRow(GgmlType::kQ4_K, row + c_begin / kQK_K * static_cast<int64_t>(sizeof(BlockQ4_K)), out, n);
+}
+
+void internal::DequantizeColsQ6K(const uint8_t* row, int64_t c_begin, int64_t n, float* out) {
+  DequantizeRow(GgmlType::kQ6_K, row + c_begin / kQK_K * static_cast<int64_t>(sizeof(BlockQ6_K)), out, n);
+}
 
 const float* internal::F16ToF32Table() {
   static const std::vector<float> table = [] {

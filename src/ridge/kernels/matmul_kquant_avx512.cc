@@ -1,0 +1,283 @@
+// Q4_K and Q6_K MatMul for AVX-512 (VNNI).
+//
+// Rows path (decode): activations quantized once per call to int8 blocks of
+// 32 with a float scale (as for Q8_0/Q4_0); each 32-element piece of a
+// super-block is one vpdpbusd of unsigned weights against them.
+//   Q4_K: w = d·sc_s·q − dmin·m_s (q 4-bit, 8 sub-blocks of 32 with 6-bit sc,
+//         m). The q part is scaled per sub-block in float; the m part needs
+//         only Σx per sub-block: one FMA of 8 mins against 8 (dx·Σq) per
+//         super-block. High nibbles stay in place (×16, scale/16 exact).
+//   Q6_K: w = d·sc_g·(q − 32) (q 6-bit, 16 groups of 16, int8 sc). q is
+//         assembled from its low 4 and high 2 bits; −32·Σx per 4-byte lane
+//         starts the accumulator; a lane's scale is its group's.
+// Panels path (prefill): rows dequantized by the reference code into the f32
+// panel and multiplied with FMA (matmul_float_avx512.cc).
+#include <cstring>
+
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/simd_avx512.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int kBlock = 32;
+
+int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
+
+// One prepared activation row of n_cols (a multiple of 256):
+//   q      int8  [n_cols]
+//   d      float [n_blocks]          scale of each 32-block
+//   dsum   float [n_blocks]          d·Σq of each 32-block (Q4_K mins)
+//   bias   int32 [n_blocks][8]       −32·Σ of each 4-byte lane (Q6_K)
+struct ActLayout {
+  int64_t n_blocks, d_off, dsum_off, bias_off, bytes;
+  explicit ActLayout(int64_t n_cols) {
+    n_blocks = n_cols / kBlock;
+    d_off = Align64(n_cols);
+    dsum_off = d_off + Align64(n_blocks * 4);
+    bias_off = dsum_off + Align64(n_blocks * 4);
+    bytes = bias_off + n_blocks * 32;
+  }
+};
+
+int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
+
+void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
+  const ActLayout layout(n_cols);
+  auto* q = reinterpret_cast<int8_t*>(dst);
+  auto* d = reinterpret_cast<float*>(dst + layout.d_off);
+  auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
+  auto* bias = reinterpret_cast<int32_t*>(dst + layout.bias_off);
+  const __m512 sign_mask = _mm512_set1_ps(-0.0f);
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int64_t b = 0; b < layout.n_blocks; ++b) {
+    const __m512 lo = _mm512_loadu_ps(x + b * kBlock);
+    const __m512 hi = _mm512_loadu_ps(x + b * kBlock + 16);
+    const float max_abs =
+        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign_mask, lo), _mm512_andnot_ps(sign_mask, hi)));
+    const float scale = max_abs / 127.0f;
+    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+    const __m512 vinv = _mm512_set1_ps(inv);
+    const __m128i q_lo = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, vinv)));
+    const __m128i q_hi = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, vinv)));
+    const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), qv);
+    const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32)));
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    d[b] = scale;
+    dsum[b] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
+  }
+}
+
+float F16At(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+float HorizontalSum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+__m256 Lane(__m256 v, int i) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i)); }
+
+// The 8 6-bit scales and 8 mins of a Q4_K super-block (ggml's get_scale_min_k4, all at once).
+void Q4KScalesMins(const uint8_t* packed, uint8_t scales[8], uint8_t mins[8]) {
+  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  uint32_t u[3];
+  std::memcpy(u, packed, 12);
+  const uint32_t sc[2] = {u[0] & kLow6, (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4)};
+  const uint32_t mn[2] = {u[1] & kLow6, ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4)};
+  std::memcpy(scales, sc, 8);
+  std::memcpy(mins, mn, 8);
+}
+
+__m256 U8x8ToFloat(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+constexpr int kPrefetchTiles = 2;
+
+template <int kR, int kT>
+void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+  constexpr int64_t kBlockBytes = sizeof(BlockQ4_K);
+  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
+  const uint8_t* base = w.data + r * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
+  const int64_t n_super = w.n_cols / kQK_K;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const float* xdsum[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts.data + t * acts.row_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
+  }
+  // The high nibble sits in place (×16): its sub-blocks' scales are divided by 16.
+  const __m256 nibble_fix = _mm256_setr_ps(1, 0.0625f, 1, 0.0625f, 1, 0.0625f, 1, 0.0625f);
+  const __m256i low = _mm256_set1_epi8(0x0f), high = _mm256_set1_epi8(static_cast<char>(0xf0));
+  __m256 acc[kR][kT], acc_min[kR][kT];
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) acc[i][t] = acc_min[i][t] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+#pragma GCC unroll 8
+    for (int p = 0; p < kPrefetchLines; ++p)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
+#pragma GCC unroll 4
+    for (int i = 0; i < kR; ++i) {
+      const uint8_t* block = base + i * w.row_bytes + sb * kBlockBytes;
+      alignas(8) uint8_t sc[8], mn[8];
+      Q4KScalesMins(block + 4, sc, mn);
+      const __m256 dsc = _mm256_mul_ps(_mm256_mul_ps(U8x8ToFloat(sc), _mm256_set1_ps(F16At(block))), nibble_fix);
+      const __m256 dmn = _mm256_mul_ps(U8x8ToFloat(mn), _mm256_set1_ps(F16At(block + 2)));
+#pragma GCC unroll 4
+      for (int t = 0; t < kT; ++t) {
+        acc_min[i][t] = _mm256_fmadd_ps(dmn, _mm256_loadu_ps(xdsum[t] + sb * 8), acc_min[i][t]);
+        const __m256 s = _mm256_mul_ps(dsc, _mm256_loadu_ps(xd[t] + sb * 8));
+        const int8_t* x = xq[t] + sb * kQK_K;
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 16 + 32 * k));
+          const __m256i d_lo = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(qs, low),
+                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k)));
+          const __m256i d_hi = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(qs, high),
+                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k + 32)));
+          acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d_lo), Lane(s, 2 * k), acc[i][t]);
+          acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d_hi), Lane(s, 2 * k + 1), acc[i][t]);
+        }
+      }
+    }
+  }
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t)
+      y[t * y_stride + r + i] = HorizontalSum(acc[i][t]) - HorizontalSum(acc_min[i][t]);
+}
+
+template <int kR, int kT>
+void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+  constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
+  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
+  const uint8_t* base = w.data + r * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
+  const int64_t n_super = w.n_cols / kQK_K;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xbias[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts.data + t * acts.row_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.bias_off);
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
+  __m256 acc[kR][kT];
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) acc[i][t] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+#pragma GCC unroll 8
+    for (int p = 0; p < kPrefetchLines; ++p)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
+#pragma GCC unroll 4
+    for (int i = 0; i < kR; ++i) {
+      const uint8_t* block = base + i * w.row_bytes + sb * kBlockBytes;
+      const __m256 d = _mm256_set1_ps(F16At(block + 208));
+      const __m128i sc16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192));
+      const __m256 sc_lo = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc16)), d);
+      const __m256 sc_hi = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8))), d);
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* ql = block + 64 * h;
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
+        const __m256i q[4] = {
+            _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2)),
+            _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
+        };
+        const __m256 sc = h == 0 ? sc_lo : sc_hi;
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          // Lanes 0..3 (elements 0..15) take group 2j's scale, lanes 4..7 group 2j+1's.
+          const __m256 lane_sc = _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(2 * j, 2 * j, 2 * j, 2 * j, 2 * j + 1,
+                                                                                 2 * j + 1, 2 * j + 1, 2 * j + 1));
+          const int64_t xb = sb * 8 + 4 * h + j;  // the 32-block of x these 32 weights meet
+#pragma GCC unroll 4
+          for (int t = 0; t < kT; ++t) {
+            const __m256i dot = _mm256_dpbusd_epi32(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xbias[t] + xb * 8)), q[j],
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kBlock)));
+            acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(lane_sc, _mm256_set1_ps(xd[t][xb])),
+                                        acc[i][t]);
+          }
+        }
+      }
+    }
+  }
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = HorizontalSum(acc[i][t]);
+}
+
+template <bool kQ6, int kR, int kT>
+void Tile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+  if constexpr (kQ6) {
+    Q6KTile<kR, kT>(w, layout, acts, r, y, y_stride);
+  } else {
+    Q4KTile<kR, kT>(w, layout, acts, r, y, y_stride);
+  }
+}
+
+template <bool kQ6, int kT>
+void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                   int64_t y_stride) {
+  constexpr int kR = kT == 1 ? 4 : 2;
+  const ActLayout layout(w.n_cols);
+  int64_t r = r_begin;
+  for (; r + kR <= r_end; r += kR) Tile<kQ6, kR, kT>(w, layout, acts, r, y, y_stride);
+  for (; r < r_end; ++r) Tile<kQ6, 1, kT>(w, layout, acts, r, y, y_stride);
+}
+
+template <bool kQ6>
+void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+          int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return RowsForTokens<kQ6, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return RowsForTokens<kQ6, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return RowsForTokens<kQ6, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return RowsForTokens<kQ6, 4>(w, acts, r_begin, r_end, y, y_stride);
+  }
+}
+
+void PackQ4K(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  Avx512PackF32Panel(w, r_begin, DequantizeColsQ4K, panel);
+}
+void PackQ6K(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  Avx512PackF32Panel(w, r_begin, DequantizeColsQ6K, panel);
+}
+
+constexpr int64_t kPanelMinTokens = 8;
+constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
+constexpr ActPrep kFloatActs{nullptr, nullptr};
+constexpr TypeKernels kQ4KKernels{kQuantActs, 4, Rows<false>, kFloatActs, kAvx512PanelRows, kPanelMinTokens,
+                                  Avx512F32PanelBytes, PackQ4K, Avx512F32PanelMatMul};
+constexpr TypeKernels kQ6KKernels{kQuantActs, 4, Rows<true>, kFloatActs, kAvx512PanelRows, kPanelMinTokens,
+                                  Avx512F32PanelBytes, PackQ6K, Avx512F32PanelMatMul};
+
+}  // namespace
+
+const TypeKernels* Avx512KQuantKernels(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_K: return &kQ4KKernels;
+    case GgmlType::kQ6_K: return &kQ6KKernels;
+    default: return nullptr;
+  }
+}
+
+}  // namespace ridge::kernels::internal
