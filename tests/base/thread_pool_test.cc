@@ -31,5 +31,16 @@ TEST(ThreadPool, ManySmallJobsInARow) {
   EXPECT_EQ(sum.load(), 5000 * 6);
 }
 
+// Each job's closure and data die when ParallelFor returns: a worker that
+// woke late must never touch them (ASan would catch it) nor run an old job.
+TEST(ThreadPool, LateWorkersNeverSeeAFinishedJob) {
+  ThreadPool pool(3);
+  for (int job = 0; job < 3000; ++job) {
+    std::vector<int> data(static_cast<size_t>(1 + job % 7), 0);
+    pool.ParallelFor(static_cast<int64_t>(data.size()), [&data, job](int64_t task, int) { data[static_cast<size_t>(task)] += job; });
+    for (int v : data) ASSERT_EQ(v, job);
+  }
+}
+
 }  // namespace
 }  // namespace ridge

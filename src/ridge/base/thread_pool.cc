@@ -29,10 +29,12 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::RunTasks(int thread) {
+  const auto* fn = fn_.load();
+  const int64_t n_tasks = n_tasks_.load();
   for (;;) {
-    int64_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
-    if (task >= n_tasks_) break;
-    (*fn_)(task, thread);
+    int64_t task = next_task_.fetch_add(1);
+    if (task >= n_tasks) break;
+    (*fn)(task, thread);
   }
 }
 
@@ -42,35 +44,38 @@ void ThreadPool::ParallelFor(int64_t n_tasks, const std::function<void(int64_t, 
     for (int64_t t = 0; t < n_tasks; ++t) fn(t, 0);
     return;
   }
+  while (workers_in_.load() != 0) _mm_pause();  // a straggler of the last job is leaving
+  fn_.store(&fn);
+  n_tasks_.store(n_tasks);
+  next_task_.store(0);
+  closed_.store(false);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = &fn;
-    n_tasks_ = n_tasks;
-    next_task_.store(0, std::memory_order_relaxed);
-    busy_workers_.store(n_threads_ - 1, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    generation_.fetch_add(1);
   }
   wake_.notify_all();
   RunTasks(0);
-  while (busy_workers_.load(std::memory_order_acquire) != 0) _mm_pause();
+  closed_.store(true);
+  while (workers_in_.load() != 0) _mm_pause();
 }
 
 void ThreadPool::WorkerLoop(int thread) {
   uint64_t seen = 0;
   for (;;) {
     int spins = 0;
-    while (generation_.load(std::memory_order_acquire) == seen && spins < kSpinIterations) {
+    while (generation_.load() == seen && spins < kSpinIterations) {
       _mm_pause();
       ++spins;
     }
-    if (generation_.load(std::memory_order_acquire) == seen) {
+    if (generation_.load() == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return generation_.load() != seen; });
     }
-    seen = generation_.load(std::memory_order_acquire);
+    seen = generation_.load();
     if (stop_.load()) return;
-    RunTasks(thread);
-    busy_workers_.fetch_sub(1, std::memory_order_release);
+    workers_in_.fetch_add(1);
+    if (generation_.load() == seen && !closed_.load()) RunTasks(thread);
+    workers_in_.fetch_sub(1);
   }
 }
 

@@ -2,7 +2,9 @@
 // A persistent pool of worker threads. ParallelFor hands out task indices to
 // the calling thread and the workers; no thread is created per operation.
 // Workers spin briefly between jobs (decode issues thousands of small jobs a
-// second) and then sleep.
+// second) and then sleep. The caller works too and returns as soon as every
+// task is done: it waits for workers still running a task, never for one that
+// has not woken up yet (on a loaded machine that could take milliseconds).
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -36,12 +38,16 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;
+  // The current job. A worker joins it by raising workers_in_ and checking
+  // that the job is still open; the caller closes it when every task is
+  // claimed and waits for workers_in_ to fall to zero.
   std::atomic<uint64_t> generation_{0};
   std::atomic<int64_t> next_task_{0};
-  std::atomic<int> busy_workers_{0};
+  std::atomic<int64_t> n_tasks_{0};
+  std::atomic<const std::function<void(int64_t, int)>*> fn_{nullptr};
+  std::atomic<bool> closed_{true};
+  std::atomic<int> workers_in_{0};
   std::atomic<bool> stop_{false};
-  int64_t n_tasks_ = 0;
-  const std::function<void(int64_t, int)>* fn_ = nullptr;
 };
 
 // The number of hardware threads, at least 1.
