@@ -270,14 +270,14 @@ std::string FormatProbe(const ProbeResult& p) {
   std::string out;
   out += fmt::format("host probe: {} — {} thread{}, {} kernels, measured {}\n", p.cpu_name.empty() ? "CPU" : p.cpu_name,
                      p.n_threads, p.n_threads == 1 ? "" : "s", p.isa, p.measured_at);
-  out += fmt::format("  {:<34} {:>14}   ({} buffer, best of {} passes)\n", "memory read bandwidth",
+  out += fmt::format("  {:<38} {:>14}   ({} buffer, best of {} passes)\n", "memory read bandwidth",
                      FormatSi(p.read_bytes_per_s, "B/s"), FormatBytes(static_cast<double>(p.buffer_bytes)), p.passes);
   auto row = [&](const std::string& label, double rate, const char* unit, double ridge) {
     if (rate <= 0) {
-      out += fmt::format("  {:<34} {:>14}\n", label, "not available");
+      out += fmt::format("  {:<38} {:>14}\n", label, "not available");
       return;
     }
-    out += fmt::format("  {:<34} {:>14}   ridge point {:.1f} {}/byte\n", label, FormatSi(rate, unit), ridge,
+    out += fmt::format("  {:<38} {:>14}   ridge point {:.1f} {}/byte\n", label, FormatSi(rate, unit), ridge,
                        std::string(unit).substr(0, std::string(unit).find('/')));
   };
   row("FP32 FMA (" + p.fp32_kernel + ")", p.fp32_flops_per_s, "FLOP/s", p.Fp32RidgePoint());

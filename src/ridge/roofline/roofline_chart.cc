@@ -68,11 +68,31 @@ std::string Marker(ChartPointKind kind, double x, double y) {
   }
 }
 
-std::string DecadeLabel(int exponent, const char* unit) {
+// Tick values within [10^lo, 10^hi]: every decade, and 2× and 5× when the
+// range spans under three decades (so a short axis still has labels).
+std::vector<double> Ticks(double lo, double hi) {
+  std::vector<double> ticks;
+  const bool fine = hi - lo < 3;
+  for (int e = static_cast<int>(std::floor(lo)); e <= static_cast<int>(std::ceil(hi)); ++e)
+    for (double m : {1.0, 2.0, 5.0}) {
+      if (m != 1.0 && !fine) continue;
+      const double v = m * std::pow(10.0, e);
+      const double l = std::log10(v);
+      if (l >= lo - 1e-9 && l <= hi + 1e-9) ticks.push_back(v);
+    }
+  return ticks;
+}
+
+// "0.5", "20", "2k", "100G", "1P".
+std::string TickLabel(double v) {
   static const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
-  if (exponent < 0) return fmt::format("{}{}", std::pow(10.0, exponent), unit);
-  return fmt::format("{}{}{}", static_cast<int>(std::pow(10.0, exponent % 3)), kPrefixes[std::min(exponent / 3, 6)],
-                     unit);
+  if (v < 1) return fmt::format("{:g}", v);
+  int prefix = 0;
+  while (v >= 1000 - 1e-9 && prefix < 6) {
+    v /= 1000;
+    ++prefix;
+  }
+  return fmt::format("{:g}{}", v, kPrefixes[prefix]);
 }
 
 }  // namespace
@@ -137,22 +157,21 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
 
   // Grid and axes.
   svg += "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
-  for (int e = static_cast<int>(std::ceil(x_lo)); e <= x_hi; ++e)
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", px(std::pow(10.0, e)),
-                       kPlotTop, kPlotBottom);
-  for (int e = static_cast<int>(std::ceil(y_lo)); e <= y_hi; ++e)
-    svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\"/>\n", py(std::pow(10.0, e)),
-                       kPlotLeft, kPlotRight);
+  const std::vector<double> x_ticks = Ticks(x_lo, x_hi), y_ticks = Ticks(y_lo, y_hi);
+  for (double t : x_ticks)
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", px(t), kPlotTop, kPlotBottom);
+  for (double t : y_ticks)
+    svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\"/>\n", py(t), kPlotLeft, kPlotRight);
   svg += "</g>\n";
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000\"/>\n", kPlotLeft,
                      kPlotTop, kPlotRight - kPlotLeft, kPlotBottom - kPlotTop);
   svg += "<g font-size=\"11\" fill=\"#222\">\n";
-  for (int e = static_cast<int>(std::ceil(x_lo)); e <= x_hi; ++e)
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(std::pow(10.0, e)),
-                       kPlotBottom + 16, Escape(DecadeLabel(e, "")));
-  for (int e = static_cast<int>(std::ceil(y_lo)); e <= y_hi; ++e)
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kPlotLeft - 6,
-                       py(std::pow(10.0, e)) + 4, Escape(DecadeLabel(e, "")));
+  for (double t : x_ticks)
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(t), kPlotBottom + 16,
+                       Escape(TickLabel(t)));
+  for (double t : y_ticks)
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kPlotLeft - 6, py(t) + 4,
+                       Escape(TickLabel(t)));
   svg += "</g>\n";
   svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" text-anchor=\"middle\">arithmetic intensity "
                      "(FLOP/byte, log scale)</text>\n",
@@ -189,13 +208,16 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
   svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\">compute roof {}</text>\n", kPlotLeft + 6,
                      py(hw.peak_flops) - 6, Escape(FormatSi(hw.peak_flops, "FLOP/s")));
   {
-    // Label the slope near its lower-left part, rotated along it.
+    // Label the slope halfway up, rotated along it and set off to its upper-left side, which is
+    // always empty (nothing attains more than the roofline).
     const double x0 = px(x_min), y0 = py(hw.bandwidth_bytes_per_s * x_min);
-    const double angle = std::atan2(py(hw.peak_flops) - y0, px(ridge) - x0) * 180 / M_PI;
-    const double lx = x0 + (px(ridge) - x0) * 0.15, ly = y0 + (py(hw.peak_flops) - y0) * 0.15;
-    svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" transform=\"rotate({2:.1f} {0:.1f} {1:.1f})\">"
-                       "memory {3}</text>\n",
-                       lx, ly - 6, angle, Escape(FormatSi(hw.bandwidth_bytes_per_s, "B/s")));
+    const double radians = std::atan2(py(hw.peak_flops) - y0, px(ridge) - x0);
+    const double angle = radians * 180 / M_PI;
+    const double mx = (x0 + px(ridge)) / 2, my = (y0 + py(hw.peak_flops)) / 2;
+    const double lx = mx + 9 * std::sin(radians), ly = my - 9 * std::cos(radians);
+    svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" text-anchor=\"middle\" "
+                       "transform=\"rotate({2:.1f} {0:.1f} {1:.1f})\">memory {3}</text>\n",
+                       lx, ly, angle, Escape(FormatSi(hw.bandwidth_bytes_per_s, "B/s")));
   }
 
   // Points, then one label per cluster of points closer than kClusterPixels.
