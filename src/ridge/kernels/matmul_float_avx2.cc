@@ -69,9 +69,11 @@ void RowTokens(const MatView& w, const ActView& acts, int64_t r, float* y, int64
   const uint8_t* row = w.data + r * w.row_bytes;
   const uint8_t* ahead = row + kPrefetchRows * w.row_bytes;
   const float* x[kT];
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) x[t] = reinterpret_cast<const float*>(acts.data + t * acts.row_stride);
   __m256 acc[kU][kT];
   for (int u = 0; u < kU; ++u)
+    #pragma GCC unroll 16
     for (int t = 0; t < kT; ++t) acc[u][t] = _mm256_setzero_ps();
   int64_t c = 0;
   for (; c + kStepCols <= w.n_cols; c += kStepCols) {
@@ -87,13 +89,16 @@ void RowTokens(const MatView& w, const ActView& acts, int64_t r, float* y, int64
   }
   for (; c + 8 <= w.n_cols; c += 8) {
     const __m256 wv = Load8<kKind>(row + c * kEb);
+    #pragma GCC unroll 16
     for (int t = 0; t < kT; ++t) acc[0][t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[t] + c), acc[0][t]);
   }
   if (c < w.n_cols) {
     const int64_t n = w.n_cols - c;
     const __m256 wv = LoadPartial<kKind>(row + c * kEb, n);
+    #pragma GCC unroll 16
     for (int t = 0; t < kT; ++t) acc[0][t] = _mm256_fmadd_ps(wv, LoadPartialF32(x[t] + c, n), acc[0][t]);
   }
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) {
     __m256 sum = acc[0][t];
     for (int u = 1; u < kU; ++u) sum = _mm256_add_ps(sum, acc[u][t]);
@@ -164,6 +169,7 @@ void PanelTile(const float* panel, int64_t c_begin, int64_t c_end, const float* 
                bool first_chunk, int64_t n_valid_rows, float* y, int64_t y_stride) {
   __m256 acc0[kT], acc1[kT];
   alignas(32) float tmp[kAvx2PanelRows];
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) {
     if (first_chunk) {
       acc0[t] = acc1[t] = _mm256_setzero_ps();
@@ -185,6 +191,7 @@ void PanelTile(const float* panel, int64_t c_begin, int64_t c_end, const float* 
       acc1[t] = _mm256_fmadd_ps(w1, xb, acc1[t]);
     }
   }
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) {
     if (n_valid_rows == kAvx2PanelRows) {
       _mm256_storeu_ps(y + t * y_stride, acc0[t]);

@@ -70,9 +70,11 @@ void RowTokens(const MatView& w, const ActView& acts, int64_t r, float* y, int64
   const uint8_t* row = w.data + r * w.row_bytes;
   const uint8_t* ahead = row + kPrefetchRows * w.row_bytes;
   const float* x[kT];
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) x[t] = reinterpret_cast<const float*>(acts.data + t * acts.row_stride);
   __m512 acc[kU][kT];
   for (int u = 0; u < kU; ++u)
+    #pragma GCC unroll 16
     for (int t = 0; t < kT; ++t) acc[u][t] = _mm512_setzero_ps();
   int64_t c = 0;
   for (; c + kStepCols <= w.n_cols; c += kStepCols) {
@@ -89,8 +91,10 @@ void RowTokens(const MatView& w, const ActView& acts, int64_t r, float* y, int64
   for (; c < w.n_cols; c += 16) {
     const __mmask16 mask = w.n_cols - c >= 16 ? __mmask16(0xffff) : TailMask(w.n_cols - c);
     const __m512 wv = LoadWeights<kKind>(row + c * kEb, mask);
+    #pragma GCC unroll 16
     for (int t = 0; t < kT; ++t) acc[0][t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, x[t] + c), acc[0][t]);
   }
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) {
     __m512 sum = acc[0][t];
     for (int u = 1; u < kU; ++u) sum = _mm512_add_ps(sum, acc[u][t]);
@@ -147,6 +151,7 @@ template <int kT>
 void F32PanelTile(const float* panel, int64_t c_begin, int64_t c_end, const float* x, int64_t x_stride,
                   bool first_chunk, __mmask16 m0, __mmask16 m1, float* y, int64_t y_stride) {
   __m512 acc0[kT], acc1[kT];
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) {
     if (first_chunk) {
       acc0[t] = acc1[t] = _mm512_setzero_ps();
@@ -159,13 +164,14 @@ void F32PanelTile(const float* panel, int64_t c_begin, int64_t c_end, const floa
   for (int64_t c = c_begin; c < c_end; ++c, p += kPanelRows) {
     const __m512 w0 = _mm512_load_ps(p);
     const __m512 w1 = _mm512_load_ps(p + 16);
-#pragma GCC unroll 16
+    #pragma GCC unroll 16
     for (int t = 0; t < kT; ++t) {
       const __m512 xb = _mm512_set1_ps(x[t * x_stride + c]);
       acc0[t] = _mm512_fmadd_ps(w0, xb, acc0[t]);
       acc1[t] = _mm512_fmadd_ps(w1, xb, acc1[t]);
     }
   }
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) {
     _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
     _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
@@ -251,6 +257,7 @@ template <int kT>
 void Bf16PanelTile(const uint32_t* panel, int64_t p_begin, int64_t p_end, const uint32_t* x, int64_t x_stride,
                    bool first_chunk, __mmask16 m0, __mmask16 m1, float* y, int64_t y_stride) {
   __m512 acc0[kT], acc1[kT];
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) {
     if (first_chunk) {
       acc0[t] = acc1[t] = _mm512_setzero_ps();
@@ -263,13 +270,14 @@ void Bf16PanelTile(const uint32_t* panel, int64_t p_begin, int64_t p_end, const 
   for (int64_t c = p_begin; c < p_end; ++c, p += kPanelRows) {
     const __m512bh w0 = reinterpret_cast<__m512bh>(_mm512_load_si512(p));
     const __m512bh w1 = reinterpret_cast<__m512bh>(_mm512_load_si512(p + 16));
-#pragma GCC unroll 16
+    #pragma GCC unroll 16
     for (int t = 0; t < kT; ++t) {
       const __m512bh xb = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(x[t * x_stride + c])));
       acc0[t] = _mm512_dpbf16_ps(acc0[t], w0, xb);
       acc1[t] = _mm512_dpbf16_ps(acc1[t], w1, xb);
     }
   }
+  #pragma GCC unroll 16
   for (int t = 0; t < kT; ++t) {
     _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
     _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
