@@ -158,99 +158,148 @@ bool KvTypeSupported(GgmlType type, int64_t head_dim) {
 }
 
 // Elements [c, c + n) of a head (n <= kLanes; n < kLanes only at the end) as floats.
-template <typename V>
-typename V::R LoadKv(GgmlType type, const uint8_t* head, int64_t c, int64_t n) {
+template <typename V, GgmlType kType>
+typename V::R LoadKv(const uint8_t* head, int64_t c, int64_t n) {
+  if constexpr (kType == GgmlType::kF32) {
+    const float* p = reinterpret_cast<const float*>(head) + c;
+    return n == V::kLanes ? V::Load(p) : V::LoadPartial(p, n);
+  } else if constexpr (kType == GgmlType::kF16) {
+    return n == V::kLanes ? V::LoadF16(head + 2 * c) : V::LoadF16Partial(head + 2 * c, n);
+  } else if constexpr (kType == GgmlType::kBF16) {
+    return n == V::kLanes ? V::LoadBf16(head + 2 * c) : V::LoadBf16Partial(head + 2 * c, n);
+  } else {  // Q8_0: kLanes divides 32, so a vector never straddles two blocks
+    const uint8_t* block = head + (c / 32) * static_cast<int64_t>(sizeof(BlockQ8_0));
+    uint16_t d;
+    std::memcpy(&d, block, 2);
+    return V::Mul(V::LoadQ8(block + 2 + c % 32), V::Set1(V::F16Scalar(d)));
+  }
+}
+
+// q·k for kLanes positions at once (lane j: heads[j]), one partial-sum vector
+// per position in registers, reduced together at the end.
+template <typename V, GgmlType kType>
+typename V::R DotLanes(const float* q, int64_t head_dim, const uint8_t* const* heads) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  R acc[L];
+#pragma GCC unroll 16
+  for (int64_t j = 0; j < L; ++j) acc[j] = V::Zero();
+  for (int64_t c = 0; c < head_dim; c += L) {
+    const int64_t n = head_dim - c < L ? head_dim - c : L;
+    const R qv = n == L ? V::Load(q + c) : V::LoadPartial(q + c, n);
+#pragma GCC unroll 16
+    for (int64_t j = 0; j < L; ++j) acc[j] = V::Fma(LoadKv<V, kType>(heads[j], c, n), qv, acc[j]);
+  }
+  return V::ReduceLanes(acc);
+}
+
+// out[c0, c1) = Σ_p w_p · v_p[c0, c1), kNv vectors wide, two positions in
+// flight (two accumulator sets) to hide the FMA latency.
+template <typename V, GgmlType kType, int kNv>
+void WeightedSum(const float* w, int64_t n_positions, const KvHeadView& v, int64_t c0, int64_t c1, float* out) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  int64_t width[kNv];
+  R acc0[kNv], acc1[kNv];
+#pragma GCC unroll 16
+  for (int i = 0; i < kNv; ++i) {
+    width[i] = c1 - (c0 + i * L) < L ? c1 - (c0 + i * L) : L;
+    acc0[i] = acc1[i] = V::Zero();
+  }
+  KvCursor cursor(v);
+  int64_t p = 0;
+  for (; p + 2 <= n_positions; p += 2) {
+    const uint8_t* h0 = cursor.Next();
+    const uint8_t* h1 = cursor.Next();
+    const R w0 = V::Set1(w[p]), w1 = V::Set1(w[p + 1]);
+#pragma GCC unroll 16
+    for (int i = 0; i < kNv; ++i) {
+      acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, width[i]), w0, acc0[i]);
+      acc1[i] = V::Fma(LoadKv<V, kType>(h1, c0 + i * L, width[i]), w1, acc1[i]);
+    }
+  }
+  if (p < n_positions) {
+    const uint8_t* h0 = cursor.Next();
+    const R w0 = V::Set1(w[p]);
+#pragma GCC unroll 16
+    for (int i = 0; i < kNv; ++i) acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, width[i]), w0, acc0[i]);
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < kNv; ++i) {
+    const R r = V::Add(acc0[i], acc1[i]);
+    if (width[i] == L) {
+      V::Store(out + c0 + i * L, r);
+    } else {
+      V::StorePartial(out + c0 + i * L, width[i], r);
+    }
+  }
+}
+
+template <typename V, GgmlType kKType>
+void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_positions, float scale, float* scores) {
+  constexpr int64_t L = V::kLanes;
+  const typename V::R vscale = V::Set1(scale);
+  KvCursor cursor(k);
+  for (int64_t p0 = 0; p0 < n_positions; p0 += L) {
+    const int64_t m = n_positions - p0 < L ? n_positions - p0 : L;
+    const uint8_t* heads[L];
+    for (int64_t j = 0; j < m; ++j) heads[j] = cursor.Next();
+    for (int64_t j = m; j < L; ++j) heads[j] = heads[0];  // computed and dropped
+    const typename V::R sums = V::Mul(DotLanes<V, kKType>(q, head_dim, heads), vscale);
+    if (m == L) {
+      V::Store(scores + p0, sums);
+    } else {
+      V::StorePartial(scores + p0, m, sums);
+    }
+  }
+}
+
+template <typename V, GgmlType kVType>
+void WeightedSumAll(const float* w, int64_t n_positions, const KvHeadView& v, int64_t head_dim, float* out) {
+  constexpr int64_t L = V::kLanes;
+  constexpr int64_t kMaxVectors = 8;
+  for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
+    const int64_t c1 = c0 + kMaxVectors * L < head_dim ? c0 + kMaxVectors * L : head_dim;
+    switch ((c1 - c0 + L - 1) / L) {
+      case 1: WeightedSum<V, kVType, 1>(w, n_positions, v, c0, c1, out); break;
+      case 2: WeightedSum<V, kVType, 2>(w, n_positions, v, c0, c1, out); break;
+      case 3: WeightedSum<V, kVType, 3>(w, n_positions, v, c0, c1, out); break;
+      case 4: WeightedSum<V, kVType, 4>(w, n_positions, v, c0, c1, out); break;
+      case 5: WeightedSum<V, kVType, 5>(w, n_positions, v, c0, c1, out); break;
+      case 6: WeightedSum<V, kVType, 6>(w, n_positions, v, c0, c1, out); break;
+      case 7: WeightedSum<V, kVType, 7>(w, n_positions, v, c0, c1, out); break;
+      default: WeightedSum<V, kVType, 8>(w, n_positions, v, c0, c1, out); break;
+    }
+  }
+}
+
+// Calls f(std::integral_constant-like tag) for the KV type, compile-time.
+template <GgmlType kType>
+struct KvTypeTag {
+  static constexpr GgmlType value = kType;
+};
+
+template <typename F>
+void WithKvType(GgmlType type, F f) {
   switch (type) {
-    case GgmlType::kF32: {
-      const float* p = reinterpret_cast<const float*>(head) + c;
-      return n == V::kLanes ? V::Load(p) : V::LoadPartial(p, n);
-    }
-    case GgmlType::kF16: return n == V::kLanes ? V::LoadF16(head + 2 * c) : V::LoadF16Partial(head + 2 * c, n);
-    case GgmlType::kBF16: return n == V::kLanes ? V::LoadBf16(head + 2 * c) : V::LoadBf16Partial(head + 2 * c, n);
-    default: {  // Q8_0: kLanes divides 32, so a vector never straddles two blocks
-      const uint8_t* block = head + (c / 32) * static_cast<int64_t>(sizeof(BlockQ8_0));
-      uint16_t d;
-      std::memcpy(&d, block, 2);
-      return V::Mul(V::LoadQ8(block + 2 + c % 32), V::Set1(V::F16Scalar(d)));
-    }
+    case GgmlType::kF32: return f(KvTypeTag<GgmlType::kF32>{});
+    case GgmlType::kF16: return f(KvTypeTag<GgmlType::kF16>{});
+    case GgmlType::kBF16: return f(KvTypeTag<GgmlType::kBF16>{});
+    default: return f(KvTypeTag<GgmlType::kQ8_0>{});
   }
 }
 
 template <typename V>
 bool AttendHeadImpl(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                     float scale, float* scores, float* out) {
-  using R = typename V::R;
-  constexpr int64_t L = V::kLanes;
   if (!KvTypeSupported(k.type, head_dim) || !KvTypeSupported(v.type, head_dim)) return false;
   if (n_positions <= 0) {
     for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
     return true;
   }
-  // scores[p] = scale · q·k_p, kLanes positions at a time, one partial sum
-  // vector each, reduced together.
-  {
-    KvCursor cursor(k);
-    const R vscale = V::Set1(scale);
-    for (int64_t p0 = 0; p0 < n_positions; p0 += L) {
-      const int64_t m = n_positions - p0 < L ? n_positions - p0 : L;
-      const uint8_t* heads[L];
-      R acc[L];
-      for (int64_t j = 0; j < L; ++j) {
-        heads[j] = j < m ? cursor.Next() : nullptr;
-        acc[j] = V::Zero();
-      }
-      for (int64_t c = 0; c < head_dim; c += L) {
-        const int64_t n = head_dim - c < L ? head_dim - c : L;
-        const R qv = n == L ? V::Load(q + c) : V::LoadPartial(q + c, n);
-        for (int64_t j = 0; j < m; ++j) acc[j] = V::Fma(LoadKv<V>(k.type, heads[j], c, n), qv, acc[j]);
-      }
-      const R sums = V::Mul(V::ReduceLanes(acc), vscale);
-      if (m == L) {
-        V::Store(scores + p0, sums);
-      } else {
-        V::StorePartial(scores + p0, m, sums);
-      }
-    }
-  }
+  WithKvType(k.type, [&](auto tag) { Scores<V, decltype(tag)::value>(q, head_dim, k, n_positions, scale, scores); });
   SoftmaxImpl<V>(scores, n_positions);
-  // out = Σ_p w_p · v_p, head_dim in chunks of up to kChunk vectors, two
-  // positions in flight (two accumulator sets) to hide the FMA latency.
-  constexpr int64_t kChunk = 8;
-  for (int64_t c0 = 0; c0 < head_dim; c0 += kChunk * L) {
-    const int64_t c1 = c0 + kChunk * L < head_dim ? c0 + kChunk * L : head_dim;
-    const int64_t n_vec = (c1 - c0 + L - 1) / L;
-    R acc0[kChunk], acc1[kChunk];
-    for (int64_t i = 0; i < kChunk; ++i) acc0[i] = acc1[i] = V::Zero();
-    KvCursor cursor(v);
-    int64_t p = 0;
-    for (; p + 2 <= n_positions; p += 2) {
-      const uint8_t* h0 = cursor.Next();
-      const uint8_t* h1 = cursor.Next();
-      const R w0 = V::Set1(scores[p]), w1 = V::Set1(scores[p + 1]);
-      for (int64_t i = 0; i < n_vec; ++i) {
-        const int64_t c = c0 + i * L, n = c1 - c < L ? c1 - c : L;
-        acc0[i] = V::Fma(LoadKv<V>(v.type, h0, c, n), w0, acc0[i]);
-        acc1[i] = V::Fma(LoadKv<V>(v.type, h1, c, n), w1, acc1[i]);
-      }
-    }
-    if (p < n_positions) {
-      const uint8_t* h0 = cursor.Next();
-      const R w0 = V::Set1(scores[p]);
-      for (int64_t i = 0; i < n_vec; ++i) {
-        const int64_t c = c0 + i * L, n = c1 - c < L ? c1 - c : L;
-        acc0[i] = V::Fma(LoadKv<V>(v.type, h0, c, n), w0, acc0[i]);
-      }
-    }
-    for (int64_t i = 0; i < n_vec; ++i) {
-      const int64_t c = c0 + i * L, n = c1 - c < L ? c1 - c : L;
-      const R r = V::Add(acc0[i], acc1[i]);
-      if (n == L) {
-        V::Store(out + c, r);
-      } else {
-        V::StorePartial(out + c, n, r);
-      }
-    }
-  }
+  WithKvType(v.type, [&](auto tag) { WeightedSumAll<V, decltype(tag)::value>(scores, n_positions, v, head_dim, out); });
   return true;
 }
 
