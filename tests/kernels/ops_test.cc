@@ -71,7 +71,8 @@ TEST(RmsNorm, MatchesScalarTwin) {
       EXPECT_EQ(got[static_cast<size_t>(n)], 99.0f) << "wrote past the end, isa " << IsaName(isa);
       const double rel = ((static_cast<double>(n) / 16 + 8) / 2 + 8) * kU;
       for (int64_t i = 0; i < n; ++i)
-        ASSERT_NEAR(got[i], want[i], rel * std::fabs(want[i]) + 1e-30) << "n=" << n << " i=" << i << " " << IsaName(isa);
+        ASSERT_NEAR(got[i], want[i], rel * std::fabs(want[i]) + 1e-30)
+            << "n=" << n << " i=" << i << " " << IsaName(isa);
       // In place (out aliases x).
       std::vector<float> inplace = x;
       RmsNorm(inplace.data(), w.data(), n, 1e-5f, inplace.data());
@@ -82,7 +83,9 @@ TEST(RmsNorm, MatchesScalarTwin) {
 
 TEST(Rope, MatchesScalarTwin) {
   std::mt19937 rng(2);
-  struct Shape { int64_t n_heads, head_dim, rope_dim; };
+  struct Shape {
+    int64_t n_heads, head_dim, rope_dim;
+  };
   for (Shape s : {Shape{1, 2, 2}, Shape{3, 8, 8}, Shape{32, 64, 64}, Shape{4, 64, 32}, Shape{2, 128, 128},
                   Shape{5, 18, 18}, Shape{2, 100, 98}, Shape{1, 10, 7}}) {
     for (int64_t pos : {0, 1, 17, 1000, 32767}) {
@@ -96,8 +99,9 @@ TEST(Rope, MatchesScalarTwin) {
           for (int64_t d = 0; d < s.head_dim; ++d) {
             const int64_t i = h * s.head_dim + d, pair = i - (d % 2);
             const double tol = 4 * kU * (std::fabs(x[pair]) + std::fabs(x[pair + 1]));
-            ASSERT_NEAR(got[i], want[i], tol) << "heads=" << s.n_heads << " dim=" << s.head_dim << " rope=" << s.rope_dim
-                                              << " pos=" << pos << " i=" << i << " " << IsaName(isa);
+            ASSERT_NEAR(got[i], want[i], tol)
+                << "heads=" << s.n_heads << " dim=" << s.head_dim << " rope=" << s.rope_dim << " pos=" << pos
+                << " i=" << i << " " << IsaName(isa);
           }
         }
       });
@@ -119,8 +123,8 @@ TEST(Softmax, MatchesScalarTwin) {
         EXPECT_EQ(got.back(), 42.0f) << "wrote past the end";
         const double rel = 2 * kExpRel + (static_cast<double>(n) / 8 + 8) * kU;
         for (int64_t i = 0; i < n; ++i)
-          ASSERT_NEAR(got[i], want[i], rel * want[i] + 3e-38) << "n=" << n << " spread=" << spread << " i=" << i << " "
-                                                              << IsaName(isa);
+          ASSERT_NEAR(got[i], want[i], rel * want[i] + 3e-38)
+              << "n=" << n << " spread=" << spread << " i=" << i << " " << IsaName(isa);
       });
     }
   }
@@ -197,43 +201,61 @@ struct PagedKv {
   }
 };
 
+// n_q query heads over one paged KV head (as grouped-query attention uses it),
+// AttendHead per head on every target against the scalar twin.
+void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_t block_tokens, int64_t n_q,
+                    std::mt19937& rng) {
+  std::vector<float> k_deq, v_deq;
+  PagedKv k(type, head_dim, n_positions, block_tokens, rng, &k_deq);
+  PagedKv v(type, head_dim, n_positions, block_tokens, rng, &v_deq);
+  const auto q = Random(rng, n_q * head_dim, -1.5f, 1.5f);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  std::vector<float> want(static_cast<size_t>(n_q * head_dim)), weights(static_cast<size_t>(n_q * n_positions));
+  for (int64_t h = 0; h < n_q; ++h)
+    scalar::AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale,
+                       weights.data() + h * n_positions, want.data() + h * head_dim);
+  // The twin leaves the softmax weights in its scores; the tolerance of each output:
+  std::vector<double> tol(want.size());
+  for (int64_t h = 0; h < n_q; ++h) {
+    double max_score_err = 0;
+    for (int64_t p = 0; p < n_positions; ++p) {
+      double qk = 0;
+      for (int64_t d = 0; d < head_dim; ++d) qk += std::fabs(q[h * head_dim + d] * k_deq[p * head_dim + d]);
+      max_score_err = std::fmax(max_score_err, scale * (static_cast<double>(head_dim) / 8 + 8) * kU * qk);
+    }
+    const double n = static_cast<double>(n_positions);
+    const double rel = 2 * max_score_err + 2 * kExpRel + (n / 8 + 8) * kU + (n / 2 + 8) * kU;
+    for (int64_t d = 0; d < head_dim; ++d) {
+      double mass = 0;
+      for (int64_t p = 0; p < n_positions; ++p)
+        mass += weights[h * n_positions + p] * std::fabs(v_deq[p * head_dim + d]);
+      tol[h * head_dim + d] = rel * mass + 1e-30;
+    }
+  }
+  ForEachIsa([&](Isa isa) {
+    std::vector<float> one(want.size() + 1, 5.0f);
+    std::vector<float> s(static_cast<size_t>(n_q * n_positions));
+    for (int64_t h = 0; h < n_q; ++h)
+      AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale, s.data(),
+                 one.data() + h * head_dim);
+    EXPECT_EQ(one.back(), 5.0f) << "wrote past the end";
+    for (size_t i = 0; i < want.size(); ++i) {
+      const std::string where = std::string(GgmlTypeName(type)) + " head_dim=" + std::to_string(head_dim) +
+                                " n=" + std::to_string(n_positions) + " block=" + std::to_string(block_tokens) +
+                                " n_q=" + std::to_string(n_q) + " i=" + std::to_string(i) + " " + IsaName(isa);
+      ASSERT_NEAR(one[i], want[i], tol[i]) << where;
+    }
+  });
+}
+
 TEST(AttendHead, MatchesScalarTwinOnPagedKv) {
   std::mt19937 rng(5);
   for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
     for (int64_t head_dim : {8, 17, 32, 64, 100, 128, 256}) {
       if (type == GgmlType::kQ8_0 && head_dim % 32 != 0) continue;
-      for (int64_t n_positions : {1, 2, 3, 15, 16, 17, 40, 300}) {
-        for (int64_t block_tokens : {1, 16, 7}) {
-          std::vector<float> k_deq, v_deq;
-          PagedKv k(type, head_dim, n_positions, block_tokens, rng, &k_deq);
-          PagedKv v(type, head_dim, n_positions, block_tokens, rng, &v_deq);
-          const auto q = Random(rng, head_dim, -1.5f, 1.5f);
-          const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-          std::vector<float> want(static_cast<size_t>(head_dim)), scores(static_cast<size_t>(n_positions));
-          scalar::AttendHead(q.data(), head_dim, k.view, v.view, n_positions, scale, scores.data(), want.data());
-          const std::vector<float> weights = scores;  // the twin leaves the softmax weights there
-          double max_score_err = 0;
-          for (int64_t p = 0; p < n_positions; ++p) {
-            double qk = 0;
-            for (int64_t d = 0; d < head_dim; ++d) qk += std::fabs(q[d] * k_deq[p * head_dim + d]);
-            max_score_err = std::fmax(max_score_err, scale * (static_cast<double>(head_dim) / 8 + 8) * kU * qk);
-          }
-          const double n = static_cast<double>(n_positions);
-          const double rel = 2 * max_score_err + 2 * kExpRel + (n / 8 + 8) * kU + (n / 2 + 8) * kU;
-          ForEachIsa([&](Isa isa) {
-            std::vector<float> got(static_cast<size_t>(head_dim) + 1, 5.0f), s(static_cast<size_t>(n_positions));
-            AttendHead(q.data(), head_dim, k.view, v.view, n_positions, scale, s.data(), got.data());
-            EXPECT_EQ(got.back(), 5.0f) << "wrote past the end";
-            for (int64_t d = 0; d < head_dim; ++d) {
-              double mass = 0;
-              for (int64_t p = 0; p < n_positions; ++p) mass += weights[p] * std::fabs(v_deq[p * head_dim + d]);
-              ASSERT_NEAR(got[d], want[d], rel * mass + 1e-30)
-                  << GgmlTypeName(type) << " head_dim=" << head_dim << " n=" << n_positions
-                  << " block=" << block_tokens << " d=" << d << " " << IsaName(isa);
-            }
-          });
-        }
-      }
+      for (int64_t n_positions : {1, 2, 3, 15, 16, 17, 40, 300})
+        for (int64_t block_tokens : {1, 16, 7})
+          CheckAttention(type, head_dim, n_positions, block_tokens, block_tokens == 7 ? 3 : 1, rng);
     }
   }
 }
@@ -251,8 +273,19 @@ TEST(AttendHead, ZeroPositionsGivesZeros) {
 
 std::vector<float> KvStoreInputs(std::mt19937& rng, int64_t n, bool with_nan) {
   auto x = Random(rng, n, -4.0f, 4.0f);
-  const float specials[] = {0.0f, -0.0f, 1e-40f, -3e-39f, 65504.0f, 65520.0f, -1e6f, 1e-8f, 0.5f, -1.5f, 2.5f,
-                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1e-40f,
+                            -3e-39f,
+                            65504.0f,
+                            65520.0f,
+                            -1e6f,
+                            1e-8f,
+                            0.5f,
+                            -1.5f,
+                            2.5f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
   for (size_t i = 0; i < x.size(); i += 3) x[i] = specials[(i / 3) % std::size(specials)];
   if (with_nan && n > 5) x[5] = std::numeric_limits<float>::quiet_NaN();
   return x;

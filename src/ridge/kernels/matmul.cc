@@ -100,7 +100,8 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
     k.panel_matmul(panel, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens, y + r_begin,
                    w.n_rows);
   };
-  const double flops = 2.0 * static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols) * static_cast<double>(n_tokens);
+  const double flops =
+      2.0 * static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols) * static_cast<double>(n_tokens);
   if (flops <= kInlinePanelFlops) {
     for (int64_t p = 0; p < n_panels; ++p) run_panel(p);
   } else {

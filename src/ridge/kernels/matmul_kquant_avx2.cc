@@ -79,7 +79,8 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     i8 = _mm256_permutevar8x32_epi32(i8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), i8);
     const __m256i lane_sums = Dot(_mm256_set1_epi8(1), i8);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32)));
+    const __m256i lane_bias = _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), lane_bias);
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
@@ -214,7 +215,8 @@ void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
             _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2)),
             _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2)),
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
+                            _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
         };
         const __m256 sc = h == 0 ? sc_lo : sc_hi;
 #pragma GCC unroll 4

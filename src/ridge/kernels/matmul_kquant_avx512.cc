@@ -63,7 +63,8 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), qv);
     const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32)));
+    const __m256i lane_bias = _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), lane_bias);
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
@@ -147,8 +148,8 @@ void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
           const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 16 + 32 * k));
           const __m256i d_lo = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(qs, low),
                                                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k)));
-          const __m256i d_hi = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(qs, high),
-                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k + 32)));
+          const __m256i x_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k + 32));
+          const __m256i d_hi = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(qs, high), x_hi);
           acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d_lo), Lane(s, 2 * k), acc[i][t]);
           acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d_hi), Lane(s, 2 * k + 1), acc[i][t]);
         }
@@ -200,7 +201,8 @@ void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
             _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2)),
             _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2)),
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
+                            _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
         };
         const __m256 sc = h == 0 ? sc_lo : sc_hi;
 #pragma GCC unroll 4

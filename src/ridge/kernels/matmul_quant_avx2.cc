@@ -81,7 +81,8 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     i8 = _mm256_permutevar8x32_epi32(i8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), i8);
     const __m256i lane_sums = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, i8), ones16);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lane_bias + b * 8), _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-8)));
+    const __m256i bias = _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lane_bias + b * 8), bias);
   }
 }
 

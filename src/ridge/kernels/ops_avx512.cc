@@ -62,7 +62,9 @@ struct V512 {
     return _mm512_scalef_ps(p, n);
   }
 
-  static R LoadF16(const uint8_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static R LoadF16(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   static R LoadF16Partial(const uint8_t* p, int64_t n) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(Mask(n), p)); }
   static R Bf16Bits(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
   static R LoadBf16(const uint8_t* p) { return Bf16Bits(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
@@ -80,7 +82,8 @@ struct V512 {
   static void StoreBf16(const float* x, int64_t n, uint8_t* dst) {
     const __m512i bits = _mm512_castps_si512(LoadPartial(x, n));
     const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+    const __m512i rounded =
+        _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
     const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
                                                    _mm512_set1_epi32(0x7f800000));

@@ -76,7 +76,8 @@ void RotatePairsImpl(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_d
     if (j < dim) {
       const int64_t m = dim - j;  // even
       const R v = V::LoadPartial(head + j, m);
-      V::StorePartial(head + j, m, V::Fma(v, V::LoadPartial(cc + j, m), V::Mul(V::SwapPairs(v), V::LoadPartial(ss + j, m))));
+      const R rotated = V::Fma(v, V::LoadPartial(cc + j, m), V::Mul(V::SwapPairs(v), V::LoadPartial(ss + j, m)));
+      V::StorePartial(head + j, m, rotated);
     }
     for (int64_t i = dim / 2; i < rope_dim / 2; ++i) {  // beyond kMaxDim (no model has it): plain code
       const float a = head[2 * i], b = head[2 * i + 1];
