@@ -5,6 +5,8 @@
 // `ridge roofline --probe` measures this machine (the "host" profile).
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -25,11 +27,28 @@
 namespace ridge::app {
 namespace {
 
+// The mean tokens/s of the pp test (prefill) or tg test (decode) of a
+// `ridge bench -o json` report.
+double MeasuredFromBenchJson(const std::string& path, const std::string& phase) {
+  std::ifstream in(path);
+  if (!in) Fail("--bench-json {}: cannot open", path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("tests") || !j["tests"].is_array())
+    Fail("--bench-json {}: not a `ridge bench -o json` report (no \"tests\" array)", path);
+  const std::string prefix = phase == "prefill" ? "pp" : "tg";
+  for (const auto& t : j["tests"])
+    if (t.contains("test") && t["test"].is_string() && t["test"].get<std::string>().rfind(prefix, 0) == 0 &&
+        t.contains("mean") && t["mean"].is_number())
+      return t["mean"].get<double>();
+  Fail("--bench-json {}: no {} test in the report", path, prefix);
+}
+
 struct RooflineArgs {
   std::string preset, model_path, hw, phase = "both", weight_type, kv_type = "f16", act_type;
   std::string svg_path, probe_file, save_path, measured_phase = "decode";
   int64_t prompt = 512, batch = 1, context = 1024, max_batch = 1024;
   double measured_tps = 0;
+  std::string bench_json;
   bool probe = false, list = false;
   int threads = 0;
 };
@@ -205,18 +224,20 @@ int RunRoofline(const RooflineArgs& a) {
   PrintQuant(CompareWeightTypes(shape, types, decode_w, prefill_w, hardware_for, options));
 
   std::optional<ChartPoint> measured;
-  if (a.measured_tps > 0) {
+  // A `ridge bench -o json` report gives its pp (prefill) or tg (decode) mean.
+  const double measured_tps = a.bench_json.empty() ? a.measured_tps : MeasuredFromBenchJson(a.bench_json, a.measured_phase);
+  if (measured_tps > 0) {
     if (a.measured_phase != "decode" && a.measured_phase != "prefill")
       Fail("--measured-phase {}: expected decode or prefill", a.measured_phase);
     const bool is_decode = a.measured_phase == "decode";
     const PhaseCost p = AnalyzePhase(shape, is_decode ? decode_w : prefill_w, hw, options);
     const double predicted = p.TokensPerSecond();
     std::printf("\nmeasured %s %.2f tokens/s = %.1f%% of the predicted bound %.2f tokens/s\n", a.measured_phase.c_str(),
-                a.measured_tps, 100.0 * a.measured_tps / predicted, predicted);
+                measured_tps, 100.0 * measured_tps / predicted, predicted);
     // The achieved FLOP/s: the step's FLOPs at the measured rate.
-    measured = ChartPoint{fmt::format("measured {} {:.1f} tok/s ({:.0f}% of bound)", a.measured_phase, a.measured_tps,
-                                      100.0 * a.measured_tps / predicted),
-                          p.intensity, p.flops * a.measured_tps / static_cast<double>(p.tokens),
+    measured = ChartPoint{fmt::format("measured {} {:.1f} tok/s ({:.0f}% of bound)", a.measured_phase, measured_tps,
+                                      100.0 * measured_tps / predicted),
+                          p.intensity, p.flops * measured_tps / static_cast<double>(p.tokens),
                           ChartPointKind::kMeasured};
   }
 
@@ -272,6 +293,8 @@ CommandRegistration kRoofline{{"roofline",
     sub.add_option("--measured-tps", args->measured_tps, "a measured tokens/s to set against the predicted bound")
         ->check(CLI::PositiveNumber);
     sub.add_option("--measured-phase", args->measured_phase, "the phase of --measured-tps: decode (default) or prefill");
+    sub.add_option("--bench-json", args->bench_json,
+                   "take the measured tokens/s from a `ridge bench -o json` report (tg for decode, pp for prefill)");
     sub.add_flag("--probe", args->probe, "measure this machine: memory read bandwidth, FP32/BF16/int8 peaks");
     sub.add_option("-t,--threads", args->threads, "probe threads (default: all hardware threads)")
         ->check(CLI::PositiveNumber);

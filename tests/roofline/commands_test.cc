@@ -93,6 +93,21 @@ TEST(RooflineCommand, DefaultAnalysisWithChart) {
   EXPECT_NE(text.find("measured decode 200.0 tok/s"), std::string::npos);
 }
 
+TEST(RooflineCommand, MeasuredFigureFromABenchReport) {
+  const std::string dir = testing::ScratchDir("roofline-bench-json");
+  std::ofstream(dir + "/bench.json") << R"({"tests": [{"test": "pp512", "mean": 900.0}, {"test": "tg128", "mean": 200.0}]})";
+  Result r = Ridge("roofline --preset llama-2-7b --hw h100 -b 1 -c 1024 --bench-json " + dir + "/bench.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectHas(r, "measured decode 200.00 tokens/s = 82.1% of the predicted bound 243.53 tokens/s");
+  r = Ridge("roofline --preset llama-2-7b --hw h100 --bench-json " + dir + "/bench.json --measured-phase prefill");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ExpectHas(r, "measured prefill 900.00 tokens/s");
+  std::ofstream(dir + "/bad.json") << "{\"tests\": 3}";
+  r = Ridge("roofline --preset llama-2-7b --hw h100 --bench-json " + dir + "/bad.json");
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectHas(r, "not a `ridge bench -o json` report");
+}
+
 TEST(RooflineCommand, HostProfileFromASavedProbe) {
   ProbeResult p;
   p.cpu_name = "Unit CPU";
