@@ -5,7 +5,9 @@
 //            the bandwidth roof for these buffers (4 KiB pages, like a mapped
 //            GGUF file);
 //   decode:  one token against a stack of matrices larger than the caches
-//            (256 MiB, each call on the next matrix): GB/s of weights;
+//            (256 MiB, each call on the next matrix): GB/s of weights, and
+//            the median ratio to a read of the same bytes right after each
+//            call (paired_read%);
 //   peak:    the probe's compute loops (FP32 FMA, BF16 dot, int8 dot) on
 //            every thread in short bursts;
 //   prefill: n_tokens against one matrix: GFLOP/s (2 per weight per token),
@@ -14,17 +16,21 @@
 //            and K-quants; AVX2: FP32 FMA for all).
 // Each reports the mean and the best call: this machine is shared, and the
 // best call is the one least disturbed by others (compare best with best).
-// Threads: $RIDGE_BENCH_THREADS (default 2); target: $RIDGE_ISA. The host
-// probe (ridge roofline --probe's code: 1 GiB, huge pages) runs at start-up.
+// Threads: $RIDGE_BENCH_THREADS (default 2); target: $RIDGE_ISA; weights in
+// huge pages: $RIDGE_BENCH_HUGEPAGES=1. The host probe (ridge roofline
+// --probe's code: 1 GiB, huge pages) runs at start-up. See README.md.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/half.h"
@@ -106,15 +112,27 @@ std::vector<uint8_t> RandomMatrix(GgmlType type) {
 }
 
 // The matrix repeated to fill >= 256 MiB, so every call reads from memory.
+// Backed by 4 KiB pages like a mapped GGUF file, or by transparent huge pages
+// with RIDGE_BENCH_HUGEPAGES=1 (fewer TLB misses: in this VM a plain read
+// goes from ~42 to ~60 GB/s).
 struct Stack {
-  std::vector<uint8_t> bytes;
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> storage;
+  uint8_t* bytes = nullptr;
   int64_t matrix_bytes = 0, n_copies = 0;
   explicit Stack(GgmlType type) {
     const std::vector<uint8_t> one = RandomMatrix(type);
     matrix_bytes = static_cast<int64_t>(one.size());
     n_copies = (kStackBytes + matrix_bytes - 1) / matrix_bytes;
-    bytes.resize(static_cast<size_t>(matrix_bytes * n_copies));
-    for (int64_t c = 0; c < n_copies; ++c) std::memcpy(bytes.data() + c * matrix_bytes, one.data(), one.size());
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t n_bytes = (static_cast<size_t>(matrix_bytes * n_copies) + kHuge - 1) / kHuge * kHuge;
+    storage.reset(static_cast<uint8_t*>(std::aligned_alloc(kHuge, n_bytes)));
+    bytes = storage.get();
+    const char* huge = std::getenv("RIDGE_BENCH_HUGEPAGES");
+    madvise(bytes, n_bytes, huge && std::atoi(huge) ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    for (int64_t c = 0; c < n_copies; ++c) std::memcpy(bytes + c * matrix_bytes, one.data(), one.size());
   }
 };
 
@@ -141,7 +159,7 @@ void BM_ReadBandwidth(benchmark::State& state) {
   CallTimer timer;
   int64_t i = 0;
   for (auto _ : state) {
-    const uint8_t* m = stack.bytes.data() + (i++ % stack.n_copies) * stack.matrix_bytes;
+    const uint8_t* m = stack.bytes + (i++ % stack.n_copies) * stack.matrix_bytes;
     timer.Start();
     Pool().ParallelFor(n_tasks, [&](int64_t t, int) {
       sums[static_cast<size_t>(t)] += kernels.read_sum(m + t * task_bytes, static_cast<size_t>(task_bytes));
@@ -158,24 +176,49 @@ void BM_ReadBandwidth(benchmark::State& state) {
   Label(state);
 }
 
+// Each decode call is followed by a read of another matrix of the stack
+// (same bytes, same pages, the probe's read kernel on the same threads): the
+// median of the per-pair ratios is robust to the bandwidth this shared host
+// gives us drifting from second to second.
 void BM_Decode(benchmark::State& state, GgmlType type) {
   const Stack stack(type);
   const std::vector<float> x(kCols, 0.5f);
   std::vector<float> y(kRows);
-  CallTimer timer;
+  const probe::IsaKernels kernels = ProbeKernels();
+  const int64_t n_tasks = 8 * Pool().n_threads();
+  const int64_t task_bytes = stack.matrix_bytes / n_tasks / 64 * 64;
+  std::vector<uint64_t> sums(static_cast<size_t>(n_tasks));
+  std::vector<double> ratios;
+  CallTimer timer, read_timer;
   int64_t i = 0;
   for (auto _ : state) {
-    const WeightMatrix w{type, stack.bytes.data() + (i++ % stack.n_copies) * stack.matrix_bytes, kRows, kCols,
-                         RowBytes(type, kCols)};
+    const int64_t m = i++ % stack.n_copies;
+    const WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
     timer.Start();
     MatMul(w, x.data(), 1, y.data(), Pool());
+    const auto kernel_end = std::chrono::steady_clock::now();
     timer.Stop();
     benchmark::DoNotOptimize(y.data());
+    state.PauseTiming();
+    const uint8_t* other = stack.bytes + ((m + stack.n_copies / 2) % stack.n_copies) * stack.matrix_bytes;
+    read_timer.Start();
+    Pool().ParallelFor(n_tasks, [&](int64_t t, int) {
+      sums[static_cast<size_t>(t)] += kernels.read_sum(other + t * task_bytes, static_cast<size_t>(task_bytes));
+    });
+    read_timer.Stop();
+    const double kernel_s = std::chrono::duration<double>(kernel_end - timer.start).count();
+    const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_timer.start).count() *
+                          static_cast<double>(stack.matrix_bytes) / static_cast<double>(task_bytes * n_tasks);
+    ratios.push_back(read_s / kernel_s);
+    state.ResumeTiming();
   }
+  benchmark::DoNotOptimize(sums.data());
+  std::sort(ratios.begin(), ratios.end());
   const double bytes = static_cast<double>(stack.matrix_bytes);
   state.counters["GB/s"] = benchmark::Counter(bytes * static_cast<double>(state.iterations()) / 1e9,
                                               benchmark::Counter::kIsRate);
   state.counters["best_GB/s"] = bytes / timer.best_s / 1e9;
+  state.counters["paired_read%"] = ratios.empty() ? 0 : ratios[ratios.size() / 2] * 100;
   if (g_best_read_bytes_per_s > 0) state.counters["best/read%"] = bytes / timer.best_s / g_best_read_bytes_per_s * 100;
   state.counters["best/probe%"] = bytes / timer.best_s / Probe().read_bytes_per_s * 100;
   Label(state);

@@ -1,17 +1,17 @@
 // MatMul driver: picks the ISA's inner kernels for the weight type, prepares
 // the activations once per call, and spreads the work over the thread pool.
 //
-// Decode and small batches (n_tokens < kPanelMinTokens) take the "rows" path:
-// output rows are cut into chunks of whole cache lines of y (no false
-// sharing), each weight row is streamed once per group of up to
-// max_row_tokens tokens. Larger batches take the "panels" path: each task
-// packs panel_rows weight rows into a per-thread scratch panel and multiplies
-// it by every token, so the weights are reused from cache (prefill).
+// Decode and small batches take the "rows" path: output rows are cut into
+// chunks of whole cache lines of y (no false sharing), each weight row is
+// streamed once per group of up to max_row_tokens tokens. From the type's
+// panel_min_tokens on (where the ISA has a panel path for it) batches take the
+// "panels" path: each task packs panel_rows weight rows into a per-thread
+// scratch panel and multiplies it by every token, so the weights are reused
+// from cache (prefill).
 #include <algorithm>
 #include <vector>
 
 #include "ridge/base/half.h"
-#include "ridge/gguf/dequantize.h"
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
@@ -110,14 +110,6 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
 }
 
 }  // namespace
-
-void internal::DequantizeColsQ4K(const uint8_t* row, int64_t c_begin, int64_t n, float* out) {
-  DequantizeRow(GgmlType::kQ4_K, row + c_begin / kQK_K * static_cast<int64_t>(sizeof(BlockQ4_K)), out, n);
-}
-
-void internal::DequantizeColsQ6K(const uint8_t* row, int64_t c_begin, int64_t n, float* out) {
-  DequantizeRow(GgmlType::kQ6_K, row + c_begin / kQK_K * static_cast<int64_t>(sizeof(BlockQ6_K)), out, n);
-}
 
 const float* internal::F16ToF32Table() {
   static const std::vector<float> table = [] {

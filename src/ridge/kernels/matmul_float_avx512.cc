@@ -320,39 +320,6 @@ constexpr TypeKernels kBf16Kernels{kFloatActs, 4, Rows<Kind::kBF16>,
 
 }  // namespace
 
-void Avx512PackF32Panel(const MatView& w, int64_t r_begin, DequantizeCols dequantize, uint8_t* panel_bytes) {
-  auto* panel = reinterpret_cast<float*>(panel_bytes);
-  constexpr int64_t kStep = 256;
-  alignas(64) float buf[16][kStep];
-  for (int64_t half = 0; half < 2; ++half) {
-    for (int64_t c0 = 0; c0 < w.n_cols; c0 += kStep) {
-      const int64_t n = w.n_cols - c0 < kStep ? w.n_cols - c0 : kStep;
-      for (int64_t i = 0; i < 16; ++i) {
-        const int64_t r = r_begin + half * 16 + i;
-        if (r < w.n_rows) {
-          dequantize(w.data + r * w.row_bytes, c0, n, buf[i]);
-        } else {
-          std::memset(buf[i], 0, sizeof buf[i]);
-        }
-      }
-      for (int64_t c = 0; c < n; c += 16) {
-        const int64_t n_out = n - c < 16 ? n - c : 16;
-        __m512 v[16];
-        for (int i = 0; i < 16; ++i) v[i] = _mm512_maskz_loadu_ps(TailMask(n_out), buf[i] + c);
-        avx512::Transpose16x16(v);
-        for (int64_t j = 0; j < n_out; ++j) _mm512_store_ps(panel + (c0 + c + j) * kPanelRows + half * 16, v[j]);
-      }
-    }
-  }
-}
-
-int64_t Avx512F32PanelBytes(int64_t n_cols) { return F32PanelBytes(n_cols); }
-
-void Avx512F32PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
-                          int64_t n_tokens, float* y, int64_t y_stride) {
-  F32PanelMatMul(panel, n_cols, n_valid_rows, acts, n_tokens, y, y_stride);
-}
-
 const TypeKernels* Avx512FloatKernels(GgmlType type) {
   switch (type) {
     case GgmlType::kF32: return &kF32Kernels;

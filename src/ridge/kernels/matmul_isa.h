@@ -76,28 +76,19 @@ const TypeKernels* Avx2FloatKernels(GgmlType type);
 // kernels read a block's f16 scale with one load instead of a conversion.
 const float* F16ToF32Table();
 
-// out[0, n) = row elements [c_begin, c_begin + n); c_begin a multiple of the
-// type's block, n too unless c_begin + n == n_cols. Used to fill f32 panels.
+// out[0, n) = row elements [c_begin, c_begin + n); c_begin a multiple of 8,
+// n too unless c_begin + n == n_cols. Fills the AVX2 f32 panels.
 using DequantizeCols = void (*)(const uint8_t* row, int64_t c_begin, int64_t n, float* out);
-// Through the reference dequantizer (dequantize.h), for types whose panels
-// are f32 (K-quants); n a multiple of 256.
-void DequantizeColsQ4K(const uint8_t* row, int64_t c_begin, int64_t n, float* out);
-void DequantizeColsQ6K(const uint8_t* row, int64_t c_begin, int64_t n, float* out);
-
-// The f32 panel path, shared within each ISA: rows dequantized into an f32
-// panel [n_cols][panel rows] (AVX2: 16 rows, AVX-512: 32) multiplied with FMA.
+// AVX2 float types' prefill: 16 rows converted into an f32 panel
+// [n_cols][16] and multiplied with FMA (matmul_float_avx2.cc).
 constexpr int64_t kAvx2PanelRows = 16;
 void Avx2PackF32Panel(const MatView& w, int64_t r_begin, DequantizeCols dequantize, uint8_t* panel);
 int64_t Avx2F32PanelBytes(int64_t n_cols);
 void Avx2F32PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
                         int64_t n_tokens, float* y, int64_t y_stride);
 constexpr int64_t kAvx512PanelRows = 32;
-void Avx512PackF32Panel(const MatView& w, int64_t r_begin, DequantizeCols dequantize, uint8_t* panel);
-int64_t Avx512F32PanelBytes(int64_t n_cols);
-void Avx512F32PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
-                          int64_t n_tokens, float* y, int64_t y_stride);
 
-// K-quants (Q4_K, Q6_K): rows path in SIMD, panels through the f32 path.
+// K-quants (Q4_K, Q6_K): the rows path only.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
 
