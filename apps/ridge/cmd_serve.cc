@@ -1,0 +1,161 @@
+// ridge serve: the OpenAI-compatible HTTP server (see
+// src/ridge/server/http_server.h) in front of the continuous-batching engine.
+// SIGINT/SIGTERM stop it gracefully: new work is refused, running requests
+// get --shutdown-grace seconds to finish, the rest are cancelled, exit 0.
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "ridge/base/error.h"
+#include "ridge/kv/paged_kv_cache.h"
+#include "ridge/command.h"
+#include "ridge/roofline/units.h"
+#include "ridge/server/http_server.h"
+#include "ridge/tokenizer/tokenizer.h"
+
+namespace ridge::app {
+namespace {
+
+struct ServeArgs {
+  std::string model_path;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string model_name;
+  std::string api_key;
+  int64_t max_batch_tokens = 512;
+  std::string kv_memory = "2GiB";
+  int64_t kv_tokens = 0;
+  std::string kv_type = "f16";
+  int64_t kv_block_tokens = 16;
+  int64_t max_queue = 1024;
+  int64_t max_running = 256;
+  int threads = 0;
+  int http_threads = 128;
+  std::string max_body = "4MiB";
+  std::string chat_template;
+  double shutdown_grace_s = 10;
+  bool no_prefix_caching = false;
+};
+
+int Serve(const ServeArgs& a) {
+  // Signals go to the main thread's sigwait alone: block them before any
+  // thread (engine, HTTP pool) exists, so every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  EngineOptions engine;
+  engine.n_threads = a.threads;
+  engine.max_batch_tokens = a.max_batch_tokens;
+  engine.max_waiting = a.max_queue;
+  engine.max_running = a.max_running;
+  auto kv_type = ParseGgmlType(a.kv_type);
+  if (!kv_type) Fail("--kv-type: unknown type '{}'", a.kv_type);
+  engine.kv_type = *kv_type;
+  engine.kv_block_tokens = a.kv_block_tokens;
+  engine.kv_memory_bytes = static_cast<int64_t>(ParseByteSize(a.kv_memory));
+  engine.kv_tokens = a.kv_tokens;
+  engine.prefix_caching = !a.no_prefix_caching;
+
+  server::ServerOptions options;
+  options.host = a.host;
+  options.port = a.port;
+  options.model_name =
+      a.model_name.empty() ? std::filesystem::path(a.model_path).stem().string() : a.model_name;
+  options.api_key = a.api_key;
+  if (options.api_key.empty())
+    if (const char* env = std::getenv("RIDGE_API_KEY")) options.api_key = env;
+  options.max_body_bytes = static_cast<int64_t>(ParseByteSize(a.max_body));
+  options.http_threads = a.http_threads;
+  if (!a.chat_template.empty()) {
+    options.chat_family = server::ParseChatFamily(a.chat_template);
+    if (!options.chat_family) Fail("--chat-template: '{}' is not one of llama2, llama3, chatml, plain", a.chat_template);
+  }
+
+  auto model = LlamaModel::Load(a.model_path);
+  Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
+  // A pool larger than max-running full contexts can never be used: do not
+  // allocate (and zero) it. Tiny models would otherwise take gigabytes.
+  std::string kv_note;
+  if (engine.kv_tokens == 0) {
+    const KvCacheShape shape = model->KvShape(engine.kv_type, engine.kv_block_tokens);
+    const int64_t budget_blocks = PagedKvCache::BlocksForBudget(shape, engine.kv_memory_bytes);
+    const int64_t blocks_per_sequence =
+        (model->config().n_ctx_train + engine.kv_block_tokens - 1) / engine.kv_block_tokens;
+    const int64_t useful_blocks = engine.max_running * blocks_per_sequence;
+    if (budget_blocks > useful_blocks) {
+      engine.kv_tokens = useful_blocks * engine.kv_block_tokens;
+      kv_note = fmt::format("; capped at --max-running x context, --kv-memory {} would hold {} tokens", a.kv_memory,
+                            budget_blocks * engine.kv_block_tokens);
+    }
+  }
+  server::OpenAiServer server(*model, tokenizer, engine, options);
+  const int port = server.Start();
+
+  const EngineStats stats = server.engine().Stats();
+  std::printf("ridge serve: model '%s' from %s, context %lld tokens, chat template: %s\n",
+              options.model_name.c_str(), a.model_path.c_str(),
+              static_cast<long long>(model->config().n_ctx_train), server::ChatFamilyName(server.chat_template().family));
+  std::printf("ridge serve: KV pool %lld blocks x %lld tokens = %lld tokens, %s (%s%s)\n",
+              static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
+              static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),
+              FormatBytes(static_cast<double>(stats.kv.bytes_total)).c_str(), a.kv_type.c_str(), kv_note.c_str());
+  std::printf("ridge serve: listening on http://%s:%d%s\n", a.host.c_str(), port,
+              options.api_key.empty() ? "" : " (API key required)");
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  std::printf("ridge serve: %s received, stopping (grace %.1f s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
+              a.shutdown_grace_s);
+  std::fflush(stdout);
+  server.Shutdown(std::chrono::milliseconds(static_cast<int64_t>(a.shutdown_grace_s * 1000)));
+  const EngineStats end = server.engine().Stats();
+  std::printf("ridge serve: stopped after %lld requests\n", static_cast<long long>(end.finished));
+  std::fflush(stdout);
+  return 0;
+}
+
+CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HTTP API (completions, chat, SSE)",
+  [](CLI::App& sub) -> std::function<int()> {
+    auto a = std::make_shared<ServeArgs>();
+    sub.add_option("-m,--model", a->model_path, "GGUF model file")->required();
+    sub.add_option("--host", a->host, "address to listen on")->capture_default_str();
+    sub.add_option("--port", a->port, "port to listen on (0: any free port)")->capture_default_str()
+        ->check(CLI::Range(0, 65535));
+    sub.add_option("--model-name", a->model_name, "model name clients use (default: the file name without .gguf)");
+    sub.add_option("--api-key", a->api_key, "require 'Authorization: Bearer KEY' (or set RIDGE_API_KEY)");
+    sub.add_option("--max-batch-tokens", a->max_batch_tokens, "tokens per engine step (decode + prefill chunks)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    sub.add_option("--kv-memory", a->kv_memory, "KV-cache pool size, e.g. 2GiB, 512MiB")->capture_default_str();
+    sub.add_option("--kv-tokens", a->kv_tokens, "KV-cache pool size in tokens (overrides --kv-memory)")
+        ->check(CLI::NonNegativeNumber);
+    sub.add_option("--kv-type", a->kv_type, "KV-cache element type: f16, bf16, f32, q8_0")->capture_default_str();
+    sub.add_option("--kv-block", a->kv_block_tokens, "KV-cache block size in tokens")->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    sub.add_option("--max-queue", a->max_queue, "waiting requests before new ones get 429")->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    sub.add_option("--max-running", a->max_running, "requests in the running batch")->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    sub.add_option("-t,--threads", a->threads, "engine threads (default: all hardware threads)")
+        ->check(CLI::NonNegativeNumber);
+    sub.add_option("--http-threads", a->http_threads, "HTTP worker threads (each open stream holds one)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    sub.add_option("--max-body", a->max_body, "largest request body accepted (413 beyond)")->capture_default_str();
+    sub.add_option("--chat-template", a->chat_template,
+                   "chat template family: llama2, llama3, chatml, plain (default: detected from the GGUF)");
+    sub.add_option("--shutdown-grace", a->shutdown_grace_s,
+                   "seconds running requests may finish after SIGINT/SIGTERM before they are cancelled")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
+    sub.add_flag("--no-prefix-caching", a->no_prefix_caching, "do not share KV blocks between equal prompt prefixes");
+    return [a]() { return Serve(*a); };
+  }}};
+
+}  // namespace
+}  // namespace ridge::app

@@ -1,0 +1,275 @@
+#include "ridge/server/openai_endpoints.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "ridge/server/api_error.h"
+#include "ridge/server/generation_session.h"
+#include "ridge/server/json_fields.h"
+
+namespace ridge::server {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kCompletionDefaultMaxTokens = 16;  // OpenAI's legacy default
+
+void SetJson(httplib::Response& res, const json& value) { res.set_content(DumpJson(value), "application/json"); }
+
+}  // namespace
+
+// One generation whose response is being written; owned by the content
+// provider's closures, so it lives exactly as long as the response.
+struct OpenAiEndpoints::Generation {
+  Generation(OpenAiEndpoints& owner, GenerationSpec spec) : owner(owner), session(owner.engine_, owner.tokenizer_, std::move(spec)) {
+    ++owner.active_;
+  }
+  ~Generation() { --owner.active_; }
+
+  OpenAiEndpoints& owner;
+  GenerationSession session;
+  ApiKind kind = ApiKind::kCompletion;
+  ResponseHeader header;
+  bool stream = false;
+  bool include_usage = false;
+  bool want_logprobs = false;
+  std::string echo_text;
+  bool started = false;   // the first event (role / echo) went out
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+  int64_t text_offset = 0;
+  // Non-streaming: everything so far.
+  std::string text;
+  std::vector<sampling::SampledToken> tokens;
+
+  json Logprobs(std::span<const sampling::SampledToken> ts) {
+    if (!want_logprobs) return nullptr;
+    return LogprobsJson(kind, owner.tokenizer_, ts, &text_offset);
+  }
+
+  json Usage() const { return UsageJson(session.n_prompt_tokens(), session.n_completion_tokens()); }
+
+  static ApiError FailureOf(const GenerationDelta& d) {
+    if (d.finish_kind == FinishKind::kAbort)
+      return ApiError(503, "server_error", "the request was cancelled: the server is shutting down", "", "cancelled");
+    return ApiError(500, "server_error", "generation failed: " + (d.error.empty() ? std::string("unknown") : d.error));
+  }
+
+  // The SSE text for one delta.
+  std::string StreamEvents(const GenerationDelta& d) {
+    std::string out;
+    const bool failed = d.finished && d.finish_kind != FinishKind::kStop && d.finish_kind != FinishKind::kLength;
+    if (!d.text.empty() || (want_logprobs && !d.tokens.empty()) || (d.finished && !failed)) {
+      const FinishKind finish = failed ? FinishKind::kNone : d.finish_kind;
+      json lp = d.tokens.empty() ? json(nullptr) : Logprobs(d.tokens);  // null unless asked for
+      if (kind == ApiKind::kChat) {
+        json delta = d.text.empty() && (d.finished && d.tokens.empty()) ? json::object() : json{{"content", d.text}};
+        out += SseEvent(ChatChunk(header, std::move(delta), std::move(lp), finish, include_usage));
+      } else {
+        out += SseEvent(CompletionChunk(header, d.text, std::move(lp), finish, include_usage));
+      }
+    }
+    if (d.finished) {
+      if (failed) out += SseEvent(ErrorJson(FailureOf(d)));
+      if (include_usage) out += SseEvent(UsageChunk(kind, header, Usage()));
+      out += kSseDone;
+    }
+    return out;
+  }
+
+  // The whole JSON response, once finished.
+  std::string FinalBody(const GenerationDelta& d) {
+    if (d.finish_kind != FinishKind::kStop && d.finish_kind != FinishKind::kLength)
+      return DumpJson(ErrorJson(FailureOf(d)));
+    json lp = Logprobs(tokens);
+    if (kind == ApiKind::kChat) return DumpJson(ChatResponse(header, text, std::move(lp), d.finish_kind, Usage()));
+    return DumpJson(CompletionResponse(header, echo_text + text, std::move(lp), d.finish_kind, Usage()));
+  }
+
+  // One call of the content provider: wait a slice, write what came.
+  bool Pump(httplib::DataSink& sink) {
+    if (stream && !started) {
+      started = true;
+      std::string first;
+      if (kind == ApiKind::kChat)
+        first = SseEvent(ChatChunk(header, json{{"role", "assistant"}, {"content", ""}}, nullptr, FinishKind::kNone,
+                                   include_usage));
+      else if (!echo_text.empty())
+        first = SseEvent(CompletionChunk(header, echo_text, nullptr, FinishKind::kNone, include_usage));
+      if (!first.empty() && !sink.write(first.data(), first.size())) return Abandon();
+      last_write = std::chrono::steady_clock::now();
+    }
+    GenerationDelta d;
+    std::string out;
+    if (session.Next(d, owner.config_.poll_interval)) {
+      if (stream) {
+        out = StreamEvents(d);
+      } else {
+        text += d.text;
+        for (auto& t : d.tokens) tokens.push_back(std::move(t));
+        if (d.finished) out = FinalBody(d);
+      }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (out.empty() && now - last_write >= (stream ? owner.config_.sse_ping_interval : owner.config_.json_probe_interval))
+      out = stream ? ": ping\n\n" : " ";
+    if (!out.empty()) {
+      if (!sink.write(out.data(), out.size())) return Abandon();
+      last_write = now;
+    }
+    if (d.finished) sink.done();
+    return true;
+  }
+
+  bool Abandon() {
+    session.Abort();
+    return false;
+  }
+};
+
+OpenAiEndpoints::OpenAiEndpoints(Engine& engine, const Tokenizer& tokenizer, EndpointConfig config)
+    : engine_(engine),
+      tokenizer_(tokenizer),
+      config_(std::move(config)),
+      n_ctx_(engine.model().config().n_ctx_train),
+      created_(static_cast<int64_t>(std::time(nullptr))) {}
+
+void OpenAiEndpoints::CheckModel(const std::string& model) const {
+  if (model.empty() || model == config_.model_name) return;
+  throw ApiError(404, "invalid_request_error",
+                 fmt::format("The model '{}' does not exist; this server serves '{}'", model, config_.model_name),
+                 "model", "model_not_found");
+}
+
+std::vector<TokenId> OpenAiEndpoints::ChatPrompt(const std::vector<ChatMessage>& messages,
+                                                 bool add_generation_prompt) const {
+  const std::string text = config_.chat_template.Render(messages, add_generation_prompt);
+  return tokenizer_.Encode(text, tokenizer_.add_bos(), /*parse_special=*/true);
+}
+
+void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vector<TokenId> prompt,
+                               const char* prompt_param, std::string echo_text, httplib::Response& res) {
+  const int64_t n_prompt = static_cast<int64_t>(prompt.size());
+  if (n_prompt == 0) ThrowInvalid(prompt_param, "the prompt has no tokens");
+  if (n_prompt >= n_ctx_)
+    ThrowInvalid(prompt_param,
+                 fmt::format("This model's maximum context length is {} tokens; the prompt has {} tokens, leaving "
+                             "no room to generate",
+                             n_ctx_, n_prompt),
+                 "context_length_exceeded");
+  if (f.max_tokens && n_prompt + *f.max_tokens > n_ctx_)
+    ThrowInvalid("max_tokens",
+                 fmt::format("This model's maximum context length is {} tokens; you requested {} tokens ({} in the "
+                             "prompt, {} to generate)",
+                             n_ctx_, n_prompt + *f.max_tokens, n_prompt, *f.max_tokens),
+                 "context_length_exceeded");
+  GenerationSpec spec;
+  spec.max_new_tokens = f.max_tokens.value_or(kind == ApiKind::kChat ? n_ctx_ - n_prompt
+                                                                     : std::min(kCompletionDefaultMaxTokens,
+                                                                                n_ctx_ - n_prompt));
+  spec.prompt = std::move(prompt);
+  spec.sampling = f.sampling;
+  if (!f.seed_given) spec.sampling.seed = sampling::RandomSeed();
+  try {
+    sampling::Validate(spec.sampling);
+  } catch (const Error& e) {
+    ThrowInvalid("", e.what());
+  }
+  spec.ignore_eos = f.ignore_eos;
+  spec.stop = f.stop;
+  spec.text_starts_fresh = kind == ApiKind::kChat;
+  if (draining_) throw ErrorForStatus(503);
+
+  std::shared_ptr<Generation> g;
+  try {
+    g = std::make_shared<Generation>(*this, std::move(spec));
+  } catch (const QueueFullError& e) {
+    throw ApiError(429, "rate_limit_error", e.what(), "", "queue_full");
+  } catch (const ApiError&) {
+    throw;
+  } catch (const Error& e) {
+    if (draining_) throw ErrorForStatus(503);
+    ThrowInvalid(prompt_param, e.what());
+  }
+  g->kind = kind;
+  g->header = ResponseHeader{NewResponseId(kind), static_cast<int64_t>(std::time(nullptr)), config_.model_name};
+  g->stream = f.stream;
+  g->include_usage = f.include_usage;
+  g->want_logprobs = f.sampling.wants_logprobs();
+  g->echo_text = std::move(echo_text);
+  g->text_offset = static_cast<int64_t>(g->echo_text.size());
+  if (f.stream) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+  }
+  res.set_chunked_content_provider(
+      f.stream ? "text/event-stream" : "application/json",
+      [g](size_t /*offset*/, httplib::DataSink& sink) { return g->Pump(sink); },
+      // Runs when the response ends for any reason (done, write error,
+      // server stopping): a request still running is cancelled.
+      [g](bool /*success*/) { g->session.Abort(); });
+}
+
+void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response& res) {
+  CompletionRequest r = ParseCompletionRequest(ParseJsonObject(req.body));
+  CheckModel(r.model);
+  std::vector<TokenId> prompt;
+  std::string echo_text;
+  if (r.prompt_text) {
+    prompt = tokenizer_.Encode(*r.prompt_text, tokenizer_.add_bos(), /*parse_special=*/true);
+    if (r.echo) echo_text = *r.prompt_text;
+  } else {
+    for (size_t i = 0; i < r.prompt_tokens.size(); ++i) {
+      if (r.prompt_tokens[i] >= tokenizer_.n_vocab())
+        ThrowInvalid(fmt::format("prompt[{}]", i), fmt::format("token id {} is outside the vocabulary [0, {})",
+                                                               r.prompt_tokens[i], tokenizer_.n_vocab()));
+      prompt.push_back(static_cast<TokenId>(r.prompt_tokens[i]));
+    }
+    if (r.echo) echo_text = tokenizer_.Decode(prompt);
+  }
+  Generate(ApiKind::kCompletion, r, std::move(prompt), "prompt", std::move(echo_text), res);
+}
+
+void OpenAiEndpoints::ChatCompletions(const httplib::Request& req, httplib::Response& res) {
+  ChatRequest r = ParseChatRequest(ParseJsonObject(req.body));
+  CheckModel(r.model);
+  Generate(ApiKind::kChat, r, ChatPrompt(r.messages, r.add_generation_prompt), "messages", {}, res);
+}
+
+void OpenAiEndpoints::Models(const httplib::Request&, httplib::Response& res) {
+  json model{{"id", config_.model_name}, {"object", "model"},     {"created", created_},
+             {"owned_by", "ridge"},      {"max_model_len", n_ctx_}};
+  SetJson(res, json{{"object", "list"}, {"data", json::array({model})}});
+}
+
+void OpenAiEndpoints::Model(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches.size() > 1 ? std::string(req.matches[1]) : std::string();
+  if (id != config_.model_name) CheckModel(id.empty() ? "(none)" : id);
+  SetJson(res, json{{"id", config_.model_name}, {"object", "model"}, {"created", created_}, {"owned_by", "ridge"},
+                    {"max_model_len", n_ctx_}});
+}
+
+void OpenAiEndpoints::Tokenize(const httplib::Request& req, httplib::Response& res) {
+  TokenizeRequest r = ParseTokenizeRequest(ParseJsonObject(req.body));
+  CheckModel(r.model);
+  std::vector<TokenId> tokens =
+      r.prompt ? tokenizer_.Encode(*r.prompt, r.add_special_tokens && tokenizer_.add_bos(), /*parse_special=*/true)
+               : ChatPrompt(r.messages, r.add_generation_prompt);
+  SetJson(res, json{{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", n_ctx_}});
+}
+
+void OpenAiEndpoints::Detokenize(const httplib::Request& req, httplib::Response& res) {
+  DetokenizeRequest r = ParseDetokenizeRequest(ParseJsonObject(req.body));
+  CheckModel(r.model);
+  std::vector<TokenId> ids;
+  for (size_t i = 0; i < r.tokens.size(); ++i) {
+    if (r.tokens[i] >= tokenizer_.n_vocab())
+      ThrowInvalid(fmt::format("tokens[{}]", i), fmt::format("token id {} is outside the vocabulary [0, {})",
+                                                             r.tokens[i], tokenizer_.n_vocab()));
+    ids.push_back(static_cast<TokenId>(r.tokens[i]));
+  }
+  SetJson(res, json{{"prompt", tokenizer_.Decode(ids)}});
+}
+
+}  // namespace ridge::server

@@ -1,0 +1,75 @@
+#pragma once
+// What each OpenAI endpoint does with a parsed request: tokenize (on the
+// HTTP thread), check the request against the model (context length,
+// vocabulary, model name), submit to the engine, and answer — as SSE chunks
+// when streaming, as one JSON object otherwise. Both kinds of answer are
+// written by a chunked content provider that waits for the engine in short
+// slices and writes at least every probe_interval, so a client that goes
+// away is noticed at the next write that fails and its request cancelled
+// (kAbort), to be dropped at the next engine step.
+// Errors are thrown as ApiError for the HTTP layer to report.
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "ridge/engine/engine.h"
+#include "ridge/server/chat_template.h"
+#include "ridge/server/openai_request.h"
+#include "ridge/server/response_format.h"
+#include "ridge/tokenizer/tokenizer.h"
+
+namespace ridge::server {
+
+struct EndpointConfig {
+  std::string model_name;
+  ChatTemplate chat_template;
+  // How long a handler waits for tokens before looking at its client again.
+  std::chrono::milliseconds poll_interval{20};
+  // cpp-httplib cannot tell that a client hung up until a write fails, so a
+  // response that has written nothing for a while writes a probe: a space
+  // before a JSON body (JSON allows it), or an SSE comment line (": ping",
+  // which SSE clients skip) in a stream that is idle (queued, long prefill).
+  // A client gone is noticed within about two probes; a stream that is
+  // producing tokens notices at its next token.
+  std::chrono::milliseconds json_probe_interval{100};
+  std::chrono::milliseconds sse_ping_interval{1000};
+};
+
+class OpenAiEndpoints {
+ public:
+  OpenAiEndpoints(Engine& engine, const Tokenizer& tokenizer, EndpointConfig config);
+
+  void Completions(const httplib::Request& req, httplib::Response& res);
+  void ChatCompletions(const httplib::Request& req, httplib::Response& res);
+  void Models(const httplib::Request& req, httplib::Response& res);
+  void Model(const httplib::Request& req, httplib::Response& res);  // /v1/models/{id}
+  void Tokenize(const httplib::Request& req, httplib::Response& res);
+  void Detokenize(const httplib::Request& req, httplib::Response& res);
+
+  // Generation requests whose response is still being written.
+  int64_t active_requests() const { return active_.load(); }
+  // While draining, new generation requests get 503.
+  void set_draining(bool draining) { draining_ = draining; }
+  bool draining() const { return draining_.load(); }
+  const EndpointConfig& config() const { return config_; }
+
+ private:
+  struct Generation;
+  // 404 model_not_found unless `model` is empty or the served model's name.
+  void CheckModel(const std::string& model) const;
+  std::vector<TokenId> ChatPrompt(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  void Generate(ApiKind kind, const GenerationFields& fields, std::vector<TokenId> prompt, const char* prompt_param,
+                std::string echo_text, httplib::Response& res);
+
+  Engine& engine_;
+  Tokenizer tokenizer_;
+  EndpointConfig config_;
+  int64_t n_ctx_;
+  int64_t created_;
+  std::atomic<int64_t> active_{0};
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace ridge::server

@@ -1,0 +1,249 @@
+#include "ridge/server/openai_request.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "ridge/server/api_error.h"
+#include "ridge/server/json_fields.h"
+
+namespace ridge::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kMaxTemperature = 1000.0;
+constexpr double kMaxRepetitionPenalty = 1000.0;
+constexpr int64_t kMaxTopK = std::numeric_limits<int32_t>::max();
+
+void RejectUnsupported(const JsonFields& f) {
+  if (auto n = f.Integer("n", 0, kMaxTopK); n && *n != 1)
+    ThrowInvalid("n", fmt::format("'n' must be 1: ridge returns one choice per request (got {})", *n));
+  if (const json* bias = f.Find("logit_bias")) {
+    if (!bias->is_object()) ThrowInvalid("logit_bias", "'logit_bias' must be an object");
+    if (!bias->empty()) ThrowInvalid("logit_bias", "'logit_bias' is not supported");
+  }
+  if (const json* format = f.Find("response_format")) {
+    JsonFields rf(*format, "response_format");
+    auto type = rf.String("type");
+    if (type && *type != "text")
+      ThrowInvalid("response_format.type", fmt::format("response_format '{}' is not supported; only 'text'", *type));
+  }
+}
+
+void ParseStop(const JsonFields& f, std::vector<std::string>& stop) {
+  const json* v = f.Find("stop");
+  if (!v) return;
+  auto add = [&](const json& item, const std::string& path) {
+    std::string s = StringValue(item, path);
+    if (s.empty()) ThrowInvalid(path, fmt::format("'{}' must not be an empty string", path));
+    if (s.size() > kMaxStopBytes)
+      ThrowInvalid(path, fmt::format("'{}' is {} bytes long; at most {} are allowed", path, s.size(), kMaxStopBytes));
+    stop.push_back(std::move(s));
+  };
+  if (v->is_string()) {
+    add(*v, "stop");
+  } else if (v->is_array()) {
+    if (v->size() > static_cast<size_t>(kMaxStopStrings))
+      ThrowInvalid("stop", fmt::format("'stop' has {} strings; at most {} are allowed", v->size(), kMaxStopStrings));
+    for (size_t i = 0; i < v->size(); ++i) add((*v)[i], fmt::format("stop[{}]", i));
+  } else {
+    ThrowInvalid("stop", fmt::format("'stop' must be a string or an array of strings, got {}", JsonTypeName(*v)));
+  }
+}
+
+void ParseGenerationFields(const JsonFields& f, GenerationFields& out) {
+  RejectUnsupported(f);
+  out.model = f.String("model").value_or("");
+  out.stream = f.Bool("stream").value_or(false);
+  if (auto options = f.Object("stream_options")) {
+    if (!out.stream) ThrowInvalid("stream_options", "'stream_options' is only allowed when 'stream' is true");
+    out.include_usage = options->Bool("include_usage").value_or(false);
+  }
+  out.max_tokens = f.Integer("max_tokens", 1, kMaxTokensLimit);
+  ParseStop(f, out.stop);
+  sampling::SamplingParams& s = out.sampling;
+  s.temperature = static_cast<float>(f.Number("temperature", 0, kMaxTemperature).value_or(s.temperature));
+  s.top_p = static_cast<float>(f.Number("top_p", 0, 1, /*min_exclusive=*/true).value_or(s.top_p));
+  // vLLM spells "off" as -1, OpenAI-style samplers as 0.
+  int64_t top_k = f.Integer("top_k", -1, kMaxTopK).value_or(0);
+  s.top_k = static_cast<int32_t>(top_k < 0 ? 0 : top_k);
+  s.min_p = static_cast<float>(f.Number("min_p", 0, 1).value_or(s.min_p));
+  s.presence_penalty = static_cast<float>(f.Number("presence_penalty", -2, 2).value_or(s.presence_penalty));
+  s.frequency_penalty = static_cast<float>(f.Number("frequency_penalty", -2, 2).value_or(s.frequency_penalty));
+  s.repetition_penalty = static_cast<float>(
+      f.Number("repetition_penalty", 0, kMaxRepetitionPenalty, /*min_exclusive=*/true).value_or(s.repetition_penalty));
+  if (auto seed = f.Seed("seed")) {
+    s.seed = *seed;
+    out.seed_given = true;
+  }
+  out.ignore_eos = f.Bool("ignore_eos").value_or(false);
+}
+
+std::vector<int64_t> TokenArray(const json& array, const std::string& path) {
+  if (array.empty()) ThrowInvalid(path, fmt::format("'{}' must not be empty", path));
+  std::vector<int64_t> tokens;
+  tokens.reserve(array.size());
+  for (size_t i = 0; i < array.size(); ++i)
+    tokens.push_back(IntegerValue(array[i], fmt::format("{}[{}]", path, i), 0, std::numeric_limits<int32_t>::max()));
+  return tokens;
+}
+
+void ParsePrompt(const JsonFields& f, CompletionRequest& out) {
+  const json* v = f.Find("prompt");
+  if (!v) ThrowInvalid("prompt", "'prompt' is required");
+  if (v->is_string()) {
+    out.prompt_text = StringValue(*v, "prompt");
+    return;
+  }
+  if (!v->is_array())
+    ThrowInvalid("prompt", fmt::format("'prompt' must be a string, an array of token ids, or an array of one of "
+                                       "those, got {}",
+                                       JsonTypeName(*v)));
+  if (v->empty()) ThrowInvalid("prompt", "'prompt' must not be an empty array");
+  const json& first = (*v)[0];
+  if (first.is_number()) {
+    out.prompt_tokens = TokenArray(*v, "prompt");
+    return;
+  }
+  if (v->size() != 1)
+    ThrowInvalid("prompt", fmt::format("'prompt' holds {} prompts; ridge takes one prompt per request", v->size()));
+  if (first.is_string()) {
+    out.prompt_text = StringValue(first, "prompt[0]");
+  } else if (first.is_array()) {
+    out.prompt_tokens = TokenArray(first, "prompt[0]");
+  } else {
+    ThrowInvalid("prompt[0]", fmt::format("'prompt[0]' must be a string or an array of token ids, got {}",
+                                          JsonTypeName(first)));
+  }
+}
+
+std::string MessageContent(const json& content, const std::string& path) {
+  if (content.is_string()) return StringValue(content, path);
+  if (!content.is_array())
+    ThrowInvalid(path, fmt::format("'{}' must be a string or an array of text parts, got {}", path,
+                                   JsonTypeName(content)));
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const std::string part_path = fmt::format("{}[{}]", path, i);
+    JsonFields part(content[i], part_path);
+    auto type = part.String("type");
+    if (!type) ThrowInvalid(part_path + ".type", fmt::format("'{}.type' is required", part_path));
+    if (*type != "text")
+      ThrowInvalid(part_path + ".type", fmt::format("content part type '{}' is not supported; only 'text'", *type));
+    auto part_text = part.String("text");
+    if (!part_text) ThrowInvalid(part_path + ".text", fmt::format("'{}.text' is required", part_path));
+    if (i > 0) text += "\n";
+    text += *part_text;
+  }
+  return text;
+}
+
+std::vector<ChatMessage> ParseMessages(const JsonFields& f) {
+  const json* v = f.Find("messages");
+  if (!v) ThrowInvalid("messages", "'messages' is required");
+  if (!v->is_array()) ThrowInvalid("messages", fmt::format("'messages' must be an array, got {}", JsonTypeName(*v)));
+  if (v->empty()) ThrowInvalid("messages", "'messages' must hold at least one message");
+  if (v->size() > kMaxMessages)
+    ThrowInvalid("messages", fmt::format("'messages' holds {} messages; at most {} are allowed", v->size(),
+                                         kMaxMessages));
+  std::vector<ChatMessage> messages;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const std::string path = fmt::format("messages[{}]", i);
+    JsonFields m((*v)[i], path);
+    ChatMessage message;
+    auto role = m.String("role");
+    if (!role) ThrowInvalid(m.Path("role"), fmt::format("'{}' is required", m.Path("role")));
+    if (*role == "developer") *role = "system";
+    if (*role != "system" && *role != "user" && *role != "assistant")
+      ThrowInvalid(m.Path("role"), fmt::format("'{}' is '{}'; ridge supports system, developer, user and assistant",
+                                               m.Path("role"), *role));
+    message.role = *role;
+    if (const json* calls = m.Find("tool_calls"); calls && !(calls->is_array() && calls->empty()))
+      ThrowInvalid(m.Path("tool_calls"), "tool calls are not supported");
+    const json* content = m.Find("content");
+    if (!content) {
+      if (message.role != "assistant") ThrowInvalid(m.Path("content"), fmt::format("'{}' is required", m.Path("content")));
+    } else {
+      message.content = MessageContent(*content, m.Path("content"));
+    }
+    messages.push_back(std::move(message));
+  }
+  return messages;
+}
+
+void RejectTools(const JsonFields& f) {
+  for (const char* key : {"tools", "functions"}) {
+    const json* v = f.Find(key);
+    if (v && !(v->is_array() && v->empty())) ThrowInvalid(key, fmt::format("'{}' is not supported", key));
+  }
+}
+
+}  // namespace
+
+CompletionRequest ParseCompletionRequest(const nlohmann::json& body) {
+  JsonFields f(body, "");
+  CompletionRequest out;
+  ParseGenerationFields(f, out);
+  ParsePrompt(f, out);
+  out.echo = f.Bool("echo").value_or(false);
+  if (auto logprobs = f.Integer("logprobs", 0, sampling::kMaxTopLogprobs)) {
+    out.logprobs = static_cast<int32_t>(*logprobs);
+    out.sampling.logprobs = true;
+    out.sampling.top_logprobs = out.logprobs.value();
+  }
+  if (auto best_of = f.Integer("best_of", 0, kMaxTopK); best_of && *best_of != 1)
+    ThrowInvalid("best_of", fmt::format("'best_of' must be 1 (got {})", *best_of));
+  if (auto suffix = f.String("suffix"); suffix && !suffix->empty())
+    ThrowInvalid("suffix", "'suffix' is not supported");
+  if (out.echo && out.logprobs)
+    ThrowInvalid("logprobs", "'logprobs' together with 'echo' (prompt log-probabilities) is not supported");
+  return out;
+}
+
+ChatRequest ParseChatRequest(const nlohmann::json& body) {
+  JsonFields f(body, "");
+  ChatRequest out;
+  ParseGenerationFields(f, out);
+  // The newer name wins when both are given.
+  if (auto n = f.Integer("max_completion_tokens", 1, kMaxTokensLimit)) out.max_tokens = n;
+  RejectTools(f);
+  out.messages = ParseMessages(f);
+  out.add_generation_prompt = f.Bool("add_generation_prompt").value_or(true);
+  const bool logprobs = f.Bool("logprobs").value_or(false);
+  const int64_t top = f.Integer("top_logprobs", 0, sampling::kMaxTopLogprobs).value_or(0);
+  if (top > 0 && !logprobs) ThrowInvalid("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+  out.sampling.logprobs = logprobs;
+  out.sampling.top_logprobs = static_cast<int32_t>(top);
+  return out;
+}
+
+TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body) {
+  JsonFields f(body, "");
+  TokenizeRequest out;
+  out.model = f.String("model").value_or("");
+  out.prompt = f.String("prompt");
+  const bool has_messages = f.Find("messages") != nullptr;
+  if (out.prompt && has_messages) ThrowInvalid("prompt", "give either 'prompt' or 'messages', not both");
+  if (!out.prompt && !has_messages) ThrowInvalid("prompt", "'prompt' (or 'messages') is required");
+  if (has_messages) out.messages = ParseMessages(f);
+  out.add_special_tokens = f.Bool("add_special_tokens").value_or(true);
+  out.add_generation_prompt = f.Bool("add_generation_prompt").value_or(true);
+  return out;
+}
+
+DetokenizeRequest ParseDetokenizeRequest(const nlohmann::json& body) {
+  JsonFields f(body, "");
+  DetokenizeRequest out;
+  out.model = f.String("model").value_or("");
+  const json* tokens = f.Find("tokens");
+  if (!tokens) ThrowInvalid("tokens", "'tokens' is required");
+  if (!tokens->is_array())
+    ThrowInvalid("tokens", fmt::format("'tokens' must be an array of token ids, got {}", JsonTypeName(*tokens)));
+  for (size_t i = 0; i < tokens->size(); ++i)
+    out.tokens.push_back(
+        IntegerValue((*tokens)[i], fmt::format("tokens[{}]", i), 0, std::numeric_limits<int32_t>::max()));
+  return out;
+}
+
+}  // namespace ridge::server

@@ -1,0 +1,76 @@
+#pragma once
+// The OpenAI request bodies ridge serves, as typed values, and the pure
+// functions that read them from JSON. Parsing checks every field's type and
+// range (ApiError 400 naming the field) and rejects what ridge does not
+// implement (n != 1, tools, logit_bias, ...) instead of silently ignoring
+// it. Unknown fields are ignored, as OpenAI's own clients send extras.
+// Nothing here needs the model: limits that depend on it (context length,
+// vocabulary size) are checked by the handlers.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ridge/sampling/sampling_params.h"
+
+namespace ridge::server {
+
+// Bounds the parser enforces on its own.
+inline constexpr int kMaxStopStrings = 16;
+inline constexpr size_t kMaxStopBytes = 256;
+inline constexpr int64_t kMaxTokensLimit = int64_t{1} << 31;
+inline constexpr size_t kMaxMessages = 4096;
+
+struct ChatMessage {
+  std::string role;  // "system", "user" or "assistant" ("developer" is read as "system")
+  std::string content;
+};
+
+// Fields shared by /v1/completions and /v1/chat/completions.
+struct GenerationFields {
+  std::string model;                   // "" when absent
+  bool stream = false;
+  bool include_usage = false;          // stream_options.include_usage
+  std::optional<int64_t> max_tokens;   // >= 1
+  std::vector<std::string> stop;       // each non-empty
+  sampling::SamplingParams sampling;   // seed set only when seed_given
+  bool seed_given = false;
+  bool ignore_eos = false;             // vLLM's extension (benchmarks ask for exact output lengths)
+};
+
+struct CompletionRequest : GenerationFields {
+  // Exactly one of these: text (possibly empty) or token ids.
+  std::optional<std::string> prompt_text;
+  std::vector<int64_t> prompt_tokens;  // range-checked against the vocabulary by the handler
+  bool echo = false;
+  // OpenAI's legacy `logprobs`: nullopt = none; k = the chosen token plus k alternatives.
+  std::optional<int32_t> logprobs;
+};
+
+struct ChatRequest : GenerationFields {
+  std::vector<ChatMessage> messages;  // at least one
+  bool add_generation_prompt = true;  // vLLM's extension; true as in OpenAI
+};
+
+struct TokenizeRequest {
+  std::string model;
+  // Exactly one of: text, or messages (rendered through the chat template).
+  std::optional<std::string> prompt;
+  std::vector<ChatMessage> messages;
+  bool add_special_tokens = true;     // BOS as the vocabulary asks (text only)
+  bool add_generation_prompt = true;  // messages only
+};
+
+struct DetokenizeRequest {
+  std::string model;
+  std::vector<int64_t> tokens;
+};
+
+CompletionRequest ParseCompletionRequest(const nlohmann::json& body);
+ChatRequest ParseChatRequest(const nlohmann::json& body);
+TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body);
+DetokenizeRequest ParseDetokenizeRequest(const nlohmann::json& body);
+
+}  // namespace ridge::server

@@ -1,0 +1,184 @@
+// End-to-end: the official `openai` npm client against `ridge serve`.
+//
+//   node openai_e2e.mjs RIDGE_BINARY SHARED_DIR WORK_DIR
+//
+// Converts stories260K with `ridge convert`, starts `ridge serve` on a free
+// port with an API key, then runs completions and chat, streaming and not,
+// through the client (plus logprobs, stop strings and the client's error
+// classes), and finally stops the server with SIGTERM, which must exit 0.
+// Any failed check exits non-zero; CTest treats that as a failure.
+import OpenAI from 'openai';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const [ridge, sharedArg, workDir] = process.argv.slice(2);
+if (!ridge || !sharedArg || !workDir) {
+  console.error('usage: node openai_e2e.mjs RIDGE_BINARY SHARED_DIR WORK_DIR');
+  process.exit(2);
+}
+const shared = process.env.RIDGE_SHARED_DIR || sharedArg;
+const apiKey = 'sk-ridge-e2e';
+const modelName = 'stories260K';
+
+// The whole run must end in bounded time, whatever hangs.
+const watchdog = setTimeout(() => {
+  console.error('e2e: timed out');
+  process.exit(3);
+}, 240_000);
+
+fs.mkdirSync(workDir, { recursive: true });
+const gguf = path.join(workDir, 'stories260K.gguf');
+execFileSync(ridge, ['convert', '--checkpoint', path.join(shared, 'models', 'stories260K.bin'),
+                     '--tokenizer', path.join(shared, 'models', 'tok512.bin'), '-o', gguf], { stdio: 'inherit' });
+
+const server = spawn(ridge, ['serve', '-m', gguf, '--port', '0', '--threads', '2', '--kv-memory', '64MiB',
+                             '--api-key', apiKey, '--model-name', modelName],
+                     { stdio: ['ignore', 'pipe', 'inherit'] });
+let serverOutput = '';
+const serverExit = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
+const port = await new Promise((resolve, reject) => {
+  server.stdout.on('data', (chunk) => {
+    serverOutput += chunk.toString();
+    const m = serverOutput.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    if (m) resolve(Number(m[1]));
+  });
+  server.on('exit', (code) => reject(new Error(`ridge serve exited early (${code}):\n${serverOutput}`)));
+});
+console.log(`e2e: ridge serve on port ${port}`);
+
+const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey, maxRetries: 0, timeout: 60_000 });
+let checks = 0;
+async function check(name, fn) {
+  await fn();
+  ++checks;
+  console.log(`ok - ${name}`);
+}
+
+try {
+  await check('models.list', async () => {
+    const models = [];
+    for await (const m of client.models.list()) models.push(m.id);
+    assert.deepEqual(models, [modelName]);
+  });
+
+  const prompt = 'Once upon a time';
+  let completionText = '';
+  await check('completions.create', async () => {
+    const r = await client.completions.create({ model: modelName, prompt, max_tokens: 24, temperature: 0 });
+    assert.equal(r.object, 'text_completion');
+    assert.equal(r.choices.length, 1);
+    completionText = r.choices[0].text;
+    assert.ok(completionText.length > 0, 'empty completion');
+    assert.ok(['stop', 'length'].includes(r.choices[0].finish_reason));
+    assert.ok(r.usage.prompt_tokens > 0);
+    assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
+  });
+
+  await check('completions.create stream', async () => {
+    const stream = await client.completions.create({
+      model: modelName, prompt, max_tokens: 24, temperature: 0, stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let finish = null;
+    let usage = null;
+    let chunks = 0;
+    for await (const chunk of stream) {
+      ++chunks;
+      if (chunk.usage) usage = chunk.usage;
+      if (chunk.choices.length > 0) {
+        text += chunk.choices[0].text;
+        if (chunk.choices[0].finish_reason) finish = chunk.choices[0].finish_reason;
+      }
+    }
+    assert.equal(text, completionText, 'streamed text differs from the non-streamed one');
+    assert.ok(chunks >= 2);  // tokens that arrive while a chunk is written share the next one
+    assert.ok(finish);
+    assert.ok(usage && usage.completion_tokens > 0);
+  });
+
+  const messages = [
+    { role: 'system', content: 'You tell short stories.' },
+    { role: 'user', content: 'Tell me about a cat.' },
+  ];
+  let chatText = '';
+  await check('chat.completions.create', async () => {
+    const r = await client.chat.completions.create({ model: modelName, messages, max_tokens: 20, temperature: 0 });
+    assert.equal(r.object, 'chat.completion');
+    assert.equal(r.choices[0].message.role, 'assistant');
+    chatText = r.choices[0].message.content;
+    assert.equal(typeof chatText, 'string');
+    assert.ok(chatText.length > 0);
+    assert.ok(r.usage.completion_tokens > 0);
+  });
+
+  await check('chat.completions.create stream', async () => {
+    const stream = await client.chat.completions.create({
+      model: modelName, messages, max_tokens: 20, temperature: 0, stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let role = null;
+    let finish = null;
+    let usage = null;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      if (chunk.choices.length === 0) continue;
+      const delta = chunk.choices[0].delta;
+      if (delta.role) role = delta.role;
+      if (delta.content) text += delta.content;
+      if (chunk.choices[0].finish_reason) finish = chunk.choices[0].finish_reason;
+    }
+    assert.equal(role, 'assistant');
+    assert.equal(text, chatText, 'streamed chat differs from the non-streamed one');
+    assert.ok(['stop', 'length'].includes(finish));
+    assert.ok(usage && usage.total_tokens > 0);
+  });
+
+  await check('chat logprobs', async () => {
+    const r = await client.chat.completions.create({
+      model: modelName, messages, max_tokens: 5, logprobs: true, top_logprobs: 2,
+    });
+    const content = r.choices[0].logprobs.content;
+    assert.equal(content.length, r.usage.completion_tokens);
+    for (const entry of content) {
+      assert.ok(entry.logprob <= 0);
+      assert.equal(entry.top_logprobs.length, 2);
+    }
+  });
+
+  await check('stop string', async () => {
+    const words = completionText.trim().split(' ');
+    assert.ok(words.length >= 3, completionText);
+    const stop = ' ' + words[2];
+    const r = await client.completions.create({ model: modelName, prompt, max_tokens: 24, temperature: 0, stop });
+    assert.equal(r.choices[0].finish_reason, 'stop');
+    assert.equal(r.choices[0].text, completionText.slice(0, completionText.indexOf(stop)));
+  });
+
+  await check('errors map to the client classes', async () => {
+    await assert.rejects(client.completions.create({ model: 'gpt-4', prompt }),
+                         (e) => e instanceof OpenAI.NotFoundError && e.status === 404);
+    await assert.rejects(client.completions.create({ model: modelName, prompt, n: 2 }),
+                         (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === 'n');
+    await assert.rejects(client.chat.completions.create({ model: modelName, messages, temperature: -1 }),
+                         (e) => e instanceof OpenAI.BadRequestError && e.param === 'temperature');
+    const wrongKey = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'nope', maxRetries: 0 });
+    await assert.rejects(wrongKey.models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
+  });
+} catch (e) {
+  console.error('e2e: FAILED:', e);
+  server.kill('SIGKILL');
+  process.exit(1);
+}
+
+server.kill('SIGTERM');
+const { code, signal } = await serverExit;
+clearTimeout(watchdog);
+if (code !== 0) {
+  console.error(`e2e: ridge serve exited with ${code} (signal ${signal}) after SIGTERM`);
+  process.exit(1);
+}
+console.log(`e2e: ${checks} checks passed; ridge serve exited 0 on SIGTERM`);

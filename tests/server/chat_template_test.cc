@@ -1,0 +1,105 @@
+// Chat templates: family detection from real GGUF template texts, and the
+// exact prompt text each family renders (compared with what the models'
+// Jinja templates produce).
+#include "ridge/server/chat_template.h"
+
+#include <gtest/gtest.h>
+
+#include "ridge/server/api_error.h"
+
+namespace ridge::server {
+namespace {
+
+// Abbreviated real templates (the markers are what detection looks at).
+const char* kLlama3Template =
+    "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = '<|start_header_id|>' + "
+    "message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' %}...";
+const char* kChatMlTemplate =
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + "
+    "'\n'}}{% endfor %}";
+const char* kLlama2Template =
+    "{% if messages[0]['role'] == 'system' %}...{% set content = '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' "
+    "+ message['content'] %}...{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}";
+const char* kMistralTemplate =
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] "
+    "+ ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% endif %}";
+
+std::vector<ChatMessage> Conversation() {
+  return {{"system", "You are terse."}, {"user", " Hi! "}, {"assistant", "Hello."}, {"user", "Bye"}};
+}
+
+TEST(ChatTemplate, DetectsFamiliesByMarkers) {
+  EXPECT_EQ(ChatTemplate::Detect(kLlama3Template).family, ChatFamily::kLlama3);
+  EXPECT_EQ(ChatTemplate::Detect(kChatMlTemplate).family, ChatFamily::kChatMl);
+  ChatTemplate llama2 = ChatTemplate::Detect(kLlama2Template);
+  EXPECT_EQ(llama2.family, ChatFamily::kLlama2);
+  EXPECT_TRUE(llama2.llama2_system_block);
+  ChatTemplate mistral = ChatTemplate::Detect(kMistralTemplate);
+  EXPECT_EQ(mistral.family, ChatFamily::kLlama2);
+  EXPECT_FALSE(mistral.llama2_system_block);
+  EXPECT_EQ(ChatTemplate::Detect("").family, ChatFamily::kPlain);
+  EXPECT_EQ(ChatTemplate::Detect("{{ messages }} something else").family, ChatFamily::kPlain);
+}
+
+TEST(ChatTemplate, FamilyNamesRoundTrip) {
+  for (ChatFamily f : {ChatFamily::kLlama2, ChatFamily::kLlama3, ChatFamily::kChatMl, ChatFamily::kPlain})
+    EXPECT_EQ(ParseChatFamily(ChatFamilyName(f)), f);
+  EXPECT_FALSE(ParseChatFamily("jinja"));
+}
+
+TEST(ChatTemplate, Llama3) {
+  ChatTemplate t = ChatTemplate::Detect(kLlama3Template);
+  EXPECT_EQ(t.Render(Conversation(), true),
+            "<|start_header_id|>system<|end_header_id|>\n\nYou are terse.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(t.Render({{"user", "x"}}, false), "<|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|>");
+}
+
+TEST(ChatTemplate, ChatMl) {
+  ChatTemplate t = ChatTemplate::Detect(kChatMlTemplate);
+  EXPECT_EQ(t.Render(Conversation(), true),
+            "<|im_start|>system\nYou are terse.<|im_end|>\n"
+            "<|im_start|>user\n Hi! <|im_end|>\n"
+            "<|im_start|>assistant\nHello.<|im_end|>\n"
+            "<|im_start|>user\nBye<|im_end|>\n"
+            "<|im_start|>assistant\n");
+}
+
+TEST(ChatTemplate, Llama2WithSystemBlock) {
+  ChatTemplate t = ChatTemplate::Detect(kLlama2Template);
+  // The first BOS comes from the tokenizer; later turns carry BOS/EOS texts.
+  EXPECT_EQ(t.Render(Conversation(), true),
+            "[INST] <<SYS>>\nYou are terse.\n<</SYS>>\n\n Hi! [/INST] Hello. </s><s>[INST] Bye [/INST]");
+  EXPECT_EQ(t.Render({{"user", "Hi"}}, true), "[INST] Hi [/INST]");
+}
+
+TEST(ChatTemplate, MistralPutsSystemTextBeforeTheFirstTurn) {
+  ChatTemplate t = ChatTemplate::Detect(kMistralTemplate);
+  EXPECT_EQ(t.Render({{"system", "S"}, {"user", "U"}}, true), "[INST] S\n\nU [/INST]");
+}
+
+TEST(ChatTemplate, Llama2RefusesTurnsThatDoNotAlternate) {
+  ChatTemplate t = ChatTemplate::Detect(kLlama2Template);
+  try {
+    t.Render({{"user", "a"}, {"user", "b"}}, true);
+    FAIL() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.param(), "messages[1].role");
+  }
+  EXPECT_THROW(t.Render({{"assistant", "a"}}, true), ApiError);
+  EXPECT_THROW(t.Render({{"user", "a"}, {"system", "s"}}, true), ApiError);
+}
+
+TEST(ChatTemplate, PlainFallback) {
+  ChatTemplate t;
+  EXPECT_EQ(t.Render(Conversation(), true),
+            "System: You are terse.\nUser:  Hi! \nAssistant: Hello.\nUser: Bye\nAssistant:");
+  EXPECT_EQ(t.Render({{"user", "x"}}, false), "User: x\n");
+}
+
+}  // namespace
+}  // namespace ridge::server

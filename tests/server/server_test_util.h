@@ -1,0 +1,222 @@
+#pragma once
+// Helpers for tests that run a real OpenAiServer on an ephemeral port with
+// stories260K, and talk to it with cpp-httplib's client or raw sockets.
+// Header-only: tests/CMakeLists.txt compiles only *_test.cc files per layer.
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ridge/server/http_server.h"
+#include "stories_model.h"
+
+namespace ridge::server::testing {
+
+// stories260K (F32) loaded once per process.
+inline LlamaModel& StoriesModel() {
+  static LlamaModel* model = LlamaModel::Load(ridge::testing::Stories260kGguf()).release();
+  return *model;
+}
+
+inline const Tokenizer& StoriesTokenizer() {
+  static const Tokenizer* tokenizer = new Tokenizer(Tokenizer::FromGguf(StoriesModel().file()));
+  return *tokenizer;
+}
+
+// Engine options the server tests use: 2 threads, F32 KV (as the engine's own
+// equality tests), a pool of kv_tokens tokens.
+inline EngineOptions TestEngineOptions(int64_t kv_tokens = 16384) {
+  EngineOptions o;
+  o.n_threads = 2;
+  o.kv_type = GgmlType::kF32;
+  o.kv_block_tokens = 16;
+  o.kv_tokens = kv_tokens;
+  o.max_batch_tokens = 256;
+  return o;
+}
+
+inline ServerOptions TestServerOptions() {
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.model_name = "stories260K";
+  o.http_threads = 48;
+  return o;
+}
+
+// A started server on 127.0.0.1 and a free port; shut down on destruction.
+class TestServer {
+ public:
+  explicit TestServer(EngineOptions engine = TestEngineOptions(), ServerOptions options = TestServerOptions());
+  ~TestServer();
+  OpenAiServer& server() { return *server_; }
+  int port() const { return port_; }
+  std::unique_ptr<httplib::Client> Client() const;
+
+ private:
+  std::unique_ptr<OpenAiServer> server_;
+  int port_ = 0;
+};
+
+// Streamed text of completion or chat chunks, with the last finish_reason,
+// the usage chunk if any, and whether the stream ended with [DONE].
+struct StreamResult {
+  std::string text;
+  std::string finish_reason;
+  nlohmann::json usage;  // null when no usage chunk came
+  bool done = false;
+  int n_chunks = 0;
+  std::vector<nlohmann::json> chunks;
+};
+
+inline TestServer::TestServer(EngineOptions engine, ServerOptions options) {
+  server_ = std::make_unique<OpenAiServer>(StoriesModel(), StoriesTokenizer(), engine, options);
+  port_ = server_->Start();
+}
+
+inline TestServer::~TestServer() { server_->Shutdown(std::chrono::milliseconds(0)); }
+
+inline std::unique_ptr<httplib::Client> TestServer::Client() const {
+  auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
+  c->set_read_timeout(120, 0);
+  c->set_write_timeout(60, 0);
+  c->set_connection_timeout(10, 0);
+  return c;
+}
+
+inline std::unique_ptr<httplib::Client> MakeClient(int port) {
+  auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
+  c->set_read_timeout(120, 0);
+  c->set_write_timeout(60, 0);
+  c->set_connection_timeout(10, 0);
+  return c;
+}
+
+// POSTs a body (sent as is, as application/json).
+inline httplib::Result Post(int port, const std::string& path, const std::string& body,
+                            const httplib::Headers& headers = {}) {
+  return MakeClient(port)->Post(path, headers, body, "application/json");
+}
+
+inline httplib::Result Get(int port, const std::string& path, const httplib::Headers& headers = {}) {
+  return MakeClient(port)->Get(path, headers);
+}
+
+// The payloads of "data: ..." lines of an SSE body, in order.
+inline std::vector<std::string> SseData(const std::string& body) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < body.size()) {
+    size_t end = body.find("\n\n", at);
+    if (end == std::string::npos) end = body.size();
+    std::string event = body.substr(at, end - at);
+    if (event.rfind("data: ", 0) == 0) out.push_back(event.substr(6));
+    at = end + 2;
+  }
+  return out;
+}
+
+// Parses a streamed completion/chat body.
+inline StreamResult ParseStream(const std::string& body, bool chat) {
+  StreamResult r;
+  for (const std::string& data : SseData(body)) {
+    if (data == "[DONE]") {
+      r.done = true;
+      continue;
+    }
+    nlohmann::json chunk = nlohmann::json::parse(data);
+    r.chunks.push_back(chunk);
+    ++r.n_chunks;
+    if (chunk.contains("usage") && !chunk["usage"].is_null()) r.usage = chunk["usage"];
+    if (!chunk.contains("choices") || chunk["choices"].empty()) continue;
+    const nlohmann::json& choice = chunk["choices"][0];
+    if (chat) {
+      if (choice["delta"].contains("content")) r.text += choice["delta"]["content"].get<std::string>();
+    } else {
+      r.text += choice["text"].get<std::string>();
+    }
+    if (!choice["finish_reason"].is_null()) r.finish_reason = choice["finish_reason"].get<std::string>();
+  }
+  return r;
+}
+
+// A sample's value from Prometheus text: the first series of `name` whose
+// label text contains `label_fragment` ("" = any). NaN when absent.
+inline double MetricValue(const std::string& text, const std::string& name,
+                          const std::string& label_fragment = "") {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.compare(0, name.size(), name) != 0) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != '{' && next != ' ') continue;
+    const size_t space = line.rfind(' ');
+    const std::string series = line.substr(0, space);
+    if (!label_fragment.empty() && series.find(label_fragment) == std::string::npos) continue;
+    return std::stod(line.substr(space + 1));
+  }
+  return std::nan("");
+}
+
+inline double ScrapeMetric(int port, const std::string& name, const std::string& label_fragment = "") {
+  auto res = Get(port, "/metrics");
+  if (!res || res->status != 200) return std::nan("");
+  return MetricValue(res->body, name, label_fragment);
+}
+
+// Sends raw bytes on a fresh connection; returns what comes back until the
+// end of the response headers, the server closing, or timeout_ms.
+inline std::string RawExchange(int port, const std::string& bytes, int timeout_ms = 3000) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return {};
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    char buf[4096];
+    // The status line and headers are all the callers look at.
+    while (std::chrono::steady_clock::now() < deadline && reply.find("\r\n\r\n") == std::string::npos) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      reply.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return reply;
+}
+
+// Polls `condition` every 10 ms for up to timeout_ms; true once it held.
+inline bool WaitFor(const std::function<bool()>& condition, int timeout_ms = 10000) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return condition();
+}
+
+}  // namespace ridge::server::testing
