@@ -11,9 +11,9 @@
 //   peak:    the probe's compute loops (FP32 FMA, BF16 dot, int8 dot) on
 //            every thread in short bursts;
 //   prefill: n_tokens against one matrix: GFLOP/s (2 per weight per token),
-//            and % of the peak of the arithmetic the kernel uses (AVX-512:
-//            int8 dot for Q8_0/Q4_0, BF16 dot for BF16, FP32 FMA for F32/F16
-//            and K-quants; AVX2: FP32 FMA for all).
+//            and % of the peak of the arithmetic the kernel uses (int8 dot
+//            for the quantized types, BF16 dot for BF16 on AVX-512, FP32 FMA
+//            for the rest).
 // Each reports the mean and the best call: this machine is shared, and the
 // best call is the one least disturbed by others (compare best with best).
 // Threads: $RIDGE_BENCH_THREADS (default 2); target: $RIDGE_ISA; weights in
@@ -248,12 +248,16 @@ void BM_Peak(benchmark::State& state) {
   state.SetLabel(std::string(k.name) + " threads=" + std::to_string(Pool().n_threads()));
 }
 
-// The arithmetic each type's prefill kernel runs on this target.
+// The arithmetic each type's prefill kernel runs on this target: int8 dots
+// for the quantized types (vpdpbusd, or vpmaddubsw + vpmaddwd on AVX2), BF16
+// dots for BF16 on AVX-512, FP32 FMA otherwise.
 int PeakIndexFor(GgmlType type) {
   const bool avx512 = ActiveIsa() == Isa::kAvx512;
   switch (type) {
     case GgmlType::kQ8_0:
-    case GgmlType::kQ4_0: return avx512 ? 2 : 0;
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ6_K: return 2;
     case GgmlType::kBF16: return avx512 ? 1 : 0;
     default: return 0;
   }

@@ -76,11 +76,12 @@ const TypeKernels* Avx2FloatKernels(GgmlType type);
 // kernels read a block's f16 scale with one load instead of a conversion.
 const float* F16ToF32Table();
 
-// out[0, n) = row elements [c_begin, c_begin + n); c_begin a multiple of 8,
-// n too unless c_begin + n == n_cols. Fills the AVX2 f32 panels.
+// out[0, n) = row elements [c_begin, c_begin + n); c_begin a multiple of 256,
+// n a multiple of the type's block (and of 8) unless c_begin + n == n_cols.
+// Fills the AVX2 f32 panels.
 using DequantizeCols = void (*)(const uint8_t* row, int64_t c_begin, int64_t n, float* out);
-// AVX2 float types' prefill: 16 rows converted into an f32 panel
-// [n_cols][16] and multiplied with FMA (matmul_float_avx2.cc).
+// AVX2 prefill (float types, and Q8_0/Q4_0 from 32 tokens): 16 rows
+// converted into an f32 panel [n_cols][16] and multiplied with FMA.
 constexpr int64_t kAvx2PanelRows = 16;
 void Avx2PackF32Panel(const MatView& w, int64_t r_begin, DequantizeCols dequantize, uint8_t* panel);
 int64_t Avx2F32PanelBytes(int64_t n_cols);
