@@ -50,11 +50,14 @@ TEST_P(RandomModelTest, SimdAgreesWithScalarAndLogitsAreFinite) {
   ASSERT_GT(max_abs, 0.1f);  // the model computes something
   // Tolerance, relative to the largest logit: F32 and F16 weights keep FP32
   // activations (sums reordered: ~1e-5); BF16 dot products round activations
-  // to 8 mantissa bits (~0.4 % per element, averaging down over 128-352-wide
-  // sums); Q8_0/Q4_0 quantize activations to int8 per block of 32 (~0.4 %
-  // per element likewise). Through two layers and the LM head that stays under 2 %.
+  // to 8 mantissa bits (~0.4 % per element); Q8_0/Q4_0 quantize every matmul
+  // input to int8 per block of 32 (up to 0.4 % per element). Through seven
+  // quantized matmuls per layer, two layers and the LM head, the largest
+  // deviation measured is 1.9 % (Q4_0, AVX2 and AVX-512); 3 % leaves room for
+  // other CPUs while a real fault (a wrong scale, block or row) moves logits
+  // by tens of percent.
   const GgmlType type = GetParam();
-  const float tolerance = (type == GgmlType::kF32 || type == GgmlType::kF16) ? 1e-3f : 2e-2f;
+  const float tolerance = (type == GgmlType::kF32 || type == GgmlType::kF16) ? 1e-3f : 3e-2f;
   for (Isa isa : SupportedIsas()) {
     if (isa == Isa::kScalar) continue;
     SetIsaOverride(isa);
