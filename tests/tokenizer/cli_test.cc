@@ -28,9 +28,7 @@ Result RunRidge(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-// Quoted for the shell. (Built with append: g++ 12 warns, wrongly, about
-// -Wrestrict on "'" + std::string.)
-std::string SpmVocab() { return std::string(1, '\'').append(testing::SharedDir()).append("/vocab/ggml-vocab-llama-spm.gguf'"); }
+std::string SpmVocab() { return "'" + testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf'"; }
 
 TEST(Cli, TokenizeAddsBosAsTheMetadataSays) {
   Result r = RunRidge("tokenize -m " + SpmVocab() + " 'Hello world'");
