@@ -18,6 +18,7 @@ struct Engine::Sequence {
   int64_t n_generated = 0;
   uint64_t admitted_at = 0;     // admission order, for choosing preemption victims
   bool scheduled_once = false;
+  bool finished = false;
 
   int64_t pending() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
   int64_t max_length() const { return n_prompt + params.max_new_tokens; }
@@ -100,18 +101,27 @@ void Engine::TakeInbox() {
 }
 
 void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error) {
+  // Everything a client could look at next (KV blocks, gauges, histograms) is
+  // settled before the stream tells it the request is over.
   cache_.Free(seq.id);
-  seq.stream->Finish(kind, Clock::now(), error);
+  seq.finished = true;
   ++counters_.finished;
-  if (metrics_) metrics_->ObserveFinished(Summarize(seq.stream->trace()));
+  const Clock::time_point now = Clock::now();
+  if (metrics_) {
+    RequestTrace trace = seq.stream->trace();
+    trace.MarkFinish(now, kind);
+    metrics_->ObserveFinished(Summarize(trace));
+  }
+  PublishStats();
+  seq.stream->Finish(kind, now, error);
 }
 
 void Engine::DropCancelled() {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if ((*it)->stream->cancel_requested()) {
+      --queued_;
       Finish(**it, (*it)->stream->cancel_kind());
       it = waiting_.erase(it);
-      --queued_;
     } else {
       ++it;
     }
@@ -214,9 +224,9 @@ void Engine::SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t 
     if (!Admit(seq)) {
       if (running_.empty()) {
         // Even an empty pool cannot hold it (a preempted sequence that had grown to the whole pool).
+        --queued_;
         Finish(seq, FinishKind::kLength);
         waiting_.pop_front();
-        --queued_;
         continue;
       }
       break;  // FIFO: the head waits for blocks, so nobody overtakes it
@@ -282,7 +292,7 @@ bool Engine::Step() {
     cache_.CommitTokens(seq->id, seq->tokens, seq->n_computed);
   }
   SampleAndStream(fed, logit_rows);
-  std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->stream->finished(); });
+  std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->finished; });
   PublishStats();
   return true;
 }
@@ -294,11 +304,12 @@ void Engine::RunUntilIdle() {
 
 void Engine::PublishStats() {
   EngineStats s = counters_;
-  s.running = static_cast<int64_t>(running_.size());
+  s.running = std::count_if(running_.begin(), running_.end(), [](const auto& seq) { return !seq->finished; });
   s.waiting = queued_.load();
   s.kv = cache_.Accounting();
   int64_t contiguous_slots = 0;
-  for (const auto& seq : running_) contiguous_slots += seq->max_length();
+  for (const auto& seq : running_)
+    if (!seq->finished) contiguous_slots += seq->max_length();
   s.contiguous_utilization =
       contiguous_slots == 0 ? 1.0 : static_cast<double>(s.kv.tokens_stored) / static_cast<double>(contiguous_slots);
   if (metrics_) {
@@ -317,8 +328,10 @@ EngineStats Engine::Stats() const {
 
 void Engine::CancelEverything() {
   TakeInbox();
-  for (auto& seq : waiting_) Finish(*seq, FinishKind::kAbort);
-  queued_ -= static_cast<int64_t>(waiting_.size());
+  for (auto& seq : waiting_) {
+    --queued_;
+    Finish(*seq, FinishKind::kAbort);
+  }
   waiting_.clear();
   for (auto& seq : running_) Finish(*seq, FinishKind::kAbort);
   running_.clear();
