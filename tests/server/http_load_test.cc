@@ -132,26 +132,6 @@ TEST(HttpLoad, ClientThatHangsUpMidStreamIsCancelledAndItsBlocksFreed) {
   EXPECT_EQ(res->status, 200);
 }
 
-TEST(HttpLoad, NonStreamingClientThatHangsUpIsCancelledToo) {
-  TestServer server;
-  json body = CompletionBody("Once upon a time", 480, false);
-  body["ignore_eos"] = true;
-  const std::string payload = body.dump();
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  const std::string request = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                              std::to_string(payload.size()) + "\r\n\r\n" + payload;
-  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }));
-  ::close(fd);
-  EXPECT_TRUE(WaitFor([&] { return ScrapeMetric(server.port(), "ridge_request_finished_total", "abort") == 1.0; }));
-  EXPECT_TRUE(WaitFor([&] { return ScrapeMetric(server.port(), "ridge_kv_cache_blocks_used") == 0.0; }));
-}
-
 TEST(HttpLoad, FullQueueAnswers429WithRetryAfter) {
   EngineOptions engine = TestEngineOptions();
   engine.max_running = 1;
