@@ -48,65 +48,6 @@ int OpenStream(int port, const json& body, int n_events) {
   return fd;
 }
 
-TEST(HttpLoad, ThirtyTwoConcurrentStreamsEqualTheirSingleRequestOutputs) {
-  TestServer server;
-  const std::vector<std::string> seeds = {"Once upon a time", "The cat", "Tom and Lily went to the park",
-                                          "One day", "Lily had a red ball", "The sun", "A little bird",
-                                          "Ben and his mom went to the store"};
-  struct Job {
-    json body;
-    std::string alone;
-    StreamResult got;
-  };
-  std::vector<Job> jobs(32);
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    // Varied prompts (some sharing prefixes, for the prefix cache) and lengths.
-    std::string prompt = seeds[i % seeds.size()];
-    if (i >= seeds.size()) prompt += std::string(i / seeds.size(), '!') + " and then";
-    jobs[i].body = CompletionBody(prompt, 20 + static_cast<int>(i % 5) * 10, true);
-  }
-  // One at a time first: the reference.
-  for (Job& job : jobs) {
-    auto res = Post(server.port(), "/v1/completions", job.body.dump());
-    ASSERT_TRUE(res);
-    ASSERT_EQ(res->status, 200) << res->body;
-    StreamResult alone = ParseStream(res->body, false);
-    ASSERT_TRUE(alone.done);
-    job.alone = alone.text;
-  }
-  const double finished_before = ScrapeMetric(server.port(), "ridge_request_finished_total", "length") +
-                                 ScrapeMetric(server.port(), "ridge_request_finished_total", "\"stop\"");
-  // Then all 32 at once.
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (Job& job : jobs) {
-    threads.emplace_back([&, p = &job] {
-      ++ready;
-      while (ready.load() < 32) std::this_thread::yield();
-      auto res = Post(server.port(), "/v1/completions", p->body.dump());
-      if (res && res->status == 200) p->got = ParseStream(res->body, false);
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    EXPECT_TRUE(jobs[i].got.done) << i;
-    EXPECT_FALSE(jobs[i].got.finish_reason.empty()) << i;
-    EXPECT_EQ(jobs[i].got.text, jobs[i].alone) << jobs[i].body.dump();
-  }
-  // Afterwards no KV block is in use, nothing runs or waits.
-  EXPECT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 0; }));
-  const EngineStats stats = server.server().engine().Stats();
-  EXPECT_EQ(stats.kv.blocks_used, 0);
-  EXPECT_EQ(stats.kv.sequences, 0);
-  EXPECT_EQ(stats.waiting, 0);
-  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_kv_cache_blocks_used"), 0.0);
-  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_kv_cache_usage_ratio"), 0.0);
-  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_num_requests_running"), 0.0);
-  const double finished_after = ScrapeMetric(server.port(), "ridge_request_finished_total", "length") +
-                                ScrapeMetric(server.port(), "ridge_request_finished_total", "\"stop\"");
-  EXPECT_EQ(finished_after - finished_before, 32.0);
-}
-
 TEST(HttpLoad, ClientThatHangsUpMidStreamIsCancelledAndItsBlocksFreed) {
   TestServer server;
   EXPECT_EQ(ScrapeMetric(server.port(), "ridge_request_finished_total", "abort"), 0.0);
@@ -160,34 +101,6 @@ TEST(HttpLoad, FullQueueAnswers429WithRetryAfter) {
   auto later = Post(server.port(), "/v1/completions", CompletionBody("The cat", 4, false).dump());
   ASSERT_TRUE(later);
   EXPECT_EQ(later->status, 200);
-}
-
-TEST(HttpLoad, ShutdownLetsRunningRequestsFinishWithinTheGrace) {
-  TestServer server;
-  json body = CompletionBody("Once upon a time", 200, true);
-  body["ignore_eos"] = true;
-  StreamResult got;
-  std::thread client([&] {
-    auto res = Post(server.port(), "/v1/completions", body.dump());
-    if (res) got = ParseStream(res->body, false);
-  });
-  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }));
-  std::thread stopper([&] { server.server().Shutdown(std::chrono::seconds(60)); });
-  // While draining, new work is refused with 503 (the listening socket stays
-  // open until the running request is done).
-  ASSERT_TRUE(WaitFor([&] {
-    auto h = Get(server.port(), "/health");
-    return h && h->status == 503;
-  }));
-  auto refused = Post(server.port(), "/v1/completions", CompletionBody("The cat", 4, false).dump());
-  if (refused) {
-    EXPECT_EQ(refused->status, 503);
-  }
-  stopper.join();
-  client.join();
-  EXPECT_TRUE(got.done);
-  EXPECT_EQ(got.finish_reason, "length");
-  EXPECT_EQ(server.server().engine().Stats().kv.blocks_used, 0);
 }
 
 TEST(HttpLoad, ShutdownWithoutGraceCancelsRunningStreams) {
