@@ -74,6 +74,7 @@ TEST(ChatTemplate, Llama2WithSystemBlock) {
   EXPECT_EQ(t.Render(Conversation(), true),
             "[INST] <<SYS>>\nYou are terse.\n<</SYS>>\n\n Hi! [/INST] Hello. </s><s>[INST] Bye [/INST]");
   EXPECT_EQ(t.Render({{"user", "Hi"}}, true), "[INST] Hi [/INST]");
+  EXPECT_EQ(t.Render({{"system", "S"}}, true), "[INST] <<SYS>>\nS\n<</SYS>> [/INST]");
 }
 
 TEST(ChatTemplate, MistralPutsSystemTextBeforeTheFirstTurn) {

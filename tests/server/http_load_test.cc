@@ -1,8 +1,13 @@
 // The server under concurrent load and when clients or the server go away:
 // 32 streaming clients each get exactly their single-request greedy output,
-// a client that hangs up mid-stream has its request cancelled and its KV
-// blocks freed (seen through /metrics), a full queue answers 429 with
-// Retry-After, and a shutdown finishes or cancels what runs.
+// a client that hangs up (streaming or not) has its request cancelled and
+// its KV blocks freed (seen through /metrics), a full queue answers 429 with
+// Retry-After, and a shutdown lets running and queued requests finish while
+// refusing new ones, or cancels what runs when there is no grace.
+//
+// Tests that must act while a request runs use LongContextModel() and
+// EndlessCompletion(): such a request runs until cancelled, so nothing here
+// depends on how fast the machine is.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,27 +25,31 @@ json CompletionBody(const std::string& prompt, int max_tokens, bool stream) {
   return json{{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}, {"stream", stream}};
 }
 
-// Opens a raw connection, sends a streaming request, reads until `n_events`
-// SSE events arrived, and returns the socket (still open).
-int OpenStream(int port, const json& body, int n_events) {
+// Opens a raw connection, sends a completion request, reads until `n_events`
+// SSE events arrived (0: returns right after sending), and returns the
+// socket, still open; -1 if it cannot connect.
+int OpenRequest(int port, const json& body, int n_events) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
   const std::string payload = body.dump();
   const std::string request = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                               "Content-Length: " + std::to_string(payload.size()) + "\r\n\r\n" + payload;
   ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
   std::string got;
   char buf[4096];
-  while (true) {
+  for (;;) {
     size_t events = 0;
     for (size_t at = got.find("data: "); at != std::string::npos; at = got.find("data: ", at + 1)) ++events;
     if (events >= static_cast<size_t>(n_events)) break;
     pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 30000) <= 0) break;
+    if (::poll(&p, 1, 300000) <= 0) break;
     ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
     if (n <= 0) break;
     got.append(buf, static_cast<size_t>(n));
@@ -48,45 +57,110 @@ int OpenStream(int port, const json& body, int n_events) {
   return fd;
 }
 
-TEST(HttpLoad, ClientThatHangsUpMidStreamIsCancelledAndItsBlocksFreed) {
+double Finished(int port, const std::string& reason) {
+  return ScrapeMetric(port, "ridge_request_finished_total", "finished_reason=\"" + reason + "\"");
+}
+
+TEST(HttpLoad, ThirtyTwoConcurrentStreamsEqualTheirSingleRequestOutputs) {
   TestServer server;
-  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_request_finished_total", "abort"), 0.0);
-  // A long generation (it never stops early), read for a few events only.
-  json body = CompletionBody("Once upon a time", 480, true);
-  body["ignore_eos"] = true;
-  int fd = OpenStream(server.port(), body, 3);
+  const std::vector<std::string> seeds = {"Once upon a time", "The cat", "Tom and Lily went to the park",
+                                          "One day", "Lily had a red ball", "The sun", "A little bird",
+                                          "Ben and his mom went to the store"};
+  struct Job {
+    json body;
+    std::string alone;
+    StreamResult got;
+  };
+  std::vector<Job> jobs(32);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    // Varied prompts (some sharing prefixes, for the prefix cache) and lengths.
+    std::string prompt = seeds[i % seeds.size()];
+    if (i >= seeds.size()) prompt += std::string(i / seeds.size(), '!') + " and then";
+    jobs[i].body = CompletionBody(prompt, 20 + static_cast<int>(i % 5) * 10, true);
+  }
+  // One at a time first: the reference.
+  for (Job& job : jobs) {
+    auto res = Post(server.port(), "/v1/completions", job.body.dump());
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    ASSERT_EQ(res->status, 200) << res->body;
+    StreamResult alone = ParseStream(res->body, false);
+    ASSERT_TRUE(alone.done);
+    job.alone = alone.text;
+  }
+  const double finished_before = Finished(server.port(), "length") + Finished(server.port(), "stop");
+  // Then all 32 at once.
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (Job& job : jobs) {
+    threads.emplace_back([&, p = &job] {
+      ++ready;
+      while (ready.load() < 32) std::this_thread::yield();
+      auto res = Post(server.port(), "/v1/completions", p->body.dump());
+      if (res && res->status == 200) p->got = ParseStream(res->body, false);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_TRUE(jobs[i].got.done) << i;
+    EXPECT_FALSE(jobs[i].got.finish_reason.empty()) << i;
+    EXPECT_EQ(jobs[i].got.text, jobs[i].alone) << jobs[i].body.dump();
+  }
+  // Afterwards no KV block is in use, nothing runs or waits.
+  const EngineStats stats = server.server().engine().Stats();
+  EXPECT_EQ(stats.running, 0);
+  EXPECT_EQ(stats.waiting, 0);
+  EXPECT_EQ(stats.kv.blocks_used, 0);
+  EXPECT_EQ(stats.kv.sequences, 0);
+  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_kv_cache_blocks_used"), 0.0);
+  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_kv_cache_usage_ratio"), 0.0);
+  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_num_requests_running"), 0.0);
+  EXPECT_EQ(Finished(server.port(), "length") + Finished(server.port(), "stop") - finished_before, 32.0);
+}
+
+TEST(HttpLoad, ClientThatHangsUpMidStreamIsCancelledAndItsBlocksFreed) {
+  TestServer server(LongContextModel(), LongContextTokenizer(), LongEngineOptions());
+  int fd = OpenRequest(server.port(), EndlessCompletion(/*stream=*/true), 3);
   ASSERT_GE(fd, 0);
   // While it streams, it holds KV blocks.
   EXPECT_GT(ScrapeMetric(server.port(), "ridge_kv_cache_blocks_used"), 0.0);
+  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_num_requests_running"), 1.0);
   ::close(fd);
-  // Cancelled (not finished by length) and every block back.
-  EXPECT_TRUE(WaitFor([&] { return ScrapeMetric(server.port(), "ridge_request_finished_total", "abort") == 1.0; }));
-  EXPECT_TRUE(WaitFor([&] { return ScrapeMetric(server.port(), "ridge_kv_cache_blocks_used") == 0.0; }));
+  // Cancelled, and every block back.
+  EXPECT_TRUE(WaitFor([&] { return Finished(server.port(), "abort") == 1.0; }, 300000));
+  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_kv_cache_blocks_used"), 0.0);
   EXPECT_EQ(ScrapeMetric(server.port(), "ridge_kv_cache_usage_ratio"), 0.0);
   EXPECT_EQ(ScrapeMetric(server.port(), "ridge_num_requests_running"), 0.0);
-  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_request_finished_total", "length"), 0.0);
-  // The aborted request did not run to its end.
-  EXPECT_LT(ScrapeMetric(server.port(), "ridge_generation_tokens_total"), 480.0);
+  EXPECT_EQ(Finished(server.port(), "length"), 0.0);
   // And the server keeps serving.
   auto res = Post(server.port(), "/v1/completions", CompletionBody("The cat", 5, false).dump());
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
 }
 
+TEST(HttpLoad, NonStreamingClientThatHangsUpIsCancelledToo) {
+  TestServer server(LongContextModel(), LongContextTokenizer(), LongEngineOptions());
+  int fd = OpenRequest(server.port(), EndlessCompletion(/*stream=*/false), 0);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }, 300000));
+  ::close(fd);
+  // The server finds out at its next probe write (a space before the JSON).
+  EXPECT_TRUE(WaitFor([&] { return Finished(server.port(), "abort") == 1.0; }, 300000));
+  EXPECT_EQ(ScrapeMetric(server.port(), "ridge_kv_cache_blocks_used"), 0.0);
+}
+
 TEST(HttpLoad, FullQueueAnswers429WithRetryAfter) {
-  EngineOptions engine = TestEngineOptions();
+  EngineOptions engine = LongEngineOptions();
   engine.max_running = 1;
   engine.max_waiting = 1;
   ServerOptions options = TestServerOptions();
   options.retry_after_s = 3;
-  TestServer server(engine, options);
-  json body = CompletionBody("Once upon a time", 480, true);
-  body["ignore_eos"] = true;
-  int running = OpenStream(server.port(), body, 2);  // runs
+  TestServer server(LongContextModel(), LongContextTokenizer(), engine, options);
+  int running = OpenRequest(server.port(), EndlessCompletion(true), 1);  // runs
   ASSERT_GE(running, 0);
-  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }));
-  std::thread waiting_client([&] { Post(server.port(), "/v1/completions", body.dump()); });  // waits
-  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().waiting == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }, 300000));
+  int waiting = OpenRequest(server.port(), EndlessCompletion(true), 0);  // waits
+  ASSERT_GE(waiting, 0);
+  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().waiting == 1; }, 300000));
   auto res = Post(server.port(), "/v1/completions", CompletionBody("The cat", 4, false).dump());
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 429);
@@ -94,29 +168,60 @@ TEST(HttpLoad, FullQueueAnswers429WithRetryAfter) {
   json error = json::parse(res->body)["error"];
   EXPECT_EQ(error["code"], "queue_full");
   EXPECT_TRUE(error["message"].is_string());
+  // Once both hang up, requests are accepted again.
   ::close(running);
-  waiting_client.join();
-  // Once the queue drains, requests are accepted again.
-  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().waiting == 0; }));
+  ::close(waiting);
+  ASSERT_TRUE(WaitFor([&] { return Finished(server.port(), "abort") == 2.0; }, 300000));
   auto later = Post(server.port(), "/v1/completions", CompletionBody("The cat", 4, false).dump());
   ASSERT_TRUE(later);
   EXPECT_EQ(later->status, 200);
 }
 
+TEST(HttpLoad, ShutdownRefusesNewWorkAndLetsQueuedRequestsFinish) {
+  EngineOptions engine = LongEngineOptions();
+  engine.max_running = 1;
+  TestServer server(LongContextModel(), LongContextTokenizer(), engine);
+  // A runs (until its client hangs up); B waits behind it.
+  int a = OpenRequest(server.port(), EndlessCompletion(true), 1);
+  ASSERT_GE(a, 0);
+  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }, 300000));
+  StreamResult b;
+  std::thread b_client([&] {
+    auto res = Post(server.port(), "/v1/completions", CompletionBody("The cat", 20, true).dump());
+    if (res && res->status == 200) b = ParseStream(res->body, false);
+  });
+  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().waiting == 1; }, 300000));
+  std::thread stopper([&] { server.server().Shutdown(std::chrono::minutes(10)); });
+  // Draining: health and new requests answer 503 (A keeps the server up).
+  EXPECT_TRUE(WaitFor([&] {
+    auto h = Get(server.port(), "/health");
+    return h && h->status == 503;
+  }, 300000));
+  auto refused = Post(server.port(), "/v1/completions", CompletionBody("The cat", 4, false).dump());
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(json::parse(refused->body)["error"]["type"], "server_error");
+  // A's client leaves; B, accepted before the shutdown, runs to its end.
+  ::close(a);
+  b_client.join();
+  stopper.join();
+  EXPECT_TRUE(b.done);
+  EXPECT_EQ(b.finish_reason, "length");
+  EXPECT_EQ(server.server().engine().Stats().kv.blocks_used, 0);
+}
+
 TEST(HttpLoad, ShutdownWithoutGraceCancelsRunningStreams) {
-  TestServer server;
-  json body = CompletionBody("Once upon a time", 480, true);
-  body["ignore_eos"] = true;
+  TestServer server(LongContextModel(), LongContextTokenizer(), LongEngineOptions());
   std::string raw;
   bool answered = false;
   std::thread client([&] {
-    auto res = Post(server.port(), "/v1/completions", body.dump());
+    auto res = Post(server.port(), "/v1/completions", EndlessCompletion(true).dump());
     if (res) {
       answered = true;
       raw = res->body;
     }
   });
-  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }, 300000));
   server.server().Shutdown(std::chrono::milliseconds(0));
   client.join();
   // The stream ended with an error event and [DONE], not mid-air.

@@ -6,7 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <regex>
+#include <cctype>
 
 #include "server_test_util.h"
 #include "test_paths.h"
@@ -19,9 +19,10 @@ using namespace testing;
 
 class ServeProcess {
  public:
-  explicit ServeProcess(std::vector<std::string> extra_args) {
-    std::vector<std::string> args = {ridge::testing::RidgeBinary(), "serve", "-m", ridge::testing::Stories260kGguf(),
-                                     "--port", "0", "--threads", "2", "--kv-memory", "16MiB"};
+  explicit ServeProcess(std::vector<std::string> extra_args,
+                        const std::string& model = ridge::testing::Stories260kGguf()) {
+    std::vector<std::string> args = {ridge::testing::RidgeBinary(), "serve", "-m", model, "--port", "0",
+                                     "--threads", "2", "--kv-memory", "16MiB"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     int out[2];
     if (::pipe(out) != 0) return;
@@ -48,11 +49,11 @@ class ServeProcess {
     if (out_fd_ >= 0) ::close(out_fd_);
   }
 
-  // Reads stdout until a line matches; returns the text read so far.
-  std::string ReadUntil(const std::string& needle, int timeout_ms = 60000) {
+  // Reads stdout until `needle` appears at or after `from`; returns the text read so far.
+  std::string ReadUntil(const std::string& needle, int timeout_ms = 300000, size_t from = 0) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     char buf[1024];
-    while (output_.find(needle) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    while (output_.find(needle, from) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
       pollfd p{out_fd_, POLLIN, 0};
       if (::poll(&p, 1, 100) <= 0) continue;
       ssize_t n = ::read(out_fd_, buf, sizeof(buf));
@@ -62,17 +63,22 @@ class ServeProcess {
     return output_;
   }
 
+  // The port from "listening on http://127.0.0.1:PORT", or -1.
   int Port() {
-    std::smatch m;
-    std::string text = ReadUntil("listening on");
-    ReadUntil("\n", 1000);
-    text = output_;
-    static const std::regex re(R"(listening on http://127\.0\.0\.1:(\d+))");
-    return std::regex_search(text, m, re) ? std::stoi(m[1]) : -1;
+    const std::string prefix = "listening on http://127.0.0.1:";
+    ReadUntil(prefix);
+    const size_t at = output_.find(prefix);
+    if (at == std::string::npos) return -1;
+    ReadUntil("\n", 300000, at);  // the whole line
+    int port = 0;
+    size_t i = at + prefix.size();
+    for (; i < output_.size() && std::isdigit(static_cast<unsigned char>(output_[i])); ++i)
+      port = port * 10 + (output_[i] - '0');
+    return i > at + prefix.size() ? port : -1;
   }
 
   // Sends the signal and waits for the exit status (-1 on timeout).
-  int Stop(int signal_number, int timeout_ms = 60000) {
+  int Stop(int signal_number, int timeout_ms = 300000) {
     ::kill(pid_, signal_number);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -111,21 +117,23 @@ TEST(ServeCli, PrintsAddressAndKvPoolServesAndExitsZeroOnSigterm) {
 }
 
 TEST(ServeCli, SigintWithARunningStreamCancelsItAndExitsZero) {
-  ServeProcess serve({"--shutdown-grace", "0"});
+  // A request that runs until cancelled (see LongContextModel).
+  ServeProcess serve({"--shutdown-grace", "0", "--kv-tokens", std::to_string(kLongContext)}, LongContextModelPath());
   const int port = serve.Port();
   ASSERT_GT(port, 0) << serve.output();
   std::string body;
   std::thread client([&] {
-    auto res = Post(port, "/v1/completions",
-                    R"({"prompt": "Once upon a time", "max_tokens": 480, "ignore_eos": true, "stream": true})");
+    auto res = Post(port, "/v1/completions", EndlessCompletion(/*stream=*/true).dump());
     if (res) body = res->body;
   });
-  ASSERT_TRUE(WaitFor([&] { return ScrapeMetric(port, "ridge_num_requests_running") == 1.0; }));
+  ASSERT_TRUE(WaitFor([&] { return ScrapeMetric(port, "ridge_num_requests_running") == 1.0; }, 300000));
   EXPECT_EQ(serve.Stop(SIGINT), 0) << serve.output();
   client.join();
+  // The stream was cancelled: an error event, then [DONE].
   const auto events = SseData(body);
-  ASSERT_FALSE(events.empty());
+  ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events.back(), "[DONE]");
+  EXPECT_NE(events[events.size() - 2].find("\"error\""), std::string::npos) << events[events.size() - 2];
 }
 
 TEST(ServeCli, BadFlagsFailClearly) {

@@ -19,8 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "ridge/gguf/model_generator.h"
 #include "ridge/server/http_server.h"
 #include "stories_model.h"
+#include "test_paths.h"
 
 namespace ridge::server::testing {
 
@@ -33,6 +35,54 @@ inline LlamaModel& StoriesModel() {
 inline const Tokenizer& StoriesTokenizer() {
   static const Tokenizer* tokenizer = new Tokenizer(Tokenizer::FromGguf(StoriesModel().file()));
   return *tokenizer;
+}
+
+// A random-weight model with stories260K's vocabulary and a 64K-token
+// context, for tests that need a request to still be running when they act
+// (hang up, shut down, fill the queue): with ignore_eos and a max_tokens in
+// the tens of thousands, a request runs for minutes, as attention grows with
+// every token, so no machine is fast enough to finish it before the test's
+// next step, and no machine is so slow that the test waits for it (it is
+// cancelled). 2 layers of width 64: tiny to generate and load.
+inline constexpr int64_t kLongContext = 65536;
+inline const std::string& LongContextModelPath() {
+  static const std::string path = [] {
+    RandomModelOptions options;
+    options.shape.n_embd = 64;
+    options.shape.n_ff = 128;
+    options.shape.n_layers = 2;
+    options.shape.n_heads = 4;
+    options.shape.n_kv_heads = 4;
+    options.shape.n_ctx = kLongContext;
+    options.seed = 7;
+    options.name = "long-context-test";
+    const std::string path = ridge::testing::ScratchDir("server-long") + "/long.gguf";
+    GgufFile vocab = GgufFile::Open(ridge::testing::Stories260kGguf());
+    BuildRandomLlamaGguf(vocab, options, nullptr).Write(path);
+    return path;
+  }();
+  return path;
+}
+inline LlamaModel& LongContextModel() {
+  static LlamaModel* model = LlamaModel::Load(LongContextModelPath()).release();
+  return *model;
+}
+inline const Tokenizer& LongContextTokenizer() {
+  static const Tokenizer* tokenizer = new Tokenizer(Tokenizer::FromGguf(LongContextModel().file()));
+  return *tokenizer;
+}
+// Engine options for it: the pool holds a whole context of F16 KV (32 MiB).
+inline EngineOptions LongEngineOptions() {
+  EngineOptions o;
+  o.n_threads = 2;
+  o.kv_block_tokens = 16;
+  o.kv_tokens = kLongContext;
+  return o;
+}
+// A completion request that runs until cancelled.
+inline nlohmann::json EndlessCompletion(bool stream) {
+  return nlohmann::json{{"prompt", "Once upon a time"}, {"max_tokens", kLongContext - 64}, {"ignore_eos", true},
+                        {"temperature", 0}, {"stream", stream}};
 }
 
 // Engine options the server tests use: 2 threads, F32 KV (as the engine's own
@@ -60,6 +110,8 @@ inline ServerOptions TestServerOptions() {
 class TestServer {
  public:
   explicit TestServer(EngineOptions engine = TestEngineOptions(), ServerOptions options = TestServerOptions());
+  TestServer(LlamaModel& model, const Tokenizer& tokenizer, EngineOptions engine,
+             ServerOptions options = TestServerOptions());
   ~TestServer();
   OpenAiServer& server() { return *server_; }
   int port() const { return port_; }
@@ -86,21 +138,29 @@ inline TestServer::TestServer(EngineOptions engine, ServerOptions options) {
   port_ = server_->Start();
 }
 
+inline TestServer::TestServer(LlamaModel& model, const Tokenizer& tokenizer, EngineOptions engine,
+                              ServerOptions options) {
+  server_ = std::make_unique<OpenAiServer>(model, tokenizer, engine, options);
+  port_ = server_->Start();
+}
+
 inline TestServer::~TestServer() { server_->Shutdown(std::chrono::milliseconds(0)); }
 
 inline std::unique_ptr<httplib::Client> TestServer::Client() const {
   auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
-  c->set_read_timeout(120, 0);
-  c->set_write_timeout(60, 0);
-  c->set_connection_timeout(10, 0);
+  c->set_read_timeout(300, 0);
+  c->set_write_timeout(300, 0);
+  c->set_connection_timeout(300, 0);
   return c;
 }
 
+// Timeouts far beyond what any test needs: a loaded machine must slow a
+// test down, never fail it.
 inline std::unique_ptr<httplib::Client> MakeClient(int port) {
   auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
-  c->set_read_timeout(120, 0);
-  c->set_write_timeout(60, 0);
-  c->set_connection_timeout(10, 0);
+  c->set_read_timeout(300, 0);
+  c->set_write_timeout(300, 0);
+  c->set_connection_timeout(300, 0);
   return c;
 }
 

@@ -90,6 +90,11 @@ std::string ChatTemplate::Render(const std::vector<ChatMessage>& messages, bool 
     first = 1;
   }
   std::string out;
+  if (first == 1 && messages.size() == 1) {
+    // A system message alone still needs a turn to carry it.
+    const std::string content = llama2_system_block ? fmt::format("<<SYS>>\n{}\n<</SYS>>", system) : system;
+    return fmt::format("[INST] {} [/INST]", Trim(content));
+  }
   for (size_t i = first; i < messages.size(); ++i) {
     const ChatMessage& m = messages[i];
     const bool expect_user = (i - first) % 2 == 0;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/socket.h>
+
 #include <csignal>
 
 #include "ridge/server/api_error.h"
@@ -45,6 +47,11 @@ bool SameKey(const std::string& given, const std::string& key) {
 }
 
 }  // namespace
+
+bool HttpListener::SetBacklog(int backlog) {
+  // listen() on a listening socket only updates its backlog (Linux, BSD).
+  return svr_sock_ != INVALID_SOCKET && ::listen(svr_sock_, backlog) == 0;
+}
 
 OpenAiServer::OpenAiServer(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& engine_options,
                            ServerOptions options)
@@ -139,6 +146,7 @@ int OpenAiServer::Start() {
                                                                            : -1);
   if (port_ < 0) Fail("cannot listen on {}:{} (address in use, or not an address of this machine?)", options_.host,
                       options_.port);
+  if (!http_.SetBacklog(SOMAXCONN)) Fail("cannot set the listen backlog on {}:{}", options_.host, port_);
   engine_.Start();
   listen_thread_ = std::thread([this] { http_.listen_after_bind(); });
   started_ = true;

@@ -42,6 +42,16 @@ struct ServerOptions {
   std::chrono::milliseconds sse_ping_interval{1000};
 };
 
+// cpp-httplib 0.11 listens with a backlog of 5: a burst of clients beyond
+// that has its connections dropped and retried a second or more later (TCP
+// SYN retransmission), which shows up as TTFT spikes under load. This
+// subclass raises the backlog on the bound socket.
+class HttpListener : public httplib::Server {
+ public:
+  // After bind_to_port / bind_to_any_port. Returns false if listen() fails.
+  bool SetBacklog(int backlog);
+};
+
 class OpenAiServer {
  public:
   // Creates the engine (not started yet). The model and tokenizer must
@@ -81,7 +91,7 @@ class OpenAiServer {
   Gauge& kv_blocks_total_;
   Engine engine_;  // after metrics_: stops (and stops reporting) before they go
   OpenAiEndpoints endpoints_;
-  httplib::Server http_;
+  HttpListener http_;
   std::thread listen_thread_;
   int port_ = -1;
   std::mutex shutdown_mutex_;

@@ -1,6 +1,8 @@
 #pragma once
 // What each OpenAI endpoint does with a parsed request: tokenize (on the
-// HTTP thread), check the request against the model (context length,
+// HTTP thread; control-token texts such as "<|eot_id|>" in a prompt become
+// those tokens, as in Hugging Face tokenizers, vLLM and llama.cpp), check
+// the request against the model (context length,
 // vocabulary, model name), submit to the engine, and answer — as SSE chunks
 // when streaming, as one JSON object otherwise. Both kinds of answer are
 // written by a chunked content provider that waits for the engine in short
