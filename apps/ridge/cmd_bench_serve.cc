@@ -6,14 +6,8 @@
 //       --random-input-len 256 --random-output-len 64 --goodput ttft:500 tpot:50
 //       --result-json run.json --plot plots/
 //
-// Registration: "bench-serve" is an ordinary top-level command. Its setup
-// also offers the same command as `serve` under `bench`: nested in the
-// `bench` command when another file registers one (cmd_bench.cc; commands
-// are set up in name order, so "bench" exists by then), or under a small
-// `bench` group of its own otherwise. main.cc runs only top-level commands,
-// so the nested one runs from its CLI11 callback (after parsing and
-// validation) and reports its exit status as CLI::RuntimeError, which main
-// turns into the exit code without printing anything.
+// `ridge bench serve ...` reaches this command too: main.cc rewrites those
+// two words to "bench-serve" before parsing (cmd_bench.cc owns `ridge bench`).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -151,41 +145,9 @@ int RunBenchServe(BenchServeFlags& f) {
 
 constexpr const char* kDescription = "Load-test an OpenAI-compatible server: TTFT, TPOT, ITL, E2E, throughput, goodput";
 
-// `serve` under `bench`, run from its callback (see the file comment).
-void AddNestedServe(CLI::App& top_level_sub) {
-  CLI::App* root = top_level_sub.get_parent();
-  if (root == nullptr) return;
-  CLI::App* bench = nullptr;
-  for (CLI::App* sub : root->get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; })) bench = sub;
-  if (bench == nullptr) {
-    bench = root->add_subcommand("bench", "Benchmarks (`ridge bench serve`: load-test a server)");
-    bench->require_subcommand(1);
-  } else {
-    for (CLI::App* sub : bench->get_subcommands([](CLI::App* s) { return s->get_name() == "serve"; }))
-      if (sub != nullptr) return;  // someone already offers `bench serve`
-    // CLI11 checks a parent's required options even when a subcommand was
-    // chosen, so `bench -m MODEL` would make `bench serve` demand a model.
-    // Keep the requirement for `bench` itself: checked in its callback, which
-    // runs only when `serve` did not (serve's callback ends the parse), with
-    // the error CLI11 would have given.
-    std::vector<CLI::Option*> required = bench->get_options([](CLI::Option* o) { return o->get_required(); });
-    for (CLI::Option* option : required) option->required(false);
-    if (!required.empty())
-      bench->callback([required] {
-        for (CLI::Option* option : required)
-          if (option->count() == 0) throw CLI::RequiredError(option->get_name());
-      });
-  }
-  CLI::App* serve = bench->add_subcommand("serve", kDescription);
-  auto flags = std::make_shared<BenchServeFlags>();
-  AddFlags(*serve, *flags);
-  serve->callback([flags] { throw CLI::RuntimeError(RunBenchServe(*flags)); });
-}
-
 CommandRegistration kBenchServe{{"bench-serve", kDescription, [](CLI::App& sub) -> std::function<int()> {
   auto flags = std::make_shared<BenchServeFlags>();
   AddFlags(sub, *flags);
-  AddNestedServe(sub);
   return [flags] { return RunBenchServe(*flags); };
 }}};
 

@@ -1,5 +1,6 @@
-// The built `ridge` binary: `ridge bench-serve` and `ridge bench serve`
-// against the fake server, the outputs they write, and bad flags.
+// The built `ridge` binary: `ridge bench-serve` and `ridge bench serve` (main.cc
+// routes the latter to the former) against the fake server, the outputs they
+// write, and bad flags.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
