@@ -75,7 +75,8 @@ int Serve(const ServeArgs& a) {
   options.http_threads = a.http_threads;
   if (!a.chat_template.empty()) {
     options.chat_family = server::ParseChatFamily(a.chat_template);
-    if (!options.chat_family) Fail("--chat-template: '{}' is not one of llama2, llama3, chatml, plain", a.chat_template);
+    if (!options.chat_family)
+      Fail("--chat-template: '{}' is not one of llama2, llama3, chatml, plain", a.chat_template);
   }
 
   auto model = LlamaModel::Load(a.model_path);
@@ -100,8 +101,8 @@ int Serve(const ServeArgs& a) {
 
   const EngineStats stats = server.engine().Stats();
   std::printf("ridge serve: model '%s' from %s, context %lld tokens, chat template: %s\n",
-              options.model_name.c_str(), a.model_path.c_str(),
-              static_cast<long long>(model->config().n_ctx_train), server::ChatFamilyName(server.chat_template().family));
+              options.model_name.c_str(), a.model_path.c_str(), static_cast<long long>(model->config().n_ctx_train),
+              server::ChatFamilyName(server.chat_template().family));
   std::printf("ridge serve: KV pool %lld blocks x %lld tokens = %lld tokens, %s (%s%s)\n",
               static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
               static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),

@@ -240,8 +240,10 @@ TEST(OpenAiRequest, HostileBodiesAreRefusedNamingTheField) {
 // ApiError 400 — never another exception, never a crash.
 TEST(OpenAiRequest, MutatedBodiesNeverEscapeAsOtherErrors) {
   const std::vector<std::string> seeds = {
-      R"({"model":"m","prompt":"Once upon","max_tokens":8,"temperature":0.7,"stop":["\n"],"stream":true,"stream_options":{"include_usage":true},"logprobs":2})",
-      R"({"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"hi"}]}],"top_p":0.5,"seed":3,"logprobs":true,"top_logprobs":1})",
+      R"({"model":"m","prompt":"Once upon","max_tokens":8,"temperature":0.7,"stop":["\n"],"stream":true,)"
+      R"("stream_options":{"include_usage":true},"logprobs":2})",
+      R"({"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"hi"}]}],)"
+      R"("top_p":0.5,"seed":3,"logprobs":true,"top_logprobs":1})",
   };
   const std::string alphabet = "{}[]\":,0123456789.-+eE \\ntrufalsn\xff\xc3\xa9";
   std::mt19937 rng(1234);

@@ -23,7 +23,8 @@ void SetJson(httplib::Response& res, const json& value) { res.set_content(DumpJs
 // One generation whose response is being written; owned by the content
 // provider's closures, so it lives exactly as long as the response.
 struct OpenAiEndpoints::Generation {
-  Generation(OpenAiEndpoints& owner, GenerationSpec spec) : owner(owner), session(owner.engine_, owner.tokenizer_, std::move(spec)) {
+  Generation(OpenAiEndpoints& owner, GenerationSpec spec)
+      : owner(owner), session(owner.engine_, owner.tokenizer_, std::move(spec)) {
     ++owner.active_;
   }
   ~Generation() { --owner.active_; }
@@ -112,8 +113,8 @@ struct OpenAiEndpoints::Generation {
       }
     }
     const auto now = std::chrono::steady_clock::now();
-    if (out.empty() && now - last_write >= (stream ? owner.config_.sse_ping_interval : owner.config_.json_probe_interval))
-      out = stream ? ": ping\n\n" : " ";
+    const auto probe_interval = stream ? owner.config_.sse_ping_interval : owner.config_.json_probe_interval;
+    if (out.empty() && now - last_write >= probe_interval) out = stream ? ": ping\n\n" : " ";
     if (!out.empty()) {
       if (!sink.write(out.data(), out.size())) return Abandon();
       last_write = now;

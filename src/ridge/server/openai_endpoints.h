@@ -9,7 +9,10 @@
 // slices and writes at least every probe_interval, so a client that goes
 // away is noticed at the next write that fails and its request cancelled
 // (kAbort), to be dropped at the next engine step.
-// Errors are thrown as ApiError for the HTTP layer to report.
+// Errors are thrown as ApiError for the HTTP layer to report. A non-streaming
+// answer has sent its 200 status before generation ends: if the request then
+// fails (an engine error, cancelled by a shutdown), its body is the error
+// object instead of the completion.
 #include <httplib.h>
 
 #include <atomic>

@@ -163,7 +163,9 @@ std::vector<ChatMessage> ParseMessages(const JsonFields& f) {
       ThrowInvalid(m.Path("tool_calls"), "tool calls are not supported");
     const json* content = m.Find("content");
     if (!content) {
-      if (message.role != "assistant") ThrowInvalid(m.Path("content"), fmt::format("'{}' is required", m.Path("content")));
+      // Only an assistant turn may come without content (it had tool calls).
+      if (message.role != "assistant")
+        ThrowInvalid(m.Path("content"), fmt::format("'{}' is required", m.Path("content")));
     } else {
       message.content = MessageContent(*content, m.Path("content"));
     }
