@@ -25,6 +25,7 @@ struct RunArgs {
   std::vector<std::string> stop;
   bool verbose = false;
   bool echo_prompt = true;
+  bool mmap = false;
 };
 
 void PrintSummary(const GenerationResult& r, const LlamaModel& model, bool verbose) {
@@ -55,8 +56,8 @@ void PrintSummary(const GenerationResult& r, const LlamaModel& model, bool verbo
                  r.kv.bytes_per_token / (2.0 * c.n_layers * c.n_kv_heads * c.head_dim), r.kv.bytes_per_token,
                  static_cast<long long>(r.kv.tokens_stored), formula_bytes, static_cast<long long>(r.kv.token_slots_allocated),
                  100.0 * r.kv.utilization);
-    std::fprintf(stderr, "weights: %lld bytes; kernels: %s; threads: see --threads\n",
-                 static_cast<long long>(model.weights().weight_bytes), IsaName(ActiveIsa()));
+    std::fprintf(stderr, "weights: %lld bytes, %s; kernels: %s\n", static_cast<long long>(model.weights().weight_bytes),
+                 DescribeMemory(model.file().memory()).c_str(), IsaName(ActiveIsa()));
   }
 }
 
@@ -81,8 +82,9 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     sub.add_option("--stop", a->stop, "stop string (repeatable)");
     sub.add_flag("--verbose", a->verbose, "show the KV-cache lifecycle and accounting");
     sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
+    sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     return [a]() {
-      auto model = LlamaModel::Load(a->model_path);
+      auto model = LlamaModel::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
       GenerateOptions options;

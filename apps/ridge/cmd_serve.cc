@@ -39,6 +39,7 @@ struct ServeArgs {
   std::string chat_template;
   double shutdown_grace_s = 10;
   bool no_prefix_caching = false;
+  bool mmap = false;
 };
 
 int Serve(const ServeArgs& a) {
@@ -79,7 +80,7 @@ int Serve(const ServeArgs& a) {
       Fail("--chat-template: '{}' is not one of llama2, llama3, chatml, plain", a.chat_template);
   }
 
-  auto model = LlamaModel::Load(a.model_path);
+  auto model = LlamaModel::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
   Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
   // A pool larger than max-running full contexts can never be used: do not
   // allocate (and zero) it. Tiny models would otherwise take gigabytes.
@@ -103,6 +104,8 @@ int Serve(const ServeArgs& a) {
   std::printf("ridge serve: model '%s' from %s, context %lld tokens, chat template: %s\n",
               options.model_name.c_str(), a.model_path.c_str(), static_cast<long long>(model->config().n_ctx_train),
               server::ChatFamilyName(server.chat_template().family));
+  std::printf("ridge serve: weights %s, %s\n", FormatBytes(static_cast<double>(model->weights().weight_bytes)).c_str(),
+              DescribeMemory(model->file().memory()).c_str());
   std::printf("ridge serve: KV pool %lld blocks x %lld tokens = %lld tokens, %s (%s%s)\n",
               static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
               static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),
@@ -155,6 +158,7 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
                    "seconds running requests may finish after SIGINT/SIGTERM before they are cancelled")
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     sub.add_flag("--no-prefix-caching", a->no_prefix_caching, "do not share KV blocks between equal prompt prefixes");
+    sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     return [a]() { return Serve(*a); };
   }}};
 

@@ -2,9 +2,7 @@
 // routes the latter to the former) against the fake server, the outputs they
 // write, and bad flags.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,15 +11,14 @@
 
 #include "fake_openai_server.h"
 #include "stories_model.h"
+#include "cli_runner.h"
 #include "test_paths.h"
 
 namespace ridge {
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
+using testing::CliResult;
+using testing::RunRidge;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -30,20 +27,6 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-Result RunRidge(const std::string& args) {
-  const std::string err_path = testing::ScratchDir("bench_cli_stderr") + "/stderr.txt";
-  const std::string cmd = testing::RidgeBinary() + " " + args + " 2>" + err_path;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = ReadFile(err_path);
-  return r;
-}
 
 std::string Flags(const testing::FakeOpenAiServer& server) {
   return "--base-url " + server.base_url() +
@@ -53,7 +36,7 @@ std::string Flags(const testing::FakeOpenAiServer& server) {
 TEST(BenchServeCli, ReportJsonAndPlots) {
   testing::FakeOpenAiServer server;
   const std::string dir = testing::ScratchDir("bench_cli_outputs");
-  const Result r = RunRidge("bench-serve " + Flags(server) + " --max-concurrency 2 --goodput ttft:100000 tpot:100000" +
+  const CliResult r = RunRidge("bench-serve " + Flags(server) + " --max-concurrency 2 --goodput ttft:100000 tpot:100000" +
                             " --result-json " + dir + "/r.json --plot " + dir + "/plots");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("============ Serving Benchmark Result ============\n", 0), 0u) << r.out;
@@ -75,7 +58,7 @@ TEST(BenchServeCli, ReportJsonAndPlots) {
 
 TEST(BenchServeCli, NestedUnderBench) {
   testing::FakeOpenAiServer server;
-  const Result r = RunRidge("bench serve " + Flags(server) + " --no-progress --endpoint /v1/chat/completions");
+  const CliResult r = RunRidge("bench serve " + Flags(server) + " --no-progress --endpoint /v1/chat/completions");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("Successful requests:                     4"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("4/4"), std::string::npos) << "--no-progress: " << r.err;
@@ -85,7 +68,7 @@ TEST(BenchServeCli, NestedUnderBench) {
 TEST(BenchServeCli, PlainBenchKeepsItsOwnRequirements) {
   // `serve` nested under `bench` must not change what `ridge bench` alone
   // accepts (its required options are still required).
-  const Result r = RunRidge("bench");
+  const CliResult r = RunRidge("bench");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE((r.out + r.err).find("required"), std::string::npos) << r.out << r.err;
 }
@@ -93,7 +76,7 @@ TEST(BenchServeCli, PlainBenchKeepsItsOwnRequirements) {
 TEST(BenchServeCli, TokenizerFromAGguf) {
   testing::FakeOpenAiServer server;
   const std::string dir = testing::ScratchDir("bench_cli_tokenizer");
-  const Result r = RunRidge("bench-serve " + Flags(server) + " --no-progress --tokenizer-from " +
+  const CliResult r = RunRidge("bench-serve " + Flags(server) + " --no-progress --tokenizer-from " +
                             testing::Stories260kGguf() + " --result-json " + dir + "/r.json");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json j = nlohmann::json::parse(ReadFile(dir + "/r.json"));
@@ -102,7 +85,7 @@ TEST(BenchServeCli, TokenizerFromAGguf) {
 }
 
 TEST(BenchServeCli, BadFlagsAndUnreachableServer) {
-  Result r = RunRidge("bench-serve --request-rate fast --num-prompts 2");
+  CliResult r = RunRidge("bench-serve --request-rate fast --num-prompts 2");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("ridge: error: --request-rate 'fast'"), std::string::npos) << r.err;
   r = RunRidge("bench serve --goodput ttft:abc --num-prompts 2");

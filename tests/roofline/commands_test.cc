@@ -1,44 +1,29 @@
 // `ridge kv` and `ridge roofline` run as a user runs them.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 #include "ridge/roofline/probe.h"
+#include "cli_runner.h"
+#include "stories_model.h"
 #include "test_paths.h"
 
 namespace ridge {
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using testing::CliResult;
+using testing::RunRidge;
 
-Result Ridge(const std::string& args) {
-  const std::string command = testing::RidgeBinary() + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-void ExpectHas(const Result& r, const std::string& needle) {
-  EXPECT_NE(r.output.find(needle), std::string::npos) << "missing '" << needle << "' in:\n" << r.output;
+void ExpectHas(const CliResult& r, const std::string& needle) {
+  EXPECT_NE(r.output().find(needle), std::string::npos) << "missing '" << needle << "' in:\n" << r.output();
 }
 
 TEST(KvCommand, ReferenceExampleWithExplicitShape) {
-  const Result r = Ridge("kv --layers 32 --heads 32 --kv-heads 32 --head-dim 128 --context 4096 --batch 50 --budget 80GiB");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const CliResult r = RunRidge("kv --layers 32 --heads 32 --kv-heads 32 --head-dim 128 --context 4096 --batch 50 --budget 80GiB");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "per token    524,288 B  (512.00 KiB)");
   ExpectHas(r, "per request  2,147,483,648 B  (2.00 GiB)");
   ExpectHas(r, "107,374,182,400 B  (100.00 GiB)");
@@ -49,8 +34,8 @@ TEST(KvCommand, ReferenceExampleWithExplicitShape) {
 }
 
 TEST(KvCommand, PresetOnADeviceLessItsWeights) {
-  const Result r = Ridge("kv --preset llama-3-8b --hw h100 -c 4096 -b 8");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const CliResult r = RunRidge("kv --preset llama-3-8b --hw h100 -c 4096 -b 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "llama-3-8b: 32 layers × 8 KV heads (32 query heads) × head dim 128");
   ExpectHas(r, "per token    131,072 B");
   ExpectHas(r, "less 14.96 GiB of F16 weights");
@@ -58,25 +43,25 @@ TEST(KvCommand, PresetOnADeviceLessItsWeights) {
 }
 
 TEST(KvCommand, BadInputIsAnErrorNotACrash) {
-  Result r = Ridge("kv --preset nonesuch");
+  CliResult r = RunRidge("kv --preset nonesuch");
   EXPECT_EQ(r.exit_code, 1);
   ExpectHas(r, "unknown model preset 'nonesuch'");
-  r = Ridge("kv --layers 32 --kv-heads 8");
+  r = RunRidge("kv --layers 32 --kv-heads 8");
   EXPECT_EQ(r.exit_code, 1);
   ExpectHas(r, "--head-dim");
-  r = Ridge("kv --preset llama-2-7b --budget 12 parsecs");
+  r = RunRidge("kv --preset llama-2-7b --budget 12 parsecs");
   EXPECT_NE(r.exit_code, 0);
-  r = Ridge("kv --preset llama-2-7b --kv-type q4_0");
+  r = RunRidge("kv --preset llama-2-7b --kv-type q4_0");
   EXPECT_EQ(r.exit_code, 1);
   ExpectHas(r, "KV cache type Q4_0 is not supported");
-  r = Ridge("kv -m /nonexistent.gguf");
+  r = RunRidge("kv -m /nonexistent.gguf");
   EXPECT_EQ(r.exit_code, 1);
 }
 
 TEST(RooflineCommand, DefaultAnalysisWithChart) {
   const std::string svg = testing::ScratchDir("roofline-cmd") + "/chart.svg";
-  const Result r = Ridge("roofline --preset llama-2-7b --hw h100 -b 1 -c 1024 --svg " + svg + " --measured-tps 200");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const CliResult r = RunRidge("roofline --preset llama-2-7b --hw h100 -b 1 -c 1024 --svg " + svg + " --measured-tps 200");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "ridge point 295.2 FLOP/byte");
   ExpectHas(r, "prefill of 512 tokens");
   ExpectHas(r, "decode step: batch 1");
@@ -96,14 +81,14 @@ TEST(RooflineCommand, DefaultAnalysisWithChart) {
 TEST(RooflineCommand, MeasuredFigureFromABenchReport) {
   const std::string dir = testing::ScratchDir("roofline-bench-json");
   std::ofstream(dir + "/bench.json") << R"({"tests": [{"test": "pp512", "mean": 900.0}, {"test": "tg128", "mean": 200.0}]})";
-  Result r = Ridge("roofline --preset llama-2-7b --hw h100 -b 1 -c 1024 --bench-json " + dir + "/bench.json");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  CliResult r = RunRidge("roofline --preset llama-2-7b --hw h100 -b 1 -c 1024 --bench-json " + dir + "/bench.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "measured decode 200.00 tokens/s = 82.1% of the predicted bound 243.53 tokens/s");
-  r = Ridge("roofline --preset llama-2-7b --hw h100 --bench-json " + dir + "/bench.json --measured-phase prefill");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunRidge("roofline --preset llama-2-7b --hw h100 --bench-json " + dir + "/bench.json --measured-phase prefill");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "measured prefill 900.00 tokens/s");
   std::ofstream(dir + "/bad.json") << "{\"tests\": 3}";
-  r = Ridge("roofline --preset llama-2-7b --hw h100 --bench-json " + dir + "/bad.json");
+  r = RunRidge("roofline --preset llama-2-7b --hw h100 --bench-json " + dir + "/bad.json");
   EXPECT_EQ(r.exit_code, 1);
   ExpectHas(r, "not a `ridge bench -o json` report");
 }
@@ -125,35 +110,54 @@ TEST(RooflineCommand, HostProfileFromASavedProbe) {
   p.measured_at = "2025-06-01T00:00:00Z";
   const std::string path = testing::ScratchDir("roofline-host") + "/probe.json";
   SaveProbe(p, path);
-  Result r = Ridge("roofline --preset tinyllama-1.1b --hw host --probe-file " + path + " --weight-type q8_0");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  CliResult r = RunRidge("roofline --preset tinyllama-1.1b --hw host --probe-file " + path + " --weight-type q8_0");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "peak 600.0 GFLOP/s (probed int8 dot (unit int8 kernel), for Q8_0 weights)");
   ExpectHas(r, "ridge point 30.0 FLOP/byte");
   ExpectHas(r, "f32 activations");
-  r = Ridge("roofline --preset tinyllama-1.1b --hw host --probe-file /nonexistent/probe.json");
+  r = RunRidge("roofline --preset tinyllama-1.1b --hw host --probe-file /nonexistent/probe.json");
   EXPECT_EQ(r.exit_code, 1);
   ExpectHas(r, "ridge roofline --probe");
 }
 
 TEST(RooflineCommand, ListsProfilesAndPresets) {
-  const Result r = Ridge("roofline --list");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const CliResult r = RunRidge("roofline --list");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   for (const char* name : {"h100", "h200", "a100", "l4", "rtx4090", "host", "tinyllama-1.1b", "llama-3.2-1b",
                            "llama-2-7b", "llama-3-8b", "llama-2-70b"})
     ExpectHas(r, name);
 }
 
 TEST(RooflineCommand, BadFlags) {
-  Result r = Ridge("roofline --hw tpu");
+  CliResult r = RunRidge("roofline --hw tpu");
   EXPECT_EQ(r.exit_code, 1);
   ExpectHas(r, "unknown hardware 'tpu'");
-  r = Ridge("roofline --phase sideways");
+  r = RunRidge("roofline --phase sideways");
   EXPECT_EQ(r.exit_code, 1);
-  r = Ridge("roofline --weight-type q9_9");
+  r = RunRidge("roofline --weight-type q9_9");
   EXPECT_EQ(r.exit_code, 1);
   ExpectHas(r, "--weight-type q9_9: unknown type");
-  r = Ridge("roofline --preset llama-2-7b -m x.gguf");
+  r = RunRidge("roofline --preset llama-2-7b -m x.gguf");
   EXPECT_EQ(r.exit_code, 1);
+}
+
+// `ridge bench` end to end on the real tiny model: the weights are copied into
+// 2 MiB pages unless --mmap, both tests are reported against the probe, tg
+// also against the reads paired with it.
+TEST(BenchCommand, ReportsBothTestsAgainstTheRoofline) {
+  const std::string model = testing::Stories260kGguf();
+  CliResult r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  ExpectHas(r, "weights: copied into 2 MiB pages (");
+  ExpectHas(r, "| pp16 |");
+  ExpectHas(r, "| tg8 |");
+  ExpectHas(r, "paired roofline: the bandwidth read just before and after each repetition");
+  r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8 --mmap");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  ExpectHas(r, "weights: mapped from the file (4 KiB page cache)");
+  r = RunRidge("bench -m '" + model + "' --probe-buffer-mib 0");
+  EXPECT_NE(r.exit_code, 0);
+  ExpectHas(r, "--probe-buffer-mib 0 needs --probe-file");
 }
 
 }  // namespace

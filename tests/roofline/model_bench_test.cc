@@ -37,6 +37,7 @@ TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
   o.n_gen = 8;
   o.repetitions = 2;
   o.n_threads = 1;
+  o.paired_read_bytes = 4 << 20;
   std::vector<BenchFigure> figures = BenchPromptAndGeneration(*model, FakeProbe(), o);
   ASSERT_EQ(figures.size(), 2u);
   EXPECT_EQ(figures[0].test, "pp32");
@@ -55,6 +56,10 @@ TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
   EXPECT_DOUBLE_EQ(figures[0].bound_tokens_per_s, 32.0 / prefill.roofline_time_s);
   // Decode of one sequence of a 260K-parameter F32 model: ~1 FLOP per 2 bytes, far below this ridge.
   EXPECT_EQ(figures[1].bound_by, "memory");
+  // tg alone is paired with reads of the real memory around each repetition.
+  EXPECT_EQ(figures[0].paired_percent, 0);
+  EXPECT_GT(figures[1].paired_percent, 0);
+  EXPECT_GT(figures[1].paired_read_bytes_per_s, 1e8);
 
   ModelBenchReport report;
   report.figures = figures;
@@ -62,7 +67,9 @@ TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
   nlohmann::json j = nlohmann::json::parse(FormatJson(report));
   EXPECT_EQ(j["tests"].size(), 2u);
   EXPECT_NEAR(j["tests"][1]["percent_of_roofline"].get<double>(), figures[1].percent_of_bound(), 1e-9);
+  EXPECT_NEAR(j["tests"][1]["paired_percent_of_roofline"].get<double>(), figures[1].paired_percent, 1e-9);
   EXPECT_NE(FormatMarkdown(report).find("| tg8 |"), std::string::npos);
+  EXPECT_NE(FormatMarkdown(report).find("paired roofline"), std::string::npos);
 }
 
 TEST(ModelBench, BatchedSweepAccountsKvBytes) {

@@ -18,20 +18,11 @@
 namespace ridge {
 namespace {
 
-probe::IsaKernels Kernels(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512: return probe::Avx512ProbeKernels();
-    case Isa::kAvx2: return probe::Avx2ProbeKernels();
-    case Isa::kScalar: break;
-  }
-  return probe::ScalarProbeKernels();
-}
-
 // Every chain of every kernel ran every iteration: the returned sums are exact.
 TEST(ProbeKernels, ComputeExactlyWhatTheyClaimOnEverySupportedIsa) {
   for (Isa isa : SupportedIsas()) {
     SCOPED_TRACE(IsaName(isa));
-    const probe::IsaKernels k = Kernels(isa);
+    const probe::IsaKernels k = probe::KernelsFor(isa);
     for (int64_t n : {1, 7, 1000}) {
       ASSERT_NE(k.fp32_fma.run, nullptr);
       EXPECT_EQ(k.fp32_fma.run(n, 1.0f), 12.0 * n);
@@ -60,7 +51,7 @@ TEST(ProbeKernels, ReadSumMatchesAPlainSum) {
   }
   for (Isa isa : SupportedIsas()) {
     SCOPED_TRACE(IsaName(isa));
-    const probe::IsaKernels k = Kernels(isa);
+    const probe::IsaKernels k = probe::KernelsFor(isa);
     EXPECT_EQ(k.read_sum(buf.get(), kBytes), expected);
     EXPECT_EQ(k.read_sum(buf.get(), 64 * 9), [&] {  // a tail shorter than one unrolled round
       uint64_t s = 0;

@@ -1,72 +1,58 @@
 // `ridge tokenize` and `ridge detokenize` on the shared Llama 2 vocabulary.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <string>
 
+#include "cli_runner.h"
 #include "test_paths.h"
 
 namespace ridge {
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result RunRidge(const std::string& args) {
-  const std::string command = testing::RidgeBinary() + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using testing::CliResult;
+using testing::RunRidge;
 
 std::string SpmVocab() { return "'" + testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf'"; }
 
 TEST(Cli, TokenizeAddsBosAsTheMetadataSays) {
-  Result r = RunRidge("tokenize -m " + SpmVocab() + " 'Hello world'");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output, "1 15043 3186\n");
+  CliResult r = RunRidge("tokenize -m " + SpmVocab() + " 'Hello world'");
+  EXPECT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_EQ(r.output(), "1 15043 3186\n");
   r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos 'Hello world'");
-  EXPECT_EQ(r.output, "15043 3186\n");
+  EXPECT_EQ(r.output(), "15043 3186\n");
   r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos ''");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output, "\n");
+  EXPECT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_EQ(r.output(), "\n");
 }
 
 TEST(Cli, TokenizePieces) {
-  const Result r = RunRidge("tokenize -m " + SpmVocab() + " --pieces 'Hello world'");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output, "1\t<s>\n15043\t\xE2\x96\x81Hello\n3186\t\xE2\x96\x81world\n");
+  const CliResult r = RunRidge("tokenize -m " + SpmVocab() + " --pieces 'Hello world'");
+  EXPECT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_EQ(r.output(), "1\t<s>\n15043\t\xE2\x96\x81Hello\n3186\t\xE2\x96\x81world\n");
 }
 
 TEST(Cli, TokenizeSpecial) {
-  Result r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos '</s>'");
-  EXPECT_EQ(r.output.find(" 2\n"), std::string::npos) << r.output;  // literal by default
+  CliResult r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos '</s>'");
+  EXPECT_EQ(r.output().find(" 2\n"), std::string::npos) << r.output();  // literal by default
   r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos --special 'a</s>'");
-  EXPECT_EQ(r.output, "263 2\n");
+  EXPECT_EQ(r.output(), "263 2\n");
 }
 
 TEST(Cli, Detokenize) {
-  Result r = RunRidge("detokenize -m " + SpmVocab() + " 1 15043 3186");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output, "Hello world\n");
+  CliResult r = RunRidge("detokenize -m " + SpmVocab() + " 1 15043 3186");
+  EXPECT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_EQ(r.output(), "Hello world\n");
   r = RunRidge("detokenize -m " + SpmVocab() + " 1 32000");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("token id 32000 is out of range"), std::string::npos) << r.output;
+  EXPECT_NE(r.output().find("token id 32000 is out of range"), std::string::npos) << r.output();
 }
 
 TEST(Cli, BadModelFile) {
-  const Result r = RunRidge("tokenize -m /nonexistent/model.gguf hi");
+  const CliResult r = RunRidge("tokenize -m /nonexistent/model.gguf hi");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("/nonexistent/model.gguf"), std::string::npos) << r.output;
+  EXPECT_NE(r.output().find("/nonexistent/model.gguf"), std::string::npos) << r.output();
 }
 
 }  // namespace

@@ -317,9 +317,9 @@ class GgufParser {
   std::vector<uint64_t> offset_field_at_;  // per tensor: where its offset field is
 };
 
-GgufFile GgufFile::Open(const std::string& path) {
+GgufFile GgufFile::Open(const std::string& path, FileBacking backing) {
   GgufFile f;
-  f.file_ = MappedFile::Open(path);
+  f.file_ = MappedFile::Open(path, backing);
   GgufParser(f).Parse();
   return f;
 }

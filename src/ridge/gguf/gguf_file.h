@@ -1,5 +1,6 @@
 #pragma once
-// GGUF v3 reader. Memory-maps the file and validates every length, count,
+// GGUF v3 reader. Memory-maps the file (or copies it into huge-page memory,
+// see MappedFile) and validates every length, count,
 // offset and size against the file before using it; bad input throws
 // ridge::Error naming the file, the field and the byte offset. Tensor data is
 // not copied: TensorInfo::data points into the mapping.
@@ -26,18 +27,19 @@ struct GgufTensorInfo {
   uint64_t offset = 0;        // relative to the data section
   int64_t n_elements = 0;
   int64_t n_bytes = 0;
-  const uint8_t* data = nullptr;  // into the mapping
+  const uint8_t* data = nullptr;  // into the file's memory
 };
 
 class GgufFile {
  public:
-  static GgufFile Open(const std::string& path);
+  static GgufFile Open(const std::string& path, FileBacking backing = FileBacking::kMapped);
 
   const std::string& path() const { return file_.path(); }
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }
   uint64_t file_bytes() const { return file_.size_bytes(); }
+  const MappedFile& memory() const { return file_; }
 
   // Keys in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return metadata_; }

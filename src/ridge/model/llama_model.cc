@@ -73,8 +73,8 @@ LlamaModel::LlamaModel(GgufFile file, LlamaConfig config, ModelWeights weights)
 
 LlamaModel::~LlamaModel() = default;
 
-std::unique_ptr<LlamaModel> LlamaModel::Load(const std::string& path) {
-  GgufFile file = GgufFile::Open(path);
+std::unique_ptr<LlamaModel> LlamaModel::Load(const std::string& path, FileBacking backing) {
+  GgufFile file = GgufFile::Open(path, backing);
   LlamaConfig c = LlamaConfig::FromGguf(file);
   ModelWeights w;
   int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;

@@ -1,6 +1,7 @@
 #pragma once
 // A Llama-family decoder loaded from GGUF, its weights used in place from the
-// mapped file, and its forward pass over a Batch with a paged KV cache.
+// file's memory (by default a copy in 2 MiB pages, see MappedFile), and its
+// forward pass over a Batch with a paged KV cache.
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,7 +40,8 @@ class LlamaModel {
  public:
   // Opens and validates a llama GGUF; throws ridge::Error naming the missing or
   // mis-shaped tensor.
-  static std::unique_ptr<LlamaModel> Load(const std::string& path);
+  static std::unique_ptr<LlamaModel> Load(const std::string& path,
+                                          FileBacking backing = FileBacking::kHugePageMemory);
   ~LlamaModel();
 
   const LlamaConfig& config() const { return config_; }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 
 #include "ridge/base/clock.h"
@@ -10,6 +11,7 @@
 #include "ridge/base/error.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/metrics/stats.h"
+#include "ridge/roofline/bandwidth_meter.h"
 #include "ridge/roofline/cost_model.h"
 #include "ridge/roofline/hardware.h"
 #include "ridge/roofline/model_shape.h"
@@ -62,6 +64,13 @@ std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const Probe
   std::mt19937_64 rng(o.seed);
   std::vector<float> logits(static_cast<size_t>(c.n_vocab));
 
+  const CostOptions costs = HostCostOptions(o.kv_type);
+  // The average decode step attends over half the generated tokens.
+  const Workload tg_phase{Phase::kDecode, 1, 1, std::max<int64_t>(1, o.n_gen / 2)};
+  std::unique_ptr<BandwidthMeter> meter;
+  if (o.paired_read_bytes > 0) meter = std::make_unique<BandwidthMeter>(pool, o.paired_read_bytes);
+  std::vector<double> paired_reads, paired_ratios;
+
   BenchFigure pp, tg;
   pp.test = fmt::format("pp{}", o.n_prompt);
   tg.test = fmt::format("tg{}", o.n_gen);
@@ -82,21 +91,33 @@ std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const Probe
       PagedKvCache cache(kv_shape, CacheTokens(n_gen, kv_shape.block_tokens));
       RIDGE_CHECK(cache.Reserve(0, n_gen));
       std::vector<TokenId> tokens = RandomTokens(n_gen, c.n_vocab, rng);
+      const double read_before = meter && rep >= 0 ? meter->ReadBytesPerSecond() : 0;
       Clock::time_point start = Clock::now();
       for (int64_t i = 0; i < n_gen; ++i) {
         Batch batch;
         batch.Add(tokens[static_cast<size_t>(i)], i, 0, true);
         model.Forward(batch, cache, logits.data(), pool);
       }
-      if (rep >= 0) tg.tokens_per_s.push_back(static_cast<double>(n_gen) / SecondsSince(start));
+      const double tokens_per_s = static_cast<double>(n_gen) / SecondsSince(start);
+      if (rep >= 0) tg.tokens_per_s.push_back(tokens_per_s);
+      if (meter && rep >= 0) {
+        const double read = (read_before + meter->ReadBytesPerSecond()) / 2;
+        ProbeResult now = probe;
+        now.read_bytes_per_s = read;
+        const PhaseCost cost = AnalyzePhase(shape, tg_phase, HostProfile(now, shape.main_weight_type), costs);
+        paired_reads.push_back(read);
+        paired_ratios.push_back(tokens_per_s / (static_cast<double>(cost.tokens) / cost.roofline_time_s));
+      }
     }
   }
   Summarize(pp);
   Summarize(tg);
-  const CostOptions costs = HostCostOptions(o.kv_type);
   SetBound(pp, AnalyzePhase(shape, {Phase::kPrefill, o.n_prompt, 1, o.n_prompt}, hw, costs), hw);
-  // The average decode step attends over half the generated tokens.
-  SetBound(tg, AnalyzePhase(shape, {Phase::kDecode, 1, 1, std::max<int64_t>(1, o.n_gen / 2)}, hw, costs), hw);
+  SetBound(tg, AnalyzePhase(shape, tg_phase, hw, costs), hw);
+  if (!paired_ratios.empty()) {
+    tg.paired_percent = 100.0 * Describe(paired_ratios).mean;
+    tg.paired_read_bytes_per_s = Describe(paired_reads).mean;
+  }
   return {pp, tg};
 }
 
@@ -167,15 +188,23 @@ std::vector<BatchFigure> BenchBatches(LlamaModel& model, const ProbeResult& prob
 std::string FormatMarkdown(const ModelBenchReport& r) {
   std::string out = fmt::format(
       "model: {} ({}, {:.2f} GiB, {:.3f} B params); {} threads, kernels {}\n"
+      "weights: {}\n"
       "probe ({}): read {:.2f} GB/s; FP32 FMA {:.1f} GFLOP/s; BF16 dot {:.1f} GFLOP/s; int8 dot {:.1f} Gop/s\n\n",
       r.model_name, r.weight_types, r.weight_bytes / double(1 << 30), static_cast<double>(r.n_params) / 1e9, r.n_threads,
-      r.isa, r.probe_source, r.probe.read_bytes_per_s / 1e9, r.probe.fp32_flops_per_s / 1e9,
+      r.isa, r.weight_memory, r.probe_source, r.probe.read_bytes_per_s / 1e9, r.probe.fp32_flops_per_s / 1e9,
       r.probe.bf16_flops_per_s / 1e9, r.probe.int8_ops_per_s / 1e9);
   if (!r.figures.empty()) {
-    out += "| test | t/s | roofline t/s | % of roofline | bound | roof |\n|---|---:|---:|---:|---|---|\n";
-    for (const BenchFigure& f : r.figures)
-      out += fmt::format("| {} | {:.2f} ± {:.2f} | {:.2f} | {:.1f} % | {} | {} |\n", f.test, f.mean, f.stddev,
-                         f.bound_tokens_per_s, f.percent_of_bound(), f.bound_by, f.roof);
+    out += "| test | t/s | roofline t/s | % of roofline | % of paired roofline | bound | roof |\n"
+           "|---|---:|---:|---:|---:|---|---|\n";
+    for (const BenchFigure& f : r.figures) {
+      const std::string paired = f.paired_percent > 0 ? fmt::format("{:.1f} % (read {:.1f} GB/s)", f.paired_percent,
+                                                                    f.paired_read_bytes_per_s / 1e9)
+                                                      : "-";
+      out += fmt::format("| {} | {:.2f} ± {:.2f} | {:.2f} | {:.1f} % | {} | {} | {} |\n", f.test, f.mean, f.stddev,
+                         f.bound_tokens_per_s, f.percent_of_bound(), paired, f.bound_by, f.roof);
+    }
+    if (std::any_of(r.figures.begin(), r.figures.end(), [](const BenchFigure& f) { return f.paired_percent > 0; }))
+      out += "paired roofline: the bandwidth read just before and after each repetition (it drifts on shared hosts)\n";
   }
   if (!r.batches.empty()) {
     out += "| batch | prefill t/s | decode t/s | total t/s | decode roofline t/s | decode % | KV bytes used | KV formula bytes |\n"
@@ -200,6 +229,7 @@ std::string FormatJson(const ModelBenchReport& r) {
   j["weight_types"] = r.weight_types;
   j["weight_bytes"] = r.weight_bytes;
   j["n_params"] = r.n_params;
+  j["weight_memory"] = r.weight_memory;
   j["threads"] = r.n_threads;
   j["isa"] = r.isa;
   j["probe_source"] = r.probe_source;
@@ -207,7 +237,8 @@ std::string FormatJson(const ModelBenchReport& r) {
   for (const BenchFigure& f : r.figures)
     j["tests"].push_back({{"test", f.test}, {"tokens_per_s", f.tokens_per_s}, {"mean", f.mean}, {"std", f.stddev},
                           {"roofline_tokens_per_s", f.bound_tokens_per_s}, {"percent_of_roofline", f.percent_of_bound()},
-                          {"bound", f.bound_by}, {"roof", f.roof}});
+                          {"bound", f.bound_by}, {"roof", f.roof}, {"paired_percent_of_roofline", f.paired_percent},
+                          {"paired_read_bytes_per_s", f.paired_read_bytes_per_s}});
   for (const BatchFigure& f : r.batches)
     j["batches"].push_back({{"batch", f.batch}, {"prefill_tokens_per_s", f.prefill_tokens_per_s},
                             {"decode_tokens_per_s", f.decode_tokens_per_s}, {"total_tokens_per_s", f.total_tokens_per_s},

@@ -26,6 +26,9 @@ struct ModelBenchOptions {
   GgmlType kv_type = GgmlType::kF16;
   int64_t max_batch_tokens = 512;  // batched mode: tokens per prefill pass
   uint64_t seed = 1;            // the random prompt tokens
+  // tg: a read of this many bytes just before and just after each repetition
+  // gives the bandwidth that repetition ran under (BandwidthMeter); 0: none.
+  int64_t paired_read_bytes = int64_t{1} << 30;
 };
 
 struct BenchFigure {
@@ -35,6 +38,10 @@ struct BenchFigure {
   double bound_tokens_per_s = 0;    // the roofline's ceiling for this test
   std::string bound_by;             // "memory" or "compute"
   std::string roof;                 // which peak: "int8 dot 1.2 Tops/s", "read 35 GB/s"
+  // tg with paired reads: the mean over repetitions of t/s ÷ the roofline at
+  // the mean of the reads just before and after it (0: not measured).
+  double paired_percent = 0;
+  double paired_read_bytes_per_s = 0;  // mean of those reads
   double percent_of_bound() const { return bound_tokens_per_s > 0 ? 100.0 * mean / bound_tokens_per_s : 0; }
 };
 
@@ -54,6 +61,7 @@ struct ModelBenchReport {
   std::string weight_types;
   double weight_bytes = 0;
   int64_t n_params = 0;
+  std::string weight_memory;  // DescribeMemory of the model file: page size matters to bandwidth
   int n_threads = 0;
   std::string isa;
   ProbeResult probe;

@@ -1,13 +1,11 @@
 #include "ridge/roofline/probe.h"
 
 #include <fmt/format.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +17,7 @@
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
 #include "ridge/base/thread_pool.h"
+#include "ridge/roofline/bandwidth_meter.h"
 #include "ridge/roofline/probe_kernels.h"
 #include "ridge/roofline/units.h"
 
@@ -26,16 +25,6 @@ namespace ridge {
 namespace {
 
 constexpr int kProbeVersion = 1;
-constexpr size_t kAlign = size_t{2} << 20;  // 2 MiB: lets the kernel back the buffer with huge pages
-
-probe::IsaKernels KernelsFor(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512: return probe::Avx512ProbeKernels();
-    case Isa::kAvx2: return probe::Avx2ProbeKernels();
-    case Isa::kScalar: break;
-  }
-  return probe::ScalarProbeKernels();
-}
 
 std::string CpuName() {
   std::ifstream in("/proc/cpuinfo");
@@ -59,51 +48,13 @@ std::string UtcNow() {
   return buf;
 }
 
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-
 // Best read bandwidth over `passes` passes of the whole buffer.
-double MeasureBandwidth(const ProbeOptions& options, ThreadPool& pool, const probe::IsaKernels& kernels,
-                        int64_t& buffer_bytes_used) {
-  const int64_t n_threads = pool.n_threads();
-  // Contiguous chunks, several per thread so a slow thread is made up for.
-  int64_t chunk = options.buffer_bytes / (n_threads * 16);
-  chunk = std::clamp<int64_t>(chunk / 4096 * 4096, 64 << 10, 8 << 20);
-  const int64_t n_chunks = std::max<int64_t>(1, options.buffer_bytes / chunk);
-  const int64_t n_bytes = n_chunks * chunk;
-  buffer_bytes_used = n_bytes;
-  const size_t alloc_bytes = (static_cast<size_t>(n_bytes) + kAlign - 1) / kAlign * kAlign;
-  std::unique_ptr<uint8_t, FreeDeleter> buffer(static_cast<uint8_t*>(std::aligned_alloc(kAlign, alloc_bytes)));
-  if (!buffer) Fail("host probe: cannot allocate the {} bandwidth buffer", FormatBytes(static_cast<double>(n_bytes)));
-  madvise(buffer.get(), alloc_bytes, MADV_HUGEPAGE);  // a hint; failure is harmless
-  uint8_t* data = buffer.get();
-
-  // First touch from the pool (pages land near the threads that read them);
-  // chunk c holds the byte (c % 251) + 1 everywhere, so its word sum is known.
-  pool.ParallelFor(n_chunks, [&](int64_t c, int) {
-    std::memset(data + c * chunk, static_cast<int>(c % 251) + 1, static_cast<size_t>(chunk));
-  });
-  uint64_t expected = 0;
-  const uint64_t words_per_chunk = static_cast<uint64_t>(chunk) / 8;
-  for (int64_t c = 0; c < n_chunks; ++c)
-    expected += words_per_chunk * (static_cast<uint64_t>(c % 251) + 1) * 0x0101010101010101ull;
-
-  struct alignas(64) Partial { uint64_t sum = 0; };
-  std::vector<Partial> partial(static_cast<size_t>(n_threads));
+double MeasureBandwidth(const ProbeOptions& options, ThreadPool& pool, int64_t& buffer_bytes_used) {
+  BandwidthMeter meter(pool, options.buffer_bytes);
+  buffer_bytes_used = meter.buffer_bytes();
+  meter.ReadBytesPerSecond();  // warms up (TLB, frequency)
   double best = 0;
-  for (int pass = 0; pass < options.passes + 1; ++pass) {  // pass 0 warms up (TLB, frequency)
-    for (auto& p : partial) p.sum = 0;
-    const Clock::time_point start = Clock::now();
-    pool.ParallelFor(n_chunks, [&](int64_t c, int thread) {
-      partial[static_cast<size_t>(thread)].sum += kernels.read_sum(data + c * chunk, static_cast<size_t>(chunk));
-    });
-    const double seconds = SecondsSince(start);
-    uint64_t total = 0;
-    for (auto& p : partial) total += p.sum;
-    RIDGE_CHECK(total == expected);  // every byte was read
-    if (pass > 0 && seconds > 0) best = std::max(best, static_cast<double>(n_bytes) / seconds);
-  }
+  for (int pass = 0; pass < options.passes; ++pass) best = std::max(best, meter.ReadBytesPerSecond());
   return best;
 }
 
@@ -170,7 +121,7 @@ ProbeResult RunProbe(const ProbeOptions& options, ThreadPool* pool) {
     pool = own_pool.get();
   }
   const Isa isa = ActiveIsa();
-  const probe::IsaKernels kernels = KernelsFor(isa);
+  const probe::IsaKernels kernels = probe::KernelsFor(isa);
 
   ProbeResult r;
   r.cpu_name = CpuName();
@@ -181,7 +132,7 @@ ProbeResult RunProbe(const ProbeOptions& options, ThreadPool* pool) {
   r.fp32_kernel = kernels.fp32_fma.name;
   r.bf16_kernel = kernels.bf16_dot.run ? kernels.bf16_dot.name : "none";
   r.int8_kernel = kernels.int8_dot.run ? kernels.int8_dot.name : "none";
-  r.read_bytes_per_s = MeasureBandwidth(options, *pool, kernels, r.buffer_bytes);
+  r.read_bytes_per_s = MeasureBandwidth(options, *pool, r.buffer_bytes);
   r.fp32_flops_per_s = MeasureCompute(kernels.fp32_fma, options, *pool);
   r.bf16_flops_per_s = MeasureCompute(kernels.bf16_dot, options, *pool);
   r.int8_ops_per_s = MeasureCompute(kernels.int8_dot, options, *pool);

@@ -38,4 +38,13 @@ IsaKernels ScalarProbeKernels() {
   return k;
 }
 
+IsaKernels KernelsFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return Avx512ProbeKernels();
+    case Isa::kAvx2: return Avx2ProbeKernels();
+    case Isa::kScalar: break;
+  }
+  return ScalarProbeKernels();
+}
+
 }  // namespace ridge::probe

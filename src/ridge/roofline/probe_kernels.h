@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ridge/base/cpu_features.h"
+
 namespace ridge::probe {
 
 constexpr int kProbeChains = 12;
@@ -33,5 +35,7 @@ struct IsaKernels {
 IsaKernels ScalarProbeKernels();
 IsaKernels Avx2ProbeKernels();    // call only if the CPU runs avx2
 IsaKernels Avx512ProbeKernels();  // call only if the CPU runs avx512
+// The set for `isa` (one of the above).
+IsaKernels KernelsFor(Isa isa);
 
 }  // namespace ridge::probe
