@@ -39,16 +39,12 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
     sub.add_option("--max-batch-tokens", a->options.max_batch_tokens, "tokens per prefill pass in the batched sweep");
     sub.add_option("--kv-type", a->kv_type, "KV cache type: f16, bf16, f32, q8_0");
     sub.add_option("--probe-file", a->probe_file, "use a probe saved by `ridge roofline --probe --save` instead of probing now");
-    sub.add_option("--probe-buffer-mib", a->probe_buffer_mib,
-                   "bandwidth probe buffer size, also the read paired with each tg repetition (0: no paired reads)")
-        ->check(CLI::NonNegativeNumber);
+    sub.add_option("--probe-buffer-mib", a->probe_buffer_mib, "bandwidth probe buffer size");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     return [a]() {
       auto kv = ParseGgmlType(a->kv_type);
       if (!kv) Fail("--kv-type: unknown type '{}'", a->kv_type);
       a->options.kv_type = *kv;
-      a->options.paired_read_bytes = a->probe_buffer_mib << 20;
-      if (a->probe_buffer_mib == 0 && a->probe_file.empty()) Fail("--probe-buffer-mib 0 needs --probe-file");
       auto model = LlamaModel::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ModelBenchReport report;
       report.weight_memory = DescribeMemory(model->file().memory());

@@ -1,15 +1,16 @@
 #pragma once
-// Memory read bandwidth right now: a buffer far larger than the caches
-// (in 2 MiB pages, first touched by the pool that reads it), read once per
-// call by every thread of the pool in large contiguous chunks.
+// Memory read bandwidth right now, of a given region: read once per call by
+// every thread of the pool in large contiguous chunks.
 //
-// The host probe takes the best of several passes. A benchmark on a shared
-// host also pairs each measured repetition with a read just before and just
-// after it: here the bandwidth drifted between 33 and 58 GB/s from one minute
-// to the next (other tenants), so a probe taken a minute earlier is not the
-// roof a repetition ran under.
+// The host probe reads a buffer of its own and keeps the best of several
+// passes. A benchmark on a shared host reads the very memory its model's
+// weights sit in, right after each decode step: on the machine ridge was
+// measured on, the bandwidth of one allocation differed from another's
+// (~32 vs ~56 GB/s, the guest's memory backed by different host memory) and
+// drifted from minute to minute, so neither a probe taken a minute earlier
+// nor a buffer of its own is the roof a step ran under.
 #include <cstdint>
-#include <memory>
+#include <span>
 
 #include "ridge/roofline/probe_kernels.h"
 
@@ -19,25 +20,23 @@ class ThreadPool;
 
 class BandwidthMeter {
  public:
-  // Throws ridge::Error if the buffer (requested_bytes, at least 1 MiB,
-  // rounded down to whole chunks) cannot be allocated.
-  BandwidthMeter(ThreadPool& pool, int64_t requested_bytes);
-  ~BandwidthMeter();
-  BandwidthMeter(const BandwidthMeter&) = delete;
-  BandwidthMeter& operator=(const BandwidthMeter&) = delete;
+  // `region` must stay valid while the meter is used; reads cover its whole
+  // 64-byte lines from its first 64-byte boundary, in whole chunks of at
+  // least 64 KiB. Throws ridge::Error if that leaves less than 64 KiB.
+  BandwidthMeter(ThreadPool& pool, std::span<const uint8_t> region);
 
-  // Bytes per second of one pass over the buffer. Checks that every byte was
-  // read (the sum of the words is known), so the read cannot be elided.
-  double ReadBytesPerSecond();
-  int64_t buffer_bytes() const { return n_chunks_ * chunk_bytes_; }
+  // Bytes per second of one pass over the region. The 64-bit little-endian
+  // words read are summed (wrapping) into *word_sum if given, so a caller who
+  // knows the contents can prove every byte was read.
+  double ReadBytesPerSecond(uint64_t* word_sum = nullptr);
+  int64_t read_bytes() const { return n_chunks_ * chunk_bytes_; }
+  const uint8_t* begin() const { return begin_; }
 
  private:
   ThreadPool& pool_;
   probe::IsaKernels kernels_;
+  const uint8_t* begin_ = nullptr;
   int64_t chunk_bytes_ = 0, n_chunks_ = 0;
-  uint64_t expected_sum_ = 0;
-  struct Buffer;
-  std::unique_ptr<Buffer> buffer_;
 };
 
 }  // namespace ridge

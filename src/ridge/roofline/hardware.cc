@@ -60,7 +60,7 @@ HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type) {
   if (quantized && probe.int8_ops_per_s > 0) {
     h.peak_flops = probe.int8_ops_per_s;
     h.peak_note = fmt::format("probed int8 dot ({}), for {} weights", probe.int8_kernel, GgmlTypeName(weight_type));
-  } else if (weight_type != GgmlType::kF32 && !quantized && probe.bf16_flops_per_s > 0) {
+  } else if (weight_type == GgmlType::kBF16 && probe.bf16_flops_per_s > 0) {
     h.peak_flops = probe.bf16_flops_per_s;
     h.peak_note = fmt::format("probed BF16 dot ({}), for {} weights", probe.bf16_kernel, GgmlTypeName(weight_type));
   } else {

@@ -33,7 +33,8 @@ std::string HardwareNames();
 // This machine, from a probe. The roof is the peak of the arithmetic ridge's
 // CPU kernels use for `weight_type`: the int8 dot product for quantized
 // weights (Q8_0, Q4_0, K-quants: activations are quantized to int8), the BF16
-// dot for F16/BF16 where the CPU has one, FP32 FMA otherwise.
+// dot for BF16 where the CPU has one, FP32 FMA otherwise (F16 weights are
+// widened to f32 and multiplied by FMA: there is no F16 dot to use).
 HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type);
 
 }  // namespace ridge

@@ -68,7 +68,7 @@ std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const Probe
   // The average decode step attends over half the generated tokens.
   const Workload tg_phase{Phase::kDecode, 1, 1, std::max<int64_t>(1, o.n_gen / 2)};
   std::unique_ptr<BandwidthMeter> meter;
-  if (o.paired_read_bytes > 0) meter = std::make_unique<BandwidthMeter>(pool, o.paired_read_bytes);
+  if (o.paired_reads) meter = std::make_unique<BandwidthMeter>(pool, model.file().memory().bytes());
   std::vector<double> paired_reads, paired_ratios;
 
   BenchFigure pp, tg;
@@ -91,23 +91,24 @@ std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const Probe
       PagedKvCache cache(kv_shape, CacheTokens(n_gen, kv_shape.block_tokens));
       RIDGE_CHECK(cache.Reserve(0, n_gen));
       std::vector<TokenId> tokens = RandomTokens(n_gen, c.n_vocab, rng);
-      const double read_before = meter && rep >= 0 ? meter->ReadBytesPerSecond() : 0;
-      Clock::time_point start = Clock::now();
+      double decode_s = 0;
       for (int64_t i = 0; i < n_gen; ++i) {
         Batch batch;
         batch.Add(tokens[static_cast<size_t>(i)], i, 0, true);
+        const Clock::time_point start = Clock::now();
         model.Forward(batch, cache, logits.data(), pool);
+        const double step_s = SecondsSince(start);
+        decode_s += step_s;
+        if (meter && rep >= 0) {  // the roof this step ran under: a read right after it
+          ProbeResult now = probe;
+          now.read_bytes_per_s = meter->ReadBytesPerSecond();
+          const PhaseCost cost = AnalyzePhase(shape, {Phase::kDecode, 1, 1, i + 1},
+                                              HostProfile(now, shape.main_weight_type), costs);
+          paired_reads.push_back(now.read_bytes_per_s);
+          paired_ratios.push_back(cost.roofline_time_s / step_s);
+        }
       }
-      const double tokens_per_s = static_cast<double>(n_gen) / SecondsSince(start);
-      if (rep >= 0) tg.tokens_per_s.push_back(tokens_per_s);
-      if (meter && rep >= 0) {
-        const double read = (read_before + meter->ReadBytesPerSecond()) / 2;
-        ProbeResult now = probe;
-        now.read_bytes_per_s = read;
-        const PhaseCost cost = AnalyzePhase(shape, tg_phase, HostProfile(now, shape.main_weight_type), costs);
-        paired_reads.push_back(read);
-        paired_ratios.push_back(tokens_per_s / (static_cast<double>(cost.tokens) / cost.roofline_time_s));
-      }
+      if (rep >= 0) tg.tokens_per_s.push_back(static_cast<double>(n_gen) / decode_s);
     }
   }
   Summarize(pp);
@@ -115,8 +116,8 @@ std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const Probe
   SetBound(pp, AnalyzePhase(shape, {Phase::kPrefill, o.n_prompt, 1, o.n_prompt}, hw, costs), hw);
   SetBound(tg, AnalyzePhase(shape, tg_phase, hw, costs), hw);
   if (!paired_ratios.empty()) {
-    tg.paired_percent = 100.0 * Describe(paired_ratios).mean;
-    tg.paired_read_bytes_per_s = Describe(paired_reads).mean;
+    tg.paired_percent = 100.0 * Describe(paired_ratios).p50;
+    tg.paired_read_bytes_per_s = Describe(paired_reads).p50;
   }
   return {pp, tg};
 }
@@ -204,7 +205,8 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
                          f.bound_tokens_per_s, f.percent_of_bound(), paired, f.bound_by, f.roof);
     }
     if (std::any_of(r.figures.begin(), r.figures.end(), [](const BenchFigure& f) { return f.paired_percent > 0; }))
-      out += "paired roofline: the bandwidth read just before and after each repetition (it drifts on shared hosts)\n";
+      out += "paired roofline: median over decode steps of the step's roofline time, at the bandwidth of a read of "
+             "the weights' own memory right after it, / its time (bandwidth drifts on shared hosts)\n";
   }
   if (!r.batches.empty()) {
     out += "| batch | prefill t/s | decode t/s | total t/s | decode roofline t/s | decode % | KV bytes used | KV formula bytes |\n"

@@ -7,8 +7,8 @@
 //   tg bound: tokens/s = 1 / max(bytes per decode step / bandwidth, FLOPs / peak)
 //   pp bound: tokens/s = N / max(FLOPs of an N-token prefill / peak, bytes / bandwidth)
 // where the peak is that of the arithmetic the kernels use for the weight
-// type (int8 dot for Q8_0/Q4_0, BF16 dot or FP32 FMA for F16/BF16, FP32 FMA
-// for F32) — see HostProfile.
+// type (int8 dot for Q8_0/Q4_0, BF16 dot for BF16 where the CPU has it, FP32
+// FMA for F16 and F32) — see HostProfile.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,9 +26,9 @@ struct ModelBenchOptions {
   GgmlType kv_type = GgmlType::kF16;
   int64_t max_batch_tokens = 512;  // batched mode: tokens per prefill pass
   uint64_t seed = 1;            // the random prompt tokens
-  // tg: a read of this many bytes just before and just after each repetition
-  // gives the bandwidth that repetition ran under (BandwidthMeter); 0: none.
-  int64_t paired_read_bytes = int64_t{1} << 30;
+  // tg: a read of the model file's memory (the weights themselves) right
+  // after each decode step gives the bandwidth that step ran under.
+  bool paired_reads = true;
 };
 
 struct BenchFigure {
@@ -38,10 +38,11 @@ struct BenchFigure {
   double bound_tokens_per_s = 0;    // the roofline's ceiling for this test
   std::string bound_by;             // "memory" or "compute"
   std::string roof;                 // which peak: "int8 dot 1.2 Tops/s", "read 35 GB/s"
-  // tg with paired reads: the mean over repetitions of t/s ÷ the roofline at
-  // the mean of the reads just before and after it (0: not measured).
+  // tg with paired reads: the median over decode steps of (the step's
+  // roofline time at the bandwidth read right after it) ÷ (its time), in %
+  // (0: not measured).
   double paired_percent = 0;
-  double paired_read_bytes_per_s = 0;  // mean of those reads
+  double paired_read_bytes_per_s = 0;  // median of those reads
   double percent_of_bound() const { return bound_tokens_per_s > 0 ? 100.0 * mean / bound_tokens_per_s : 0; }
 };
 

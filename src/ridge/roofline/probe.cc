@@ -6,12 +6,15 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <sys/mman.h>
 
 #include "ridge/base/clock.h"
 #include "ridge/base/cpu_features.h"
@@ -25,6 +28,7 @@ namespace ridge {
 namespace {
 
 constexpr int kProbeVersion = 1;
+constexpr size_t kAlign = size_t{2} << 20;  // 2 MiB: lets the kernel back the buffer with huge pages
 
 std::string CpuName() {
   std::ifstream in("/proc/cpuinfo");
@@ -48,13 +52,38 @@ std::string UtcNow() {
   return buf;
 }
 
-// Best read bandwidth over `passes` passes of the whole buffer.
+struct FreeDeleter {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+
+// Best read bandwidth over `passes` passes of a buffer of its own, in 2 MiB
+// pages, first touched by the pool that reads it (pages land near the threads
+// that read them).
 double MeasureBandwidth(const ProbeOptions& options, ThreadPool& pool, int64_t& buffer_bytes_used) {
-  BandwidthMeter meter(pool, options.buffer_bytes);
-  buffer_bytes_used = meter.buffer_bytes();
-  meter.ReadBytesPerSecond();  // warms up (TLB, frequency)
+  const size_t alloc_bytes = (static_cast<size_t>(options.buffer_bytes) + kAlign - 1) / kAlign * kAlign;
+  std::unique_ptr<uint8_t, FreeDeleter> buffer(static_cast<uint8_t*>(std::aligned_alloc(kAlign, alloc_bytes)));
+  if (!buffer) Fail("host probe: cannot allocate the {} bandwidth buffer", FormatBytes(static_cast<double>(alloc_bytes)));
+  madvise(buffer.get(), alloc_bytes, MADV_HUGEPAGE);  // a hint; failure is harmless
+  BandwidthMeter meter(pool, {buffer.get(), static_cast<size_t>(options.buffer_bytes)});
+  buffer_bytes_used = meter.read_bytes();
+  // Word i of the buffer holds i, so the sum of a pass proves every word was
+  // read exactly once.
+  const int64_t n_words = static_cast<int64_t>(alloc_bytes / 8);
+  const int64_t n_tasks = int64_t{pool.n_threads()} * 16;
+  auto* words = reinterpret_cast<uint64_t*>(buffer.get());
+  pool.ParallelFor(n_tasks, [&](int64_t task, int) {
+    for (int64_t i = n_words * task / n_tasks, end = n_words * (task + 1) / n_tasks; i < end; ++i)
+      words[i] = static_cast<uint64_t>(i);
+  });
+  const auto n_read = static_cast<uint64_t>(meter.read_bytes() / 8);
+  const uint64_t expected = n_read % 2 == 0 ? (n_read / 2) * (n_read - 1) : n_read * ((n_read - 1) / 2);
   double best = 0;
-  for (int pass = 0; pass < options.passes; ++pass) best = std::max(best, meter.ReadBytesPerSecond());
+  for (int pass = 0; pass < options.passes + 1; ++pass) {  // pass 0 warms up (TLB, frequency)
+    uint64_t sum = 0;
+    const double rate = meter.ReadBytesPerSecond(&sum);
+    RIDGE_CHECK(sum == expected);  // every byte was read
+    if (pass > 0) best = std::max(best, rate);
+  }
   return best;
 }
 
