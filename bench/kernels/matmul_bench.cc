@@ -8,6 +8,10 @@
 //            (256 MiB, each call on the next matrix): GB/s of weights, and
 //            the median ratio to a read of the same bytes right after each
 //            call (paired_read%);
+//   decode from cache: one token against 64 rows of the matrix (at most
+//            1.4 MiB, in L2/L3) on ONE thread, repeated: the rate one core's
+//            arithmetic allows when memory is not the limit. Decode on n
+//            cores cannot beat n × this, whatever the memory delivers;
 //   peak:    the probe's compute loops (FP32 FMA, BF16 dot, int8 dot) on
 //            every thread in short bursts;
 //   prefill: n_tokens against one matrix: GFLOP/s (2 per weight per token),
@@ -224,6 +228,23 @@ void BM_Decode(benchmark::State& state, GgmlType type) {
   Label(state);
 }
 
+void BM_DecodeFromCache(benchmark::State& state, GgmlType type) {
+  constexpr int64_t kCachedRows = 64;
+  const std::vector<uint8_t> matrix = RandomMatrix(type);
+  const WeightMatrix w{type, matrix.data(), kCachedRows, kCols, RowBytes(type, kCols)};
+  const std::vector<float> x(kCols, 0.5f);
+  std::vector<float> y(kCachedRows);
+  ThreadPool one_core(1);
+  for (auto _ : state) {
+    MatMul(w, x.data(), 1, y.data(), one_core);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(
+      static_cast<double>(kCachedRows * w.row_bytes) * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(IsaName(ActiveIsa())) + " one thread");
+}
+
 // The probe's compute loops in ~2 ms bursts on every thread; best burst.
 void BM_Peak(benchmark::State& state) {
   const int which = static_cast<int>(state.range(0));
@@ -300,6 +321,8 @@ BENCHMARK(BM_ReadBandwidth)->UseRealTime()->MinTime(2.0);
 BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
 
 #define RIDGE_DECODE(T) BENCHMARK_CAPTURE(BM_Decode, T, GgmlType::k##T)->UseRealTime()->MinTime(2.0)
+#define RIDGE_DECODE_FROM_CACHE(T) \
+  BENCHMARK_CAPTURE(BM_DecodeFromCache, T, GgmlType::k##T)->UseRealTime()->MinTime(1.0)
 #define RIDGE_PREFILL(T) \
   BENCHMARK_CAPTURE(BM_Prefill, T, GgmlType::k##T)->Arg(8)->Arg(64)->Arg(512)->UseRealTime()->MinTime(2.0)
 
@@ -310,6 +333,12 @@ RIDGE_DECODE(BF16);
 RIDGE_DECODE(F32);
 RIDGE_DECODE(Q4_K);
 RIDGE_DECODE(Q6_K);
+RIDGE_DECODE_FROM_CACHE(Q4_0);
+RIDGE_DECODE_FROM_CACHE(Q8_0);
+RIDGE_DECODE_FROM_CACHE(F16);
+RIDGE_DECODE_FROM_CACHE(BF16);
+RIDGE_DECODE_FROM_CACHE(Q4_K);
+RIDGE_DECODE_FROM_CACHE(Q6_K);
 RIDGE_PREFILL(Q4_0);
 RIDGE_PREFILL(Q8_0);
 RIDGE_PREFILL(F16);
