@@ -29,6 +29,7 @@ set(RIDGE_GGUF_FUZZER ${RIDGE_FUZZ_DIR}/ridge_gguf_fuzz)
 set(RIDGE_FUZZ_SOURCES
   ${CMAKE_SOURCE_DIR}/tests/fuzz/gguf_reader_fuzz.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/base/mapped_file.cc
+  ${CMAKE_SOURCE_DIR}/src/ridge/base/huge_page_buffer.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/ggml_type.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/dequantize.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_value.cc

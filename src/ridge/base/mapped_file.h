@@ -15,6 +15,8 @@
 #include <span>
 #include <string>
 
+#include "ridge/base/huge_page_buffer.h"
+
 namespace ridge {
 
 enum class FileBacking {
@@ -50,8 +52,8 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   size_t size_bytes_ = 0;
   FileBacking backing_ = FileBacking::kMapped;
-  void* region_ = nullptr;   // what munmap releases: the mapping, or the
-  size_t region_bytes_ = 0;  // anonymous region data_ sits in (2 MiB aligned)
+  void* mapping_ = nullptr;  // kMapped: what munmap releases
+  HugePageBuffer copy_;      // kHugePageMemory: the bytes
 };
 
 // One line for reports: where the bytes live, e.g. "copied into 2 MiB pages

@@ -58,8 +58,8 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, int64_t n_blocks) : shape_
   token_bytes_ = shape.n_kv_heads * head_bytes_;
   block_bytes_per_layer_ = shape.block_tokens * token_bytes_;
   size_t pool_bytes = static_cast<size_t>(shape.n_layers * n_blocks * block_bytes_per_layer_);
-  k_pool_.assign(pool_bytes, 0);
-  v_pool_.assign(pool_bytes, 0);
+  k_pool_ = HugePageBuffer::Allocate(pool_bytes, /*prefault=*/true, "the KV cache's keys");
+  v_pool_ = HugePageBuffer::Allocate(pool_bytes, /*prefault=*/true, "the KV cache's values");
   blocks_.resize(static_cast<size_t>(n_blocks));
   free_list_.reserve(static_cast<size_t>(n_blocks));
   for (int64_t b = n_blocks - 1; b >= 0; --b) free_list_.push_back(static_cast<BlockId>(b));
@@ -229,7 +229,7 @@ uint8_t* PagedKvCache::Slot(bool value, SeqId seq, int64_t layer, int64_t positi
   int64_t index = position / shape_.block_tokens;
   RIDGE_CHECK(position >= 0 && index < static_cast<int64_t>(s.blocks.size()));
   RIDGE_CHECK(layer >= 0 && layer < shape_.n_layers);
-  std::vector<uint8_t>& pool = value ? v_pool_ : k_pool_;
+  const HugePageBuffer& pool = value ? v_pool_ : k_pool_;
   int64_t block_offset = (layer * n_blocks_ + s.blocks[static_cast<size_t>(index)]) * block_bytes_per_layer_;
   return pool.data() + block_offset + (position % shape_.block_tokens) * token_bytes_;
 }
