@@ -14,17 +14,23 @@ using testing::GgufBytes;
 constexpr uint32_t kF32 = 0, kQ8_0 = 8;
 constexpr uint64_t kFirstKv = 24;  // magic 4 + version 4 + tensor count 8 + kv count 8
 
-// Opens the bytes as a file and returns the error message ("" if it opened).
+// Opens the bytes as a file, mapped and copied into huge-page memory, and
+// returns the error message ("" if it opened); both ways must agree.
 std::string OpenError(GgufBytes& b, std::string* path_out = nullptr) {
   const std::string path = testing::ScratchDir("corrupt") + "/case.gguf";
   b.WriteTo(path);
   if (path_out) *path_out = path;
-  try {
-    GgufFile::Open(path);
-  } catch (const Error& e) {
-    return e.what();
+  std::string errors[2];
+  const FileBacking backings[2] = {FileBacking::kMapped, FileBacking::kHugePageMemory};
+  for (int i = 0; i < 2; ++i) {
+    try {
+      GgufFile::Open(path, backings[i]);
+    } catch (const Error& e) {
+      errors[i] = e.what();
+    }
   }
-  return "";
+  EXPECT_EQ(errors[0], errors[1]) << "a copy must be refused exactly as the mapping is";
+  return errors[0];
 }
 
 // The message must be "PATH: FIELD at byte offset N: ...PROBLEM...".

@@ -318,10 +318,18 @@ class GgufParser {
 };
 
 GgufFile GgufFile::Open(const std::string& path, FileBacking backing) {
+  // Validated through a mapping first, so that a hostile or broken file is
+  // refused before gigabytes are allocated and read for its copy.
   GgufFile f;
-  f.file_ = MappedFile::Open(path, backing);
+  f.file_ = MappedFile::Open(path, FileBacking::kMapped);
   GgufParser(f).Parse();
-  return f;
+  if (backing == FileBacking::kMapped) return f;
+  // The copy is parsed again: it is what will be used, and the file may have
+  // changed in between.
+  GgufFile copy;
+  copy.file_ = MappedFile::Open(path, backing);
+  GgufParser(copy).Parse();
+  return copy;
 }
 
 const GgufValue* GgufFile::Find(const std::string& key) const {
