@@ -27,6 +27,7 @@ struct ServeArgs {
   std::string model_name;
   std::string api_key;
   int64_t max_batch_tokens = 512;
+  int64_t max_prefill_while_decoding = 0;
   std::string kv_memory = "2GiB";
   int64_t kv_tokens = 0;
   std::string kv_type = "f16";
@@ -54,6 +55,7 @@ int Serve(const ServeArgs& a) {
   EngineOptions engine;
   engine.n_threads = a.threads;
   engine.max_batch_tokens = a.max_batch_tokens;
+  engine.max_prefill_tokens_while_decoding = a.max_prefill_while_decoding;
   engine.max_waiting = a.max_queue;
   engine.max_running = a.max_running;
   auto kv_type = ParseGgmlType(a.kv_type);
@@ -135,6 +137,10 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
         ->check(CLI::Range(0, 65535));
     sub.add_option("--model-name", a->model_name, "model name clients use (default: the file name without .gguf)");
     sub.add_option("--api-key", a->api_key, "require 'Authorization: Bearer KEY' (or set RIDGE_API_KEY)");
+    sub.add_option("--max-prefill-while-decoding", a->max_prefill_while_decoding,
+                   "prompt tokens a step may take while requests decode (0: no cap): bounds their inter-token "
+                   "pause, at the cost of TTFT")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
     sub.add_option("--max-batch-tokens", a->max_batch_tokens, "tokens per engine step (decode + prefill chunks)")
         ->capture_default_str()->check(CLI::PositiveNumber);
     sub.add_option("--kv-memory", a->kv_memory, "KV-cache pool size, e.g. 2GiB, 512MiB")->capture_default_str();

@@ -107,6 +107,40 @@ TEST_F(EngineTest, BatchedGreedyEqualsAloneWithChunkedPrefill) {
   ExpectPoolEmpty(engine);
 }
 
+// While a sequence decodes, a new prompt goes in chunks of at most
+// max_prefill_tokens_while_decoding (no step makes the running stream wait
+// for more), and both outputs stay those they get alone.
+TEST_F(EngineTest, PrefillChunksAreCappedWhileSequencesDecode) {
+  EngineOptions options = F32Options();
+  options.max_prefill_tokens_while_decoding = 3;
+  Engine engine(*model_, *tokenizer_, options);
+  RequestParams first;
+  first.prompt = Prompt("The cat");
+  first.max_new_tokens = 40;
+  auto first_stream = engine.Submit(first);
+  engine.Step();  // nothing decodes yet: the whole prompt at once
+  const auto first_prompt = static_cast<int64_t>(first.prompt.size());
+  ASSERT_EQ(engine.Stats().prefill_tokens, first_prompt);
+  RequestParams second;
+  second.prompt = Prompt(Texts()[4]);
+  second.max_new_tokens = 10;
+  auto second_stream = engine.Submit(second);
+  const auto second_prompt = static_cast<int64_t>(second.prompt.size());
+  int64_t prefill_steps = 0;
+  while (engine.Stats().prefill_tokens < first_prompt + second_prompt) {
+    const int64_t before = engine.Stats().prefill_tokens;
+    ASSERT_TRUE(engine.Step());
+    const int64_t fed = engine.Stats().prefill_tokens - before;
+    EXPECT_LE(fed, 3);
+    prefill_steps += fed > 0 ? 1 : 0;
+  }
+  EXPECT_GE(prefill_steps, (second_prompt + 2) / 3);
+  engine.RunUntilIdle();
+  EXPECT_EQ(Drain(*first_stream), Alone(first.prompt, 40));
+  EXPECT_EQ(Drain(*second_stream), Alone(second.prompt, 10));
+  ExpectPoolEmpty(engine);
+}
+
 TEST_F(EngineTest, PreemptionRecomputesAndGivesIdenticalOutput) {
   EngineOptions options = F32Options();
   options.kv_tokens = 160;  // 20 blocks of 8: far less than 8 sequences of ~90 tokens need

@@ -44,6 +44,9 @@ Engine::Engine(LlamaModel& model, const Tokenizer& tokenizer, const EngineOption
       pool_(options.n_threads > 0 ? options.n_threads : HardwareThreads()),
       cache_(model.KvShape(options.kv_type, options.kv_block_tokens), PoolBlocks(model, options)) {
   if (options_.max_batch_tokens < 1) Fail("max batch tokens must be at least 1, got {}", options_.max_batch_tokens);
+  if (options_.max_prefill_tokens_while_decoding < 0)
+    Fail("max prefill tokens while decoding must be 0 (no cap) or more, got {}",
+         options_.max_prefill_tokens_while_decoding);
   if (options_.max_running < 1) Fail("max running sequences must be at least 1, got {}", options_.max_running);
   cache_.set_prefix_caching(options_.prefix_caching);
   const int64_t n_vocab = model.config().n_vocab;
@@ -265,7 +268,10 @@ bool Engine::Step() {
   std::vector<Sequence*> fed;
   ScheduleDecode(batch, fed);
   const int64_t n_decode = batch.size();
-  SchedulePrefill(batch, fed, std::max<int64_t>(0, options_.max_batch_tokens - n_decode));
+  int64_t prefill_budget = std::max<int64_t>(0, options_.max_batch_tokens - n_decode);
+  if (n_decode > 0 && options_.max_prefill_tokens_while_decoding > 0)
+    prefill_budget = std::min(prefill_budget, options_.max_prefill_tokens_while_decoding);
+  SchedulePrefill(batch, fed, prefill_budget);
   if (batch.size() == 0) {
     PublishStats();
     return !running_.empty() || !waiting_.empty();

@@ -11,7 +11,10 @@
 //      be recomputed from its tokens so far);
 //   3. the rest of the token budget (max_batch_tokens) goes to prefill chunks:
 //      first of sequences mid-prefill, then of waiting ones admitted in FIFO
-//      order when their blocks fit (prefix caching may supply some);
+//      order when their blocks fit (prefix caching may supply some). While
+//      sequences decode, prefill takes at most max_prefill_tokens_while_decoding
+//      tokens a step if set: a step's time is what every running stream waits
+//      for its next token, and on a CPU it grows with every prompt token;
 //   4. one forward pass over the mixed batch; each sequence whose fed tokens
 //      reached its end samples its next token, which is streamed at once;
 //      finished sequences leave and free their blocks.
@@ -40,6 +43,10 @@ class ServerMetrics;
 struct EngineOptions {
   int n_threads = 0;                 // 0: all hardware threads
   int64_t max_batch_tokens = 512;    // tokens per forward pass (decode + prefill chunks)
+  // Prompt tokens a step may take while sequences decode (0: no cap beyond
+  // max_batch_tokens): bounds the inter-token pause prefill causes, at the
+  // cost of TTFT.
+  int64_t max_prefill_tokens_while_decoding = 0;
   int64_t max_running = 256;         // sequences in the running set
   int64_t max_waiting = 1024;        // queued requests before Submit refuses (QueueFullError)
   GgmlType kv_type = GgmlType::kF16;
