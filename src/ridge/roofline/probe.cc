@@ -14,11 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <sys/mman.h>
-
 #include "ridge/base/clock.h"
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
+#include "ridge/base/huge_page_buffer.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/roofline/bandwidth_meter.h"
 #include "ridge/roofline/probe_kernels.h"
@@ -28,7 +27,6 @@ namespace ridge {
 namespace {
 
 constexpr int kProbeVersion = 1;
-constexpr size_t kAlign = size_t{2} << 20;  // 2 MiB: lets the kernel back the buffer with huge pages
 
 std::string CpuName() {
   std::ifstream in("/proc/cpuinfo");
@@ -52,25 +50,19 @@ std::string UtcNow() {
   return buf;
 }
 
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-
 // Best read bandwidth over `passes` passes of a buffer of its own, in 2 MiB
 // pages, first touched by the pool that reads it (pages land near the threads
 // that read them).
 double MeasureBandwidth(const ProbeOptions& options, ThreadPool& pool, int64_t& buffer_bytes_used) {
-  const size_t alloc_bytes = (static_cast<size_t>(options.buffer_bytes) + kAlign - 1) / kAlign * kAlign;
-  std::unique_ptr<uint8_t, FreeDeleter> buffer(static_cast<uint8_t*>(std::aligned_alloc(kAlign, alloc_bytes)));
-  if (!buffer) Fail("host probe: cannot allocate the {} bandwidth buffer", FormatBytes(static_cast<double>(alloc_bytes)));
-  madvise(buffer.get(), alloc_bytes, MADV_HUGEPAGE);  // a hint; failure is harmless
-  BandwidthMeter meter(pool, {buffer.get(), static_cast<size_t>(options.buffer_bytes)});
+  const HugePageBuffer buffer = HugePageBuffer::Allocate(static_cast<size_t>(options.buffer_bytes),
+                                                        /*prefault=*/false, "the host probe's bandwidth buffer");
+  BandwidthMeter meter(pool, {buffer.data(), buffer.size_bytes()});
   buffer_bytes_used = meter.read_bytes();
   // Word i of the buffer holds i, so the sum of a pass proves every word was
   // read exactly once.
-  const int64_t n_words = static_cast<int64_t>(alloc_bytes / 8);
+  const int64_t n_words = static_cast<int64_t>(buffer.size_bytes() / 8);
   const int64_t n_tasks = int64_t{pool.n_threads()} * 16;
-  auto* words = reinterpret_cast<uint64_t*>(buffer.get());
+  auto* words = reinterpret_cast<uint64_t*>(buffer.data());
   pool.ParallelFor(n_tasks, [&](int64_t task, int) {
     for (int64_t i = n_words * task / n_tasks, end = n_words * (task + 1) / n_tasks; i < end; ++i)
       words[i] = static_cast<uint64_t>(i);

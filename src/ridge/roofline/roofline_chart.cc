@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ridge/base/error.h"
+#include "ridge/metrics/svg_chart.h"
 #include "ridge/roofline/units.h"
 
 namespace ridge {
@@ -18,20 +19,6 @@ constexpr double kPlotLeft = 90, kPlotRight = 650, kPlotTop = 60, kPlotBottom = 
 constexpr double kLegendLeft = 675;
 constexpr double kLegendLine = 17;
 constexpr double kClusterPixels = 10;
-
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 const char* Color(ChartPointKind kind) {
   switch (kind) {
@@ -150,10 +137,10 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
       "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n",
       kWidth, height);
   svg += fmt::format("<text x=\"{}\" y=\"28\" font-size=\"17\" font-weight=\"bold\">{}</text>\n", kPlotLeft,
-                     Escape(chart.title));
+                     SvgEscape(chart.title));
   svg += fmt::format("<text x=\"{}\" y=\"47\" font-size=\"12\" fill=\"#444\">{}: {} peak, {} memory bandwidth</text>\n",
-                     kPlotLeft, Escape(hw.description), Escape(FormatSi(hw.peak_flops, "FLOP/s")),
-                     Escape(FormatSi(hw.bandwidth_bytes_per_s, "B/s")));
+                     kPlotLeft, SvgEscape(hw.description), SvgEscape(FormatSi(hw.peak_flops, "FLOP/s")),
+                     SvgEscape(FormatSi(hw.bandwidth_bytes_per_s, "B/s")));
 
   // Grid and axes.
   svg += "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
@@ -168,10 +155,10 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
   svg += "<g font-size=\"11\" fill=\"#222\">\n";
   for (double t : x_ticks)
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(t), kPlotBottom + 16,
-                       Escape(TickLabel(t)));
+                       SvgEscape(TickLabel(t)));
   for (double t : y_ticks)
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kPlotLeft - 6, py(t) + 4,
-                       Escape(TickLabel(t)));
+                       SvgEscape(TickLabel(t)));
   svg += "</g>\n";
   svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" text-anchor=\"middle\">arithmetic intensity "
                      "(FLOP/byte, log scale)</text>\n",
@@ -188,8 +175,8 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
                        "stroke-dasharray=\"6 4\"/>\n",
                        px(knee), py(roof.peak_flops), kPlotRight, py(roof.peak_flops));
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#666\" text-anchor=\"end\">{} {}</text>\n",
-                       kPlotRight - 4, py(roof.peak_flops) - 4, Escape(roof.label),
-                       Escape(FormatSi(roof.peak_flops, "FLOP/s")));
+                       kPlotRight - 4, py(roof.peak_flops) - 4, SvgEscape(roof.label),
+                       SvgEscape(FormatSi(roof.peak_flops, "FLOP/s")));
   }
   const double x_min = std::pow(10.0, x_lo), x_max = std::pow(10.0, x_hi);
   svg += fmt::format("<path d=\"M{:.1f} {:.1f} L{:.1f} {:.1f} L{:.1f} {:.1f}\" fill=\"none\" stroke=\"#111\" "
@@ -206,7 +193,7 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
                      "stroke-dasharray=\"2 4\"/>\n",
                      kPlotLeft, py(hw.peak_flops), px(ridge));
   svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\">compute roof {}</text>\n", kPlotLeft + 6,
-                     py(hw.peak_flops) - 6, Escape(FormatSi(hw.peak_flops, "FLOP/s")));
+                     py(hw.peak_flops) - 6, SvgEscape(FormatSi(hw.peak_flops, "FLOP/s")));
   {
     // Label the slope halfway up, rotated along it and set off to its upper-left side, which is
     // always empty (nothing attains more than the roofline).
@@ -217,7 +204,7 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
     const double lx = mx + 9 * std::sin(radians), ly = my - 9 * std::cos(radians);
     svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" font-size=\"12\" text-anchor=\"middle\" "
                        "transform=\"rotate({2:.1f} {0:.1f} {1:.1f})\">memory {3}</text>\n",
-                       lx, ly, angle, Escape(FormatSi(hw.bandwidth_bytes_per_s, "B/s")));
+                       lx, ly, angle, SvgEscape(FormatSi(hw.bandwidth_bytes_per_s, "B/s")));
   }
 
   // Points, then one label per cluster of points closer than kClusterPixels.
@@ -274,7 +261,7 @@ std::string RenderRooflineSvg(const RooflineChart& chart) {
     const std::string text = placed[i].drawn ? fmt::format("{:>2}  {}  (I = {:.3g})", i + 1, p.label, p.intensity)
                                              : fmt::format("{:>2}  {}  (not plotted)", i + 1, p.label);
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" xml:space=\"preserve\">{}</text>\n", kLegendLeft + 18, ly,
-                       Escape(text));
+                       SvgEscape(text));
     ly += kLegendLine;
   }
   svg += "</g>\n</svg>\n";
