@@ -100,11 +100,10 @@ std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const Probe
         const double step_s = SecondsSince(start);
         decode_s += step_s;
         if (meter && rep >= 0) {  // the roof this step ran under: a read right after it
-          ProbeResult now = probe;
-          now.read_bytes_per_s = meter->ReadBytesPerSecond();
-          const PhaseCost cost = AnalyzePhase(shape, {Phase::kDecode, 1, 1, i + 1},
-                                              HostProfile(now, shape.main_weight_type), costs);
-          paired_reads.push_back(now.read_bytes_per_s);
+          HardwareProfile now = hw;
+          now.bandwidth_bytes_per_s = meter->ReadBytesPerSecond();
+          const PhaseCost cost = AnalyzePhase(shape, {Phase::kDecode, 1, 1, i + 1}, now, costs);
+          paired_reads.push_back(now.bandwidth_bytes_per_s);
           paired_ratios.push_back(cost.roofline_time_s / step_s);
         }
       }
