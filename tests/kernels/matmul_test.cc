@@ -11,9 +11,6 @@
 //    and uniform, so their sum has σ = sqrt(Σ W²·d²/12); we allow
 //    min(strict bound, 8σ): a wrong nibble, scale or offset costs O(|y|),
 //    which is far above that.
-//  * BF16 on the panel path rounds x to bf16 (8 significant bits, so
-//    |x − bf16(x)| ≤ 2⁻⁸·|x|): strict bound 2⁻⁸·Σ|W·x|, and the errors are
-//    uniform within that, σ ≤ 2⁻⁸·sqrt(Σ (W·x)²/3); again min(strict, 8σ).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,17 +24,17 @@
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/kernels/ops.h"
+#include "random_weights.h"
 
 namespace ridge::kernels {
 namespace {
 
-enum class ActError { kNone, kInt8Blocks, kBf16 };
+enum class ActError { kNone, kInt8Blocks };
 
-ActError ActErrorOf(GgmlType type, Isa isa, int64_t n_tokens) {
+ActError ActErrorOf(GgmlType type, Isa isa) {
   if (isa == Isa::kScalar) return ActError::kNone;
   if (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K || type == GgmlType::kQ6_K)
     return ActError::kInt8Blocks;
-  if (type == GgmlType::kBF16 && n_tokens > 1) return ActError::kBf16;  // the panel path may run from 2 tokens on
   return ActError::kNone;
 }
 
@@ -53,44 +50,16 @@ std::string Describe(const Problem& p, Isa isa, int threads) {
          std::to_string(p.row_padding) + " isa=" + IsaName(isa) + " threads=" + std::to_string(threads);
 }
 
-// K-quants have no quantizer in ridge: random bytes are valid blocks, with
-// the f16 super-block scales set to sensible values.
-void RandomKQuantRow(GgmlType type, int64_t n_cols, float scale, std::mt19937& rng, uint8_t* dst) {
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
-  const int64_t n_bytes = RowBytes(type, n_cols);
-  for (int64_t i = 0; i < n_bytes; ++i) dst[i] = static_cast<uint8_t>(byte(rng));
-  for (int64_t b = 0; b < n_cols / kQK_K; ++b) {
-    if (type == GgmlType::kQ4_K) {
-      auto* block = dst + b * static_cast<int64_t>(sizeof(BlockQ4_K));
-      const uint16_t d = F32ToF16(scale * unit(rng) / 60.0f), dmin = F32ToF16(scale * unit(rng) / 60.0f);
-      std::memcpy(block, &d, 2);
-      std::memcpy(block + 2, &dmin, 2);
-    } else {
-      auto* block = dst + b * static_cast<int64_t>(sizeof(BlockQ6_K));
-      const uint16_t d = F32ToF16(scale * unit(rng) / 2000.0f);
-      std::memcpy(block + 208, &d, 2);
-    }
-  }
-}
-
 void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts = {1, 2}) {
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
 
   const int64_t row_bytes = RowBytes(p.type, p.n_cols) + p.row_padding;
   std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * p.n_rows + 64), 0xAB);
   std::vector<float> w_deq(static_cast<size_t>(p.n_rows * p.n_cols));
-  std::vector<float> row(static_cast<size_t>(p.n_cols));
   for (int64_t r = 0; r < p.n_rows; ++r) {
     const float row_scale = 0.02f * (1.0f + static_cast<float>(r % 5));
-    if (CanQuantizeTo(p.type)) {
-      for (auto& v : row) v = normal(rng) * row_scale;
-      QuantizeRow(p.type, row.data(), bytes.data() + r * row_bytes, p.n_cols);
-    } else {
-      RandomKQuantRow(p.type, p.n_cols, row_scale, rng, bytes.data() + r * row_bytes);
-    }
+    RandomWeightRow(p.type, p.n_cols, row_scale, rng, bytes.data() + r * row_bytes);
     DequantizeRow(p.type, bytes.data() + r * row_bytes, w_deq.data() + r * p.n_cols, p.n_cols);
   }
   // Activations with a few outlier channels, like real hidden states.
@@ -112,7 +81,7 @@ void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts
       std::vector<float> got(want.size(), std::nanf(""));
       MatMul(w, x.data(), p.n_tokens, got.data(), pool);
       ClearIsaOverride();
-      const ActError act_error = ActErrorOf(p.type, isa, p.n_tokens);
+      const ActError act_error = ActErrorOf(p.type, isa);
       int failures = 0;
       for (int64_t t = 0; t < p.n_tokens && failures < 5; ++t) {
         const float* xt = x.data() + t * p.n_cols;
@@ -132,15 +101,6 @@ void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts
               strict += d / 2.0 * w_abs;
               variance += w_sq * d * d / 12.0;
             }
-          } else if (act_error == ActError::kBf16) {
-            for (int64_t c = 0; c < p.n_cols; ++c) {
-              const double wx = static_cast<double>(wr[c]) * xt[c];
-              variance += wx * wx / 3.0;
-            }
-            strict = sum_abs;
-            const double u = std::ldexp(1.0, -8);  // bf16 keeps 8 significant bits
-            strict *= u;
-            variance *= u * u;
           }
           const double tol = std::fmin(strict, 8.0 * std::sqrt(variance)) +
                              4.0 * (static_cast<double>(p.n_cols) / 8.0 + 32.0) * std::ldexp(1.0, -24) * sum_abs +

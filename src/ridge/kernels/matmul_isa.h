@@ -14,6 +14,13 @@
 //           the inner kernel wants (rows interleaved in SIMD lanes, blocks
 //           unpacked, scales as floats), then multiplies the panel by every
 //           token, so each weight byte is reused from cache n_tokens times.
+//
+// Batch invariance, the contract every kernel keeps: the output for (row r,
+// token t) is the same bits whatever the other tokens of the call are, how
+// many there are and which path the driver takes — the same activation
+// preparation and the same float operations in the same order. A sequence's
+// logits then do not depend on what shares its engine step (batch size,
+// chunk boundaries, prefix-cache hits, recompute after preemption).
 #include <cstdint>
 
 #include "ridge/gguf/ggml_type.h"
@@ -75,19 +82,6 @@ const TypeKernels* Avx2FloatKernels(GgmlType type);
 // f32 value of every f16 bit pattern (256 KiB, built on first use): decode
 // kernels read a block's f16 scale with one load instead of a conversion.
 const float* F16ToF32Table();
-
-// out[0, n) = row elements [c_begin, c_begin + n); c_begin a multiple of 256,
-// n a multiple of the type's block (and of 8) unless c_begin + n == n_cols.
-// Fills the AVX2 f32 panels.
-using DequantizeCols = void (*)(const uint8_t* row, int64_t c_begin, int64_t n, float* out);
-// AVX2 prefill (float types, and Q8_0/Q4_0 from 32 tokens): 16 rows
-// converted into an f32 panel [n_cols][16] and multiplied with FMA.
-constexpr int64_t kAvx2PanelRows = 16;
-void Avx2PackF32Panel(const MatView& w, int64_t r_begin, DequantizeCols dequantize, uint8_t* panel);
-int64_t Avx2F32PanelBytes(int64_t n_cols);
-void Avx2F32PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
-                        int64_t n_tokens, float* y, int64_t y_stride);
-constexpr int64_t kAvx512PanelRows = 32;
 
 // K-quants (Q4_K, Q6_K): the rows path only.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);

@@ -7,9 +7,11 @@
 //         and |x| ≤ 127 keep each int16 pair sum ≤ 32512, so nothing saturates;
 //   Q4_0: the nibble q = w + 8 as the unsigned operand (pairs ≤ 2·15·127), and
 //         −8·Σx of each 4-byte lane added back afterwards.
-// Panels path (prefill from 32 tokens): the weights are dequantized into the
-// shared f32 panel and multiplied with FMA (matmul_float_avx2.cc), exact
-// weights and activations.
+// There is no panel path: every call takes the rows kernel, whose output for
+// a (row, token) does not depend on the other tokens of the call (batch
+// invariance), and which is also the faster one here at every batch size
+// measured (8 tokens: 157 vs 82 GFLOP/s on 2 threads for the f32 panels it
+// replaced; 512 tokens: 154 vs 116).
 #include <immintrin.h>
 
 #include <cstring>
@@ -175,45 +177,10 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
   }
 }
 
-// ---- panels: dequantize to f32 -------------------------------------------
-
-template <bool kQ4>
-void DequantizeCols(const uint8_t* row, int64_t c_begin, int64_t n, float* out) {
-  constexpr int64_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  const uint8_t* block = row + c_begin / kBlock * kBlockBytes;
-  for (int64_t c = 0; c < n; c += kBlock, block += kBlockBytes) {
-    const __m256 d = _mm256_set1_ps(F16At(block));
-    __m256i q;
-    if constexpr (kQ4) {
-      q = _mm256_sub_epi8(Q4Nibbles(block), _mm256_set1_epi8(8));
-    } else {
-      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-    }
-    const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
-    const __m256i parts[4] = {_mm256_cvtepi8_epi32(lo), _mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)),
-                              _mm256_cvtepi8_epi32(hi), _mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))};
-    for (int i = 0; i < 4; ++i) _mm256_storeu_ps(out + c + 8 * i, _mm256_mul_ps(_mm256_cvtepi32_ps(parts[i]), d));
-  }
-}
-
-template <bool kQ4>
-void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  Avx2PackF32Panel(w, r_begin, DequantizeCols<kQ4>, panel);
-}
-
-// Small batches stay on the int8 rows kernel (8 tokens: 157 vs 82 GFLOP/s on
-// 2 threads); from 32 tokens on, prefill dequantizes 16 rows into an f32
-// panel for FMA: slower than int8 rows (512 tokens: 116 vs 154 GFLOP/s) but
-// exact in the activations, so long prefills stay as close to the scalar
-// path as the weights allow (int8 activations, ~0.4 % per element, added up
-// to 2 % of the largest logit over a random model's 33-token prompt).
-constexpr int64_t kPanelMinTokens = 32;
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
-constexpr ActPrep kFloatActs{nullptr, nullptr};
-constexpr TypeKernels kQ8_0Kernels{kQuantActs, 4, Rows<false>, kFloatActs, kAvx2PanelRows, kPanelMinTokens,
-                                   Avx2F32PanelBytes, PackPanel<false>, Avx2F32PanelMatMul};
-constexpr TypeKernels kQ4_0Kernels{kQuantActs, 4, Rows<true>, kFloatActs, kAvx2PanelRows, kPanelMinTokens,
-                                   Avx2F32PanelBytes, PackPanel<true>, Avx2F32PanelMatMul};
+constexpr ActPrep kNoActs{nullptr, nullptr};
+constexpr TypeKernels kQ8_0Kernels{kQuantActs, 4, Rows<false>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kQ4_0Kernels{kQuantActs, 4, Rows<true>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 }  // namespace
 

@@ -3,13 +3,12 @@
 // Activations are quantized once per call to 8-bit blocks of 32 with one
 // float scale each (like ggml's Q8_0). vpdpbusd multiplies unsigned by signed
 // bytes, so the weights are made unsigned and the offset is taken back out
-// through the accumulator's starting value, at no extra instruction:
-//   Q8_0: (w ^ 0x80) = w + 128  →  Σ (w+128)·x − 128·Σx = Σ w·x
-//   Q4_0: nibble q = w + 8      →  Σ q·x − 8·Σx         = Σ w·x
-// The "bias" −k·Σx is stored per 4-byte lane (rows path, whose lanes hold 4
-// consecutive elements of one block) and per block (panel path, whose lanes
-// hold 16 different rows and whose activation bytes are broadcast). The Q8_0
-// rows path uses |w| and x with w's sign instead (see RowsTile).
+// with the block's "bias" −k·Σx:
+//   Q8_0: (w ^ 0x80) = w + 128  →  Σ (w+128)·x − 128·Σx = Σ w·x   (panels)
+//         |w| times x with w's sign needs no offset             (rows)
+//   Q4_0: nibble q = w + 8      →  Σ q·x − 8·Σx         = Σ w·x   (both)
+// Both paths compute every output with the same float steps (see RowsTile),
+// so a token's results are the same bits whichever path its call takes.
 #include "ridge/kernels/simd_avx512.h"
 
 #include <cstring>
@@ -25,23 +24,14 @@ int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
 
 // Layout of one prepared activation row of n_cols (a multiple of 32):
 //   q          int8  [n_cols]
-//   d          float [n_blocks]        scale of each block
-//   lane_bias  int32 [n_blocks][8]     Q4_0 rows path: −8·Σ of the 4 bytes of each lane
-//   lane_scale float [n_blocks][8]     Q4_0 rows path: d, per lane
-//   block_bias int32 [n_blocks]        panel path: −k·Σ of the block (k = 8 or 128)
-// Q4_0 on the rows path leaves each high nibble in place (q·16, masked, not
-// shifted: one instruction less per block); lanes 4..7 of a block hold those,
-// so their bias is −8·16·Σ and their scale d/16 (exact). The Q8_0 rows path
-// multiplies |w| by x with w's sign (vpsignb) and needs no offset at all:
-// fewer loads per block, which is what limits it.
+//   d          float [n_blocks]   scale of each block
+//   block_bias int32 [n_blocks]   −k·Σ of the block (k = 8 for Q4_0, 128 for Q8_0)
 struct ActLayout {
-  int64_t n_blocks, d_off, lane_bias_off, lane_scale_off, block_bias_off, bytes;
+  int64_t n_blocks, d_off, block_bias_off, bytes;
   explicit ActLayout(int64_t n_cols) {
     n_blocks = n_cols / kBlock;
     d_off = Align64(n_cols);
-    lane_bias_off = d_off + Align64(n_blocks * 4);
-    lane_scale_off = lane_bias_off + n_blocks * 32;
-    block_bias_off = lane_scale_off + n_blocks * 32;
+    block_bias_off = d_off + Align64(n_blocks * 4);
     bytes = block_bias_off + Align64(n_blocks * 4);
   }
 };
@@ -53,13 +43,9 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   const ActLayout layout(n_cols);
   auto* q = reinterpret_cast<int8_t*>(dst);
   auto* d = reinterpret_cast<float*>(dst + layout.d_off);
-  auto* lane_bias = reinterpret_cast<int32_t*>(dst + layout.lane_bias_off);
-  auto* lane_scale = reinterpret_cast<float*>(dst + layout.lane_scale_off);
   auto* block_bias = reinterpret_cast<int32_t*>(dst + layout.block_bias_off);
   const __m512 sign_mask = _mm512_set1_ps(-0.0f);
   const __m256i ones = _mm256_set1_epi8(1);
-  const __m256i lane_factor = _mm256_setr_epi32(-8, -8, -8, -8, -128, -128, -128, -128);
-  const __m256 lane_scale_factor = _mm256_setr_ps(1, 1, 1, 1, 0.0625f, 0.0625f, 0.0625f, 0.0625f);
   constexpr int32_t kBlockFactor = kQ4 ? -8 : -128;
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
     const __m512 lo = _mm512_loadu_ps(x + b * kBlock);
@@ -76,10 +62,6 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), qv);
     const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
-    if constexpr (kQ4) {  // the Q8_0 rows path needs neither (it uses |w| and x with w's sign)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lane_bias + b * 8), _mm256_mullo_epi32(lane_sums, lane_factor));
-      _mm256_storeu_ps(lane_scale + b * 8, _mm256_mul_ps(_mm256_set1_ps(scale), lane_scale_factor));
-    }
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
@@ -93,28 +75,8 @@ uint16_t U16At(const uint8_t* p) {
   return h;
 }
 
-float HorizontalSum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-// Rows path: the 32 weights of a block as unsigned bytes in one instruction.
-// Q8_0: w ^ 0x80 = w + 128. Q4_0: the 16 packed bytes twice, masked to the
-// low nibbles (elements 0..15) and the high nibbles in place (16..31, ×16).
-template <bool kQ4>
-__m256i RowBlockU8(const uint8_t* block) {
-  if constexpr (kQ4) {
-    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
-    return _mm256_and_si256(both, _mm256_setr_m128i(_mm_set1_epi8(0x0f), _mm_set1_epi8(static_cast<char>(0xf0))));
-  } else {
-    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-    return _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80)));
-  }
-}
-
-// Panel packing: the 32 weights as unsigned bytes w + 128 or the nibble 0..15.
+// The 32 weights as unsigned bytes in element order: w + 128 (Q8_0) or the
+// nibble 0..15 (Q4_0: low nibbles are elements 0..15, high ones 16..31).
 template <bool kQ4>
 __m256i PanelBlockU8(const uint8_t* block) {
   if constexpr (kQ4) {
@@ -122,94 +84,103 @@ __m256i PanelBlockU8(const uint8_t* block) {
     const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
     return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
   } else {
-    return RowBlockU8<false>(block);
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+    return _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80)));
   }
 }
 
-// kR rows × kT tokens, weights streamed in place. Lanes hold 4 consecutive
-// elements of a block; the int32 dot of a block (started at the lane bias) is
-// scaled into a float accumulator per (row, token); the activation loads are
-// shared by the kR rows.
+// Rows path: kRowsPerTile rows × kT tokens, weights streamed in place, in
+// the same arithmetic as the panel path (batch invariance: a token's outputs
+// must not depend on how many tokens share the call). Per (row, token) that
+// is one float chain over the blocks,
+//   acc = fma(float(Σ_block w·x), d_w · d_x, acc),
+// whose integer block sums are exact, so only the float steps need to match.
+// Each row's block dot product is taken in 8 int32 lanes (vpdpbusd), then the
+// 8 rows' lanes are reduced so that lane i holds row i's exact block sum; the
+// 8 rows' chains then run in the lanes of one register, and a tile stores 8
+// consecutive outputs per token at once.
 //
 // The tile also prefetches, into L2, the tile kPrefetchTiles ahead, one slice
-// per block: kR rows of ~50-180 cache lines are kR short streams that the
+// per block: 8 rows of ~50-180 cache lines are 8 short streams that the
 // hardware prefetcher follows too late, and a decode step would otherwise
 // wait on memory for about as long as it computes (measured: 9.5 → 22 GB/s
 // from DRAM on one Zen 4 core).
 constexpr int kPrefetchTiles = 2;
+constexpr int kRowsPerTile = 8;
 
-template <bool kQ4, int kR, int kT>
-void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, const float* f16_table,
-              float* y, int64_t y_stride) {
+// Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact).
+__m256i SumLanesOf8(const __m256i d[8]) {
+  const __m256i h01 = _mm256_hadd_epi32(d[0], d[1]), h23 = _mm256_hadd_epi32(d[2], d[3]);
+  const __m256i h45 = _mm256_hadd_epi32(d[4], d[5]), h67 = _mm256_hadd_epi32(d[6], d[7]);
+  const __m256i q0 = _mm256_hadd_epi32(h01, h23), q1 = _mm256_hadd_epi32(h45, h67);
+  // q0 = [rows 0-3, low halves | rows 0-3, high halves], q1 the same for rows 4-7.
+  return _mm256_add_epi32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+}
+
+// Rows r .. r + 8 (rows past r_end read row r_end - 1 and are not stored).
+template <bool kQ4, int kT>
+void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
+              int64_t y_stride) {
   constexpr int64_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
+  constexpr int kPrefetchLines = (kRowsPerTile * kBlockBytes + 63) / 64;
+  const int n_valid = static_cast<int>(r_end - r < kRowsPerTile ? r_end - r : kRowsPerTile);
   const uint8_t* base = w.data + r * w.row_bytes;
-  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kRowsPerTile * w.row_bytes;
+  // Byte offset of each row from `base` (its block 0), for the scale gather.
+  alignas(32) int32_t row_offsets[kRowsPerTile];
+  for (int i = 0; i < kRowsPerTile; ++i) row_offsets[i] = static_cast<int32_t>((i < n_valid ? i : n_valid - 1) * w.row_bytes);
+  const __m256i offsets = _mm256_load_si256(reinterpret_cast<const __m256i*>(row_offsets));
   const int8_t* xq[kT];
   const int32_t* xbias[kT];
-  const float* xscale[kT];
   const float* xd[kT];
   for (int t = 0; t < kT; ++t) {
     const uint8_t* a = acts.data + t * acts.row_stride;
     xq[t] = reinterpret_cast<const int8_t*>(a);
-    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.lane_bias_off);
-    xscale[t] = reinterpret_cast<const float*>(a + layout.lane_scale_off);
+    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.block_bias_off);
     xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
   }
-  __m256 acc[kR][kT];
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) acc[i][t] = _mm256_setzero_ps();
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
 #pragma GCC unroll 8
     for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + b * kR * kBlockBytes + p * 64), _MM_HINT_T1);
-    __m256i xv[kT], bias[kT];
-    __m256 xs[kT];
-    for (int t = 0; t < kT; ++t) {
-      xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kBlock));
-      if constexpr (kQ4) {
-        bias[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(xbias[t] + b * 8));
-        xs[t] = _mm256_load_ps(xscale[t] + b * 8);
-      } else {
-        xs[t] = _mm256_set1_ps(xd[t][b]);
-      }
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + b * kRowsPerTile * kBlockBytes + p * 64), _MM_HINT_T1);
+    const uint8_t* blocks = base + b * kBlockBytes;
+    // The 8 rows' f16 scales: the first 4 bytes of each block, low half kept by the narrowing.
+    const __m256i heads = _mm256_i32gather_epi32(reinterpret_cast<const int*>(blocks), offsets, 1);
+    const __m256 dw = _mm256_cvtph_ps(_mm256_cvtepi32_epi16(heads));
+    __m256i wv[kRowsPerTile];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRowsPerTile; ++i) {
+      const uint8_t* block = blocks + row_offsets[i];
+      wv[i] = kQ4 ? PanelBlockU8<true>(block) : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
     }
+#pragma GCC unroll 4
+    for (int t = 0; t < kT; ++t) {
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kBlock));
+      __m256i dot[kRowsPerTile];
 #pragma GCC unroll 8
-    for (int i = 0; i < kR; ++i) {
-      const uint8_t* block = base + i * w.row_bytes + b * kBlockBytes;
-      const __m256 dw = _mm256_set1_ps(f16_table[U16At(block)]);
-      if constexpr (kQ4) {
-        const __m256i wv = RowBlockU8<true>(block);
-#pragma GCC unroll 8
-        for (int t = 0; t < kT; ++t) {
-          const __m256i dot = _mm256_dpbusd_epi32(bias[t], wv, xv[t]);
-          acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, xs[t]), acc[i][t]);
-        }
-      } else {
-        // |w| unsigned (−128 reads as 128) times x with w's sign: no offset to remove.
-        const __m256i w8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-        const __m256i w_abs = _mm256_abs_epi8(w8);
-#pragma GCC unroll 8
-        for (int t = 0; t < kT; ++t) {
-          const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w_abs, _mm256_sign_epi8(xv[t], w8));
-          acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, xs[t]), acc[i][t]);
+      for (int i = 0; i < kRowsPerTile; ++i) {
+        if constexpr (kQ4) {  // nibbles q = w + 8: Σ q·x, the block's −8·Σx added after the sum
+          dot[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wv[i], xv);
+        } else {  // |w| unsigned (−128 reads as 128) times x with w's sign: no offset
+          dot[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wv[i]), _mm256_sign_epi8(xv, wv[i]));
         }
       }
+      __m256i sums = SumLanesOf8(dot);
+      if constexpr (kQ4) sums = _mm256_add_epi32(sums, _mm256_set1_epi32(xbias[t][b]));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])), acc[t]);
     }
   }
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = HorizontalSum(acc[i][t]);
+  const __mmask8 valid = static_cast<__mmask8>((1u << n_valid) - 1);
+  for (int t = 0; t < kT; ++t) _mm256_mask_storeu_ps(y + t * y_stride + r, valid, acc[t]);
 }
 
 template <bool kQ4, int kT>
 void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
                    int64_t y_stride) {
-  constexpr int kR = kT == 1 ? 4 : 2;
   const ActLayout layout(w.n_cols);
-  const float* f16_table = F16ToF32Table();
-  int64_t r = r_begin;
-  for (; r + kR <= r_end; r += kR) RowsTile<kQ4, kR, kT>(w, layout, acts, r, f16_table, y, y_stride);
-  for (; r < r_end; ++r) RowsTile<kQ4, 1, kT>(w, layout, acts, r, f16_table, y, y_stride);
+  for (int64_t r = r_begin; r < r_end; r += kRowsPerTile) RowsTile<kQ4, kT>(w, layout, acts, r, r_end, y, y_stride);
 }
 
 template <bool kQ4>

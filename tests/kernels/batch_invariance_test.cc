@@ -1,0 +1,97 @@
+// Batch invariance: MatMul's output for a token is the same bits whatever
+// other tokens share the call (how many, which ones, whichever path the
+// driver takes for that count), on every dispatch target and weight type.
+// The engine relies on it: a sequence's logits must not depend on what else
+// is in its step.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/thread_pool.h"
+#include "ridge/gguf/dequantize.h"
+#include "ridge/kernels/ops.h"
+#include "random_weights.h"
+
+namespace ridge::kernels {
+namespace {
+
+struct Weights {
+  std::vector<uint8_t> bytes;
+  WeightMatrix matrix;
+};
+
+Weights RandomWeights(GgmlType type, int64_t n_rows, int64_t n_cols, std::mt19937& rng) {
+  Weights w;
+  const int64_t row_bytes = RowBytes(type, n_cols);
+  w.bytes.resize(static_cast<size_t>(row_bytes * n_rows));
+  for (int64_t r = 0; r < n_rows; ++r) RandomWeightRow(type, n_cols, 0.05f, rng, w.bytes.data() + r * row_bytes);
+  w.matrix = {type, w.bytes.data(), n_rows, n_cols, row_bytes};
+  return w;
+}
+
+// Each token alone, then the tokens in calls of many sizes (random subsets,
+// in random order): every row of every call must equal the token's own.
+void CheckInvariant(GgmlType type, int64_t n_rows, int64_t n_cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Weights w = RandomWeights(type, n_rows, n_cols, rng);
+  constexpr int64_t kTokens = 70;
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(kTokens * n_cols));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 97 == 5) ? 20.0f * uniform(rng) : uniform(rng);
+
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    for (Isa isa : SupportedIsas()) {
+      SetIsaOverride(isa);
+      std::vector<float> alone(static_cast<size_t>(kTokens * n_rows));
+      for (int64_t t = 0; t < kTokens; ++t) MatMul(w.matrix, x.data() + t * n_cols, 1, alone.data() + t * n_rows, pool);
+      // Sizes around every rows-group and panel threshold, and the whole set.
+      for (int64_t n : std::vector<int64_t>{2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 64, kTokens}) {
+        std::vector<int64_t> order(kTokens);
+        for (int64_t t = 0; t < kTokens; ++t) order[static_cast<size_t>(t)] = t;
+        std::shuffle(order.begin(), order.end(), rng);
+        std::vector<float> xs(static_cast<size_t>(n * n_cols)), ys(static_cast<size_t>(n * n_rows));
+        for (int64_t i = 0; i < n; ++i)
+          std::memcpy(xs.data() + i * n_cols, x.data() + order[static_cast<size_t>(i)] * n_cols,
+                      static_cast<size_t>(n_cols) * 4);
+        MatMul(w.matrix, xs.data(), n, ys.data(), pool);
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t t = order[static_cast<size_t>(i)];
+          ASSERT_EQ(0, std::memcmp(ys.data() + i * n_rows, alone.data() + t * n_rows, static_cast<size_t>(n_rows) * 4))
+              << GgmlTypeName(type) << " rows=" << n_rows << " cols=" << n_cols << " isa=" << IsaName(isa)
+              << " threads=" << threads << ": token " << t << " in a call of " << n << " differs from alone";
+        }
+      }
+      ClearIsaOverride();
+    }
+  }
+}
+
+TEST(MatMulBatchInvariance, QuantizedTypes) {
+  uint32_t seed = 1;
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
+    for (int64_t n_cols : {64, 288, 1056})
+      for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
+}
+
+TEST(MatMulBatchInvariance, KQuantTypes) {
+  uint32_t seed = 100;
+  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K})
+    for (int64_t n_cols : {256, 1280})
+      for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
+}
+
+TEST(MatMulBatchInvariance, FloatTypes) {
+  uint32_t seed = 200;
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16})
+    for (int64_t n_cols : {7, 33, 288, 1001})
+      for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
+}
+
+}  // namespace
+}  // namespace ridge::kernels

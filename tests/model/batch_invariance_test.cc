@@ -1,0 +1,111 @@
+// Batch invariance of the whole forward pass: a sequence's logits are the
+// same bits however its tokens are scheduled (one at a time, the whole prompt
+// at once, chunks of any size) and whatever other sequences share each step,
+// on every dispatch target and weight type. Chunked prefill, continuous
+// batching, prefix caching and recompute after preemption all rest on this.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/model/llama_model.h"
+#include "random_model.h"
+
+namespace ridge {
+namespace {
+
+constexpr SeqId kTraced = 0;
+
+// Runs `tokens` of sequence kTraced through the model in steps whose sizes
+// `chunk` picks, each step padded with tokens of other sequences (`others`
+// of them, `extra` tokens a step in all); returns the traced sequence's
+// logits at every position, [n][n_vocab].
+template <typename Chunk, typename Extra>
+std::vector<float> TracedLogits(LlamaModel& model, const std::vector<TokenId>& tokens, int others, Chunk chunk,
+                                Extra extra, std::mt19937& rng) {
+  const LlamaConfig& c = model.config();
+  const auto n = static_cast<int64_t>(tokens.size());
+  ThreadPool pool(2);
+  PagedKvCache cache(model.KvShape(GgmlType::kF16, 16), 64);
+  std::uniform_int_distribution<TokenId> any_token(3, static_cast<TokenId>(c.n_vocab - 1));
+  std::vector<int64_t> other_len(static_cast<size_t>(others), 0);
+  std::vector<float> out(static_cast<size_t>(n * c.n_vocab));
+  std::vector<float> step_logits;
+  for (int64_t done = 0; done < n;) {
+    const int64_t take = std::min(n - done, chunk());
+    Batch batch;
+    // The traced tokens go anywhere in the step: first, last or between others.
+    const int64_t before = extra();
+    const int64_t after = extra();
+    auto add_others = [&](int64_t count) {
+      for (int64_t i = 0; i < count && others > 0; ++i) {
+        const SeqId seq = 1 + static_cast<SeqId>(rng() % static_cast<unsigned>(others));
+        int64_t& len = other_len[static_cast<size_t>(seq - 1)];
+        if (len + 1 >= 200) continue;  // stay inside the random model's context
+        ASSERT_TRUE(cache.Reserve(seq, len + 1));
+        batch.Add(any_token(rng), len++, seq, rng() % 2 == 0);
+      }
+    };
+    add_others(before);
+    EXPECT_TRUE(cache.Reserve(kTraced, done + take));
+    for (int64_t i = 0; i < take; ++i) batch.Add(tokens[static_cast<size_t>(done + i)], done + i, kTraced, true);
+    add_others(after);
+    step_logits.resize(static_cast<size_t>(batch.n_logits() * c.n_vocab));
+    model.Forward(batch, cache, step_logits.data(), pool);
+    int64_t row = 0;
+    for (int64_t t = 0; t < batch.size(); ++t) {
+      if (!batch.want_logits[static_cast<size_t>(t)]) continue;
+      if (batch.seq_ids[static_cast<size_t>(t)] == kTraced)
+        std::memcpy(out.data() + batch.positions[static_cast<size_t>(t)] * c.n_vocab,
+                    step_logits.data() + row * c.n_vocab, static_cast<size_t>(c.n_vocab) * 4);
+      ++row;
+    }
+    done += take;
+  }
+  return out;
+}
+
+class ForwardBatchInvariance : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(ForwardBatchInvariance, LogitsAreTheSameBitsUnderAnySchedule) {
+  auto model = LlamaModel::Load(testing::RandomModelGguf(GetParam()));
+  const int64_t n_vocab = model->config().n_vocab;
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<TokenId> any_token(3, static_cast<TokenId>(n_vocab - 1));
+  std::vector<TokenId> tokens(60);
+  for (TokenId& t : tokens) t = any_token(rng);
+  for (Isa isa : SupportedIsas()) {
+    SetIsaOverride(isa);
+    // Reference: one token a step, alone (decode's schedule).
+    const std::vector<float> want = TracedLogits(*model, tokens, 0, [] { return int64_t{1}; },
+                                                 [] { return int64_t{0}; }, rng);
+    // The whole prompt in one step, alone (prefill's schedule).
+    EXPECT_EQ(want, TracedLogits(*model, tokens, 0, [] { return int64_t{1000}; }, [] { return int64_t{0}; }, rng))
+        << IsaName(isa) << ": one prefill step differs from token-by-token";
+    // Random traces: chunks of 1-40 tokens among 0-40 tokens of 1-4 other sequences.
+    for (int trace = 0; trace < 4; ++trace) {
+      std::uniform_int_distribution<int64_t> chunk(1, 40), extra(0, 20);
+      const int others = 1 + trace;
+      const std::vector<float> got = TracedLogits(*model, tokens, others, [&] { return chunk(rng); },
+                                                  [&] { return extra(rng); }, rng);
+      for (size_t pos = 0; pos < tokens.size(); ++pos)
+        ASSERT_EQ(0, std::memcmp(got.data() + pos * n_vocab, want.data() + pos * n_vocab,
+                                 static_cast<size_t>(n_vocab) * 4))
+            << GgmlTypeName(GetParam()) << " " << IsaName(isa) << " trace " << trace << ": logits at position "
+            << pos << " depend on the schedule";
+    }
+    ClearIsaOverride();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WeightTypes, ForwardBatchInvariance,
+                         ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
+                                           GgmlType::kQ4_0),
+                         [](const auto& info) { return std::string(GgmlTypeName(info.param)); });
+
+}  // namespace
+}  // namespace ridge
