@@ -60,10 +60,10 @@ HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type) {
   if (quantized && probe.int8_ops_per_s > 0) {
     h.peak_flops = probe.int8_ops_per_s;
     h.peak_note = fmt::format("probed int8 dot ({}), for {} weights", probe.int8_kernel, GgmlTypeName(weight_type));
-  } else if (weight_type == GgmlType::kBF16 && probe.bf16_flops_per_s > 0) {
-    h.peak_flops = probe.bf16_flops_per_s;
-    h.peak_note = fmt::format("probed BF16 dot ({}), for {} weights", probe.bf16_kernel, GgmlTypeName(weight_type));
   } else {
+    // F32, F16 and BF16 weights are all widened to f32 and multiplied with FMA
+    // (the BF16 dot's panels summed in another order than decode: gone for
+    // batch invariance), so their roof is the FP32 FMA peak.
     h.peak_flops = probe.fp32_flops_per_s;
     h.peak_note = fmt::format("probed FP32 FMA ({}), for {} weights", probe.fp32_kernel, GgmlTypeName(weight_type));
   }

@@ -7,8 +7,8 @@
 //   tg bound: tokens/s = 1 / max(bytes per decode step / bandwidth, FLOPs / peak)
 //   pp bound: tokens/s = N / max(FLOPs of an N-token prefill / peak, bytes / bandwidth)
 // where the peak is that of the arithmetic the kernels use for the weight
-// type (int8 dot for Q8_0/Q4_0, BF16 dot for BF16 where the CPU has it, FP32
-// FMA for F16 and F32) — see HostProfile.
+// type (int8 dot for the quantized types, FP32 FMA for F32, F16 and BF16) —
+// see HostProfile.
 #include <cstdint>
 #include <string>
 #include <vector>
