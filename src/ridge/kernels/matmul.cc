@@ -34,6 +34,8 @@ constexpr int64_t kRowAlign = 16;
 constexpr int64_t kInlineRowsBytes = 64 << 10;
 constexpr double kInlinePanelFlops = 4e6;
 constexpr int64_t kInlinePrepareElems = 32 << 10;
+// Weights a rows-path task keeps in L2 while several token groups pass.
+constexpr int64_t kRowsChunkBytes = 192 << 10;
 
 const TypeKernels* FindKernels(Isa isa, GgmlType type) {
   switch (isa) {
@@ -71,11 +73,17 @@ ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_
 void RowsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, float* y,
               ThreadPool& pool) {
   // About four tasks per thread so a slow thread does not hold the others up.
+  // With several token groups, a task's rows are also capped to ~kRowsChunkBytes
+  // of weights, so that they stay in L2 while every group of tokens passes
+  // over them (prefill on the rows path would otherwise stream the whole
+  // matrix from memory once per group).
   const int64_t passes = CeilDiv(n_tokens, k.max_row_tokens);
   const bool small = w.n_rows * w.row_bytes * passes <= kInlineRowsBytes;
   const int64_t wanted_tasks = small ? 1 : 4 * static_cast<int64_t>(pool.n_threads());
-  const int64_t chunk_rows =
+  int64_t chunk_rows =
       small ? w.n_rows : std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
+  if (!small && passes > 1)
+    chunk_rows = std::min(chunk_rows, std::max(kRowAlign, kRowsChunkBytes / w.row_bytes / kRowAlign * kRowAlign));
   const int64_t n_tasks = CeilDiv(w.n_rows, chunk_rows);
   pool.ParallelFor(n_tasks, [&](int64_t task, int) {
     const int64_t r_begin = task * chunk_rows;

@@ -58,7 +58,8 @@ constexpr int64_t ElemBytes() {
 // whatever kR and kT are (kU accumulators over interleaved 16-column steps,
 // the tail on the first, summed in a fixed order), so a token's result does
 // not depend on the other tokens of the call. Decode takes 2 rows at a time
-// for more independent FMA chains.
+// for more independent FMA chains, several tokens 3 rows (weight loads shared
+// by the tokens, activation loads by the rows).
 constexpr int kPrefetchRows = 2;
 constexpr int kU = 2;
 constexpr int64_t kStepCols = 16 * kU;
@@ -111,7 +112,7 @@ void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_
 template <Kind kKind, int kT>
 void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
                    int64_t y_stride) {
-  constexpr int kR = kT == 1 ? 2 : 1;
+  constexpr int kR = kT == 1 ? 2 : 3;  // 3 rows × 4 tokens × 2 accumulators: 24 of the 32 zmm
   int64_t r = r_begin;
   for (; r + kR <= r_end; r += kR) RowsTile<kKind, kR, kT>(w, acts, r, y, y_stride);
   for (; r < r_end; ++r) RowsTile<kKind, 1, kT>(w, acts, r, y, y_stride);
