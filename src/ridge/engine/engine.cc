@@ -129,11 +129,14 @@ void Engine::DropCancelled() {
       ++it;
     }
   }
-  std::erase_if(running_, [&](std::unique_ptr<Sequence>& seq) {
-    if (!seq->stream->cancel_requested()) return false;
-    Finish(*seq, seq->stream->cancel_kind());
-    return true;
-  });
+  // Take the cancelled ones out of running_ first, then finish them: Finish
+  // publishes stats, which walks running_, so it must not run while running_
+  // is being erased from (std::erase_if leaves moved-from holes mid-way).
+  std::vector<std::unique_ptr<Sequence>> cancelled;
+  for (auto& seq : running_)
+    if (seq->stream->cancel_requested()) cancelled.push_back(std::move(seq));
+  std::erase(running_, nullptr);
+  for (auto& seq : cancelled) Finish(*seq, seq->stream->cancel_kind());
 }
 
 void Engine::Preempt(Sequence& seq) {
