@@ -3,6 +3,7 @@
 // SIGINT/SIGTERM stop it gracefully: new work is refused, running requests
 // get --shutdown-grace seconds to finish, the rest are cancelled, exit 0.
 #include <pthread.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -46,10 +47,12 @@ struct ServeArgs {
 int Serve(const ServeArgs& a) {
   // Signals go to the main thread's sigwait alone: block them before any
   // thread (engine, HTTP pool) exists, so every thread inherits the mask.
+  // SIGUSR1 is the engine's own: it sends it when a fatal fault stopped it.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   EngineOptions engine;
@@ -100,6 +103,9 @@ int Serve(const ServeArgs& a) {
     }
   }
   server::OpenAiServer server(*model, tokenizer, engine, options);
+  // The engine has already ended every request with an error: wake the main
+  // thread (a process-directed signal reaches its sigwait) to stop the rest.
+  server.engine().set_fatal_handler([](const std::string&) { kill(getpid(), SIGUSR1); });
   const int port = server.Start();
 
   const EngineStats stats = server.engine().Stats();
@@ -118,6 +124,11 @@ int Serve(const ServeArgs& a) {
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
+  if (signal_number == SIGUSR1) {
+    std::fprintf(stderr, "ridge serve: stopping with an error: %s\n", server.engine().fatal_error().c_str());
+    server.Shutdown(std::chrono::milliseconds(0));
+    return 1;
+  }
   std::printf("ridge serve: %s received, stopping (grace %.1f s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
               a.shutdown_grace_s);
   std::fflush(stdout);

@@ -1,6 +1,8 @@
 #include "ridge/engine/engine.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <new>
 
 #include "ridge/base/error.h"
 #include "ridge/metrics/server_metrics.h"
@@ -83,7 +85,8 @@ std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
   std::shared_ptr<RequestStream> stream;
   {
     std::lock_guard<std::mutex> lock(inbox_mutex_);
-    if (!accepting_) Fail("the engine is shutting down");
+    if (!fatal_error_.empty()) throw EngineStoppedError(fatal_error_);
+    if (!accepting_) throw EngineStoppedError("the engine is shutting down");
     if (queued_.load() >= options_.max_waiting)
       throw QueueFullError(fmt::format("{} requests are already waiting; retry later", queued_.load()));
     seq->id = next_id_++;
@@ -129,11 +132,14 @@ void Engine::DropCancelled() {
       ++it;
     }
   }
-  std::erase_if(running_, [&](std::unique_ptr<Sequence>& seq) {
-    if (!seq->stream->cancel_requested()) return false;
-    Finish(*seq, seq->stream->cancel_kind());
-    return true;
-  });
+  // Take the cancelled ones out of running_ first, then finish them: Finish
+  // publishes stats, which walks running_, so it must not run while running_
+  // is being erased from (std::erase_if leaves moved-from holes mid-way).
+  std::vector<std::unique_ptr<Sequence>> cancelled;
+  for (auto& seq : running_)
+    if (seq->stream->cancel_requested()) cancelled.push_back(std::move(seq));
+  std::erase(running_, nullptr);
+  for (auto& seq : cancelled) Finish(*seq, seq->stream->cancel_kind());
 }
 
 void Engine::Preempt(Sequence& seq) {
@@ -247,7 +253,18 @@ void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vecto
     Sequence& seq = *fed[i];
     if (logit_rows[i] < 0) continue;  // a prefill chunk that did not reach the end
     std::span<float> logits(logits_.data() + logit_rows[i] * n_vocab, static_cast<size_t>(n_vocab));
-    sampling::SampledToken sampled = seq.sampler->SampleToken(logits, seq.tokens);
+    sampling::SampledToken sampled;
+    try {
+      if (options_.fault_injector) options_.fault_injector({FaultPoint::Site::kSample, counters_.steps, {&seq.id, 1}});
+      sampled = seq.sampler->SampleToken(logits, seq.tokens);
+    } catch (const std::bad_alloc&) {
+      throw;  // out of memory: not this request's fault, and nothing can be trusted to go on (Step dies)
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ridge engine: sampling request %lld failed: %s; ending it with an error\n",
+                   static_cast<long long>(seq.id), e.what());
+      Finish(seq, FinishKind::kError, fmt::format("internal error: sampling failed: {}", e.what()));
+      continue;
+    }
     const bool eog = (!seq.params.ignore_eos && end_of_generation_[static_cast<size_t>(sampled.token)]) ||
                      (seq.params.stop_at_bos && sampled.token == bos_id_);
     if (eog) {
@@ -261,7 +278,48 @@ void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vecto
   }
 }
 
+bool Engine::RunForward(const Batch& batch, const std::vector<Sequence*>& fed, int64_t n_logit_rows) {
+  try {
+    if (options_.fault_injector) {
+      std::vector<RequestId> ids;
+      for (const Sequence* seq : fed) ids.push_back(seq->id);
+      options_.fault_injector({FaultPoint::Site::kForward, counters_.steps, ids});
+    }
+    logits_.resize(static_cast<size_t>(n_logit_rows * model_.config().n_vocab));
+    model_.Forward(batch, cache_, logits_.data(), pool_);
+    consecutive_batch_faults_ = 0;
+    return true;
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory: Step dies
+  } catch (const std::exception& e) {
+    // The positions this pass wrote are not committed (no block of theirs
+    // became shareable), and Finish frees them: the cache stays consistent.
+    std::fprintf(stderr, "ridge engine: the forward pass of step %lld failed: %s; "
+                 "ending its %zu requests with an error\n",
+                 static_cast<long long>(counters_.steps), e.what(), fed.size());
+    const std::string error = fmt::format("internal error: the forward pass failed: {}", e.what());
+    for (Sequence* seq : fed) Finish(*seq, FinishKind::kError, error);
+    if (++consecutive_batch_faults_ >= kMaxConsecutiveBatchFaults)
+      Fail("{} forward passes failed in a row; the last: {}", consecutive_batch_faults_, e.what());
+    return false;
+  }
+}
+
 bool Engine::Step() {
+  if (failed_.load()) return false;
+  // The last line of defence: a throw that RunForward and SampleAndStream did
+  // not take as one batch's or one request's fault leaves the engine unusable.
+  try {
+    return StepOnce();
+  } catch (const std::exception& e) {
+    Die(e.what());
+  } catch (...) {
+    Die("an exception that is not a std::exception");
+  }
+  return false;
+}
+
+bool Engine::StepOnce() {
   TakeInbox();
   DropCancelled();
   Batch batch;
@@ -285,8 +343,11 @@ bool Engine::Step() {
       if (fed[i]->id == batch.seq_ids[static_cast<size_t>(t)]) logit_rows[i] = row;
     ++row;
   }
-  logits_.resize(static_cast<size_t>(row * model_.config().n_vocab));
-  model_.Forward(batch, cache_, logits_.data(), pool_);
+  if (!RunForward(batch, fed, row)) {
+    std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->finished; });
+    PublishStats();
+    return true;
+  }
   counters_.decode_tokens += n_decode;
   counters_.prefill_tokens += batch.size() - n_decode;
   ++counters_.steps;
@@ -332,29 +393,56 @@ EngineStats Engine::Stats() const {
   return stats_;
 }
 
-void Engine::CancelEverything() {
+std::string Engine::fatal_error() const {
+  std::lock_guard<std::mutex> lock(inbox_mutex_);
+  return fatal_error_;
+}
+
+void Engine::EndEverything(FinishKind kind, const std::string& error) {
   TakeInbox();
   for (auto& seq : waiting_) {
     --queued_;
-    Finish(*seq, FinishKind::kAbort);
+    Finish(*seq, kind, error);
   }
   waiting_.clear();
-  for (auto& seq : running_) Finish(*seq, FinishKind::kAbort);
+  // A fault mid-step may leave finished sequences in running_ (not yet erased).
+  for (auto& seq : running_)
+    if (!seq->finished) Finish(*seq, kind, error);
   running_.clear();
   PublishStats();
+}
+
+void Engine::Die(const std::string& reason) {
+  const std::string message = fmt::format("the engine stopped after a fault it cannot recover from: {}", reason);
+  std::fprintf(stderr, "ridge engine: %s\n", message.c_str());
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    accepting_ = false;
+    fatal_error_ = message;
+  }
+  failed_ = true;
+  try {
+    EndEverything(FinishKind::kError, "internal error: " + message);
+  } catch (const std::exception& e) {
+    // Out of memory again, most likely: the fatal handler still runs, and the
+    // process exiting closes the connections of requests left unfinished.
+    std::fprintf(stderr, "ridge engine: could not end every request cleanly: %s\n", e.what());
+  }
+  if (fatal_handler_) fatal_handler_(message);
 }
 
 void Engine::Start() {
   RIDGE_CHECK(!thread_.joinable());
   stop_ = false;
   thread_ = std::thread([this] {
-    while (!stop_.load()) {
+    while (!stop_.load() && !failed_.load()) {
       if (Step()) continue;
       std::unique_lock<std::mutex> lock(inbox_mutex_);
       inbox_changed_.wait_for(lock, std::chrono::milliseconds(50), [&] { return !inbox_.empty() || stop_.load(); });
     }
+    if (failed_.load()) return;  // Die has ended every request
     if (cancel_on_stop_.load()) {
-      CancelEverything();
+      EndEverything(FinishKind::kAbort);
     } else {
       RunUntilIdle();
     }
@@ -367,7 +455,7 @@ void Engine::Stop(bool cancel_running) {
     accepting_ = false;
   }
   if (!thread_.joinable()) {
-    if (cancel_running) CancelEverything();
+    if (cancel_running && !failed_.load()) EndEverything(FinishKind::kAbort);
     return;
   }
   cancel_on_stop_ = cancel_running;

@@ -18,13 +18,24 @@
 //   4. one forward pass over the mixed batch; each sequence whose fed tokens
 //      reached its end samples its next token, which is streamed at once;
 //      finished sequences leave and free their blocks.
+//
+// Faults: a throw inside a step ends only the requests it concerns, with
+// FinishKind::kError, and the loop goes on: a failed forward pass ends every
+// request of its batch, a failed sampling the one request sampled. A fault
+// that leaves the engine unusable (out of memory, a throw in the scheduler or
+// the KV bookkeeping, whose state it may have left half-updated, or
+// kMaxConsecutiveBatchFaults forward passes failing in a row) ends every
+// request with an error, stops the engine and calls the fatal handler.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -40,6 +51,14 @@ namespace ridge {
 
 class ServerMetrics;
 
+// Where a test may inject a fault (EngineOptions::fault_injector).
+struct FaultPoint {
+  enum class Site { kForward, kSample };
+  Site site;
+  int64_t step;                          // steps completed before this one (EngineStats::steps)
+  std::span<const RequestId> requests;   // kForward: every request in the batch; kSample: the one sampled
+};
+
 struct EngineOptions {
   int n_threads = 0;                 // 0: all hardware threads
   int64_t max_batch_tokens = 512;    // tokens per forward pass (decode + prefill chunks)
@@ -54,6 +73,10 @@ struct EngineOptions {
   int64_t kv_memory_bytes = int64_t{2} << 30;  // pool budget, used when kv_tokens is 0
   int64_t kv_tokens = 0;             // pool size in tokens (rounded up to blocks), overrides the budget
   bool prefix_caching = true;
+  // Test seam, unset outside tests: called just before each forward pass and
+  // each sampling; what it throws is handled as a fault of that forward pass
+  // or sampling.
+  std::function<void(const FaultPoint&)> fault_injector;
 };
 
 struct RequestParams {
@@ -66,6 +89,13 @@ struct RequestParams {
 
 // Submit's refusal when the waiting queue is full: retry later (HTTP 429).
 class QueueFullError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Submit's refusal once the engine is stopping or stopped after a fatal
+// fault: the server's condition, not the request's (HTTP 503).
+class EngineStoppedError : public Error {
  public:
   using Error::Error;
 };
@@ -94,11 +124,13 @@ class Engine {
 
   // Thread-safe. Validates and queues a request. Throws ridge::Error for one
   // that can never run (empty prompt, a prompt filling the whole context, a
-  // prompt larger than the whole KV pool, bad sampling parameters), and
-  // QueueFullError when max_waiting requests are already queued.
+  // prompt larger than the whole KV pool, bad sampling parameters),
+  // QueueFullError when max_waiting requests are already queued, and
+  // EngineStoppedError once Stop() was called or a fatal fault stopped it.
   std::shared_ptr<RequestStream> Submit(RequestParams params);
 
-  // Runs one scheduling step on the calling thread; false if there was nothing to do.
+  // Runs one scheduling step on the calling thread; false if there was
+  // nothing to do or the engine has stopped after a fatal fault.
   bool Step();
   // Steps until no request is waiting or running.
   void RunUntilIdle();
@@ -114,9 +146,21 @@ class Engine {
   int64_t kv_blocks() const { return cache_.n_blocks(); }
   // Optional: receives finished requests and the running/waiting/KV gauges.
   void set_metrics(ServerMetrics* metrics) { metrics_ = metrics; }
+  // Optional, set before Start(): called once, on the thread that ran the
+  // step, after a fatal fault has ended every request. `ridge serve` exits
+  // on it with a non-zero status.
+  void set_fatal_handler(std::function<void(const std::string& reason)> handler) {
+    fatal_handler_ = std::move(handler);
+  }
+  // Why a fatal fault stopped the engine; "" while it is usable.
+  std::string fatal_error() const;
+
+  // Forward passes that may fail in a row before the engine gives up.
+  static constexpr int kMaxConsecutiveBatchFaults = 5;
 
  private:
   struct Sequence;
+  bool StepOnce();  // Step() without the last line of defence
   void TakeInbox();
   void DropCancelled();
   void ScheduleDecode(Batch& batch, std::vector<Sequence*>& fed);
@@ -125,9 +169,12 @@ class Engine {
   bool Admit(Sequence& seq);
   void Preempt(Sequence& seq);
   void Finish(Sequence& seq, FinishKind kind, const std::string& error = {});
+  // False if the forward pass failed; its batch has then been ended with errors.
+  bool RunForward(const Batch& batch, const std::vector<Sequence*>& fed, int64_t n_logit_rows);
   void SampleAndStream(const std::vector<Sequence*>& fed, const std::vector<int64_t>& logit_rows);
   void PublishStats();
-  void CancelEverything();
+  void EndEverything(FinishKind kind, const std::string& error = {});
+  void Die(const std::string& reason);
 
   LlamaModel& model_;
   EngineOptions options_;
@@ -142,6 +189,7 @@ class Engine {
   std::vector<std::unique_ptr<Sequence>> running_;  // admission order
   uint64_t admission_counter_ = 0;
   EngineStats counters_;
+  int consecutive_batch_faults_ = 0;
 
   // Shared with submitters.
   mutable std::mutex inbox_mutex_;
@@ -150,6 +198,7 @@ class Engine {
   std::atomic<int64_t> queued_{0};  // inbox + waiting, for max_waiting
   RequestId next_id_ = 1;
   bool accepting_ = true;
+  std::string fatal_error_;  // guarded by inbox_mutex_
 
   mutable std::mutex stats_mutex_;
   EngineStats stats_;
@@ -157,7 +206,9 @@ class Engine {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> cancel_on_stop_{false};
+  std::atomic<bool> failed_{false};  // a fatal fault stopped the engine
   ServerMetrics* metrics_ = nullptr;
+  std::function<void(const std::string&)> fatal_handler_;
 };
 
 }  // namespace ridge

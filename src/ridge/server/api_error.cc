@@ -6,6 +6,11 @@ void ThrowInvalid(const std::string& param, const std::string& message, const st
   throw ApiError(400, "invalid_request_error", message, param, code);
 }
 
+ApiError ToApiError(const std::exception& e) {
+  if (const auto* api = dynamic_cast<const ApiError*>(&e)) return *api;
+  return ApiError(500, "server_error", "internal error: " + std::string(e.what()));
+}
+
 nlohmann::json ErrorJson(const ApiError& error) {
   nlohmann::json body;
   body["message"] = error.what();

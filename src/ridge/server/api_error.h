@@ -2,7 +2,11 @@
 // Errors a request can earn, as OpenAI's API reports them:
 //   HTTP status + {"error": {"message", "type", "param", "code"}}.
 // Request parsing and the HTTP handlers throw ApiError; the HTTP layer turns
-// it into the response. Nothing a client sends may escape as anything else.
+// it into the response. The rule that keeps 4xx and 5xx apart: a client's
+// mistake is translated into an ApiError (ThrowInvalid, mostly) where it is
+// found, and nothing a client sends may escape as anything else; so any other
+// exception reaching the HTTP layer (a ridge::Error from deep inside, a
+// std::exception) is the server's fault, a 500 (ToApiError).
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -34,6 +38,10 @@ class ApiError : public Error {
 
 // 400 invalid_request_error naming `param`.
 [[noreturn]] void ThrowInvalid(const std::string& param, const std::string& message, const std::string& code = {});
+
+// The response for an exception a handler let out: itself if it is an
+// ApiError, otherwise 500 server_error (see the rule above).
+ApiError ToApiError(const std::exception& e);
 
 // {"error": {...}}; empty param/code become null.
 nlohmann::json ErrorJson(const ApiError& error);

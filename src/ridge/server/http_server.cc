@@ -1,7 +1,5 @@
 #include "ridge/server/http_server.h"
 
-#include <fmt/format.h>
-
 #include <sys/socket.h>
 
 #include <csignal>
@@ -87,15 +85,9 @@ OpenAiServer::Handler OpenAiServer::Guard(bool needs_key, Handler handler) {
     try {
       if (needs_key) CheckApiKey(req);
       handler(req, res);
-    } catch (const ApiError& e) {
-      WriteError(res, e, options_.retry_after_s);
-    } catch (const Error& e) {
-      // A ridge::Error that no handler translated (the tokenizer refusing
-      // something, say) is still the request's fault.
-      WriteError(res, ApiError(400, "invalid_request_error", e.what()), options_.retry_after_s);
     } catch (const std::exception& e) {
-      WriteError(res, ApiError(500, "server_error", fmt::format("internal error: {}", e.what())),
-                 options_.retry_after_s);
+      // An ApiError carries its status; anything else is the server's fault (500).
+      WriteError(res, ToApiError(e), options_.retry_after_s);
     }
   };
 }

@@ -18,6 +18,18 @@ constexpr int64_t kCompletionDefaultMaxTokens = 16;  // OpenAI's legacy default
 
 void SetJson(httplib::Response& res, const json& value) { res.set_content(DumpJson(value), "application/json"); }
 
+// Control-token texts become those tokens. Text the tokenizer refuses (a
+// byte the vocabulary has no token for, say) is the client's text that this
+// model cannot take: a 400 naming `param`, not a server fault.
+std::vector<TokenId> EncodeRequestText(const Tokenizer& tokenizer, const std::string& text, bool add_bos,
+                                       const std::string& param) {
+  try {
+    return tokenizer.Encode(text, add_bos, /*parse_special=*/true);
+  } catch (const Error& e) {
+    ThrowInvalid(param, fmt::format("the model's tokenizer cannot encode '{}': {}", param, e.what()));
+  }
+}
+
 }  // namespace
 
 // One generation whose response is being written; owned by the content
@@ -51,16 +63,26 @@ struct OpenAiEndpoints::Generation {
 
   json Usage() const { return UsageJson(session.n_prompt_tokens(), session.n_completion_tokens()); }
 
+  static bool Failed(const GenerationDelta& d) {
+    return d.finished && d.finish_kind != FinishKind::kStop && d.finish_kind != FinishKind::kLength;
+  }
+
   static ApiError FailureOf(const GenerationDelta& d) {
     if (d.finish_kind == FinishKind::kAbort)
       return ApiError(503, "server_error", "the request was cancelled: the server is shutting down", "", "cancelled");
     return ApiError(500, "server_error", "generation failed: " + (d.error.empty() ? std::string("unknown") : d.error));
   }
 
+  // Non-streaming: adds a delta to the answer so far.
+  void Absorb(GenerationDelta& d) {
+    text += d.text;
+    for (auto& t : d.tokens) tokens.push_back(std::move(t));
+  }
+
   // The SSE text for one delta.
   std::string StreamEvents(const GenerationDelta& d) {
     std::string out;
-    const bool failed = d.finished && d.finish_kind != FinishKind::kStop && d.finish_kind != FinishKind::kLength;
+    const bool failed = Failed(d);
     if (!d.text.empty() || (want_logprobs && !d.tokens.empty()) || (d.finished && !failed)) {
       const FinishKind finish = failed ? FinishKind::kNone : d.finish_kind;
       json lp = d.tokens.empty() ? json(nullptr) : Logprobs(d.tokens);  // null unless asked for
@@ -81,15 +103,30 @@ struct OpenAiEndpoints::Generation {
 
   // The whole JSON response, once finished.
   std::string FinalBody(const GenerationDelta& d) {
-    if (d.finish_kind != FinishKind::kStop && d.finish_kind != FinishKind::kLength)
-      return DumpJson(ErrorJson(FailureOf(d)));
+    if (Failed(d)) return DumpJson(ErrorJson(FailureOf(d)));
     json lp = Logprobs(tokens);
     if (kind == ApiKind::kChat) return DumpJson(ChatResponse(header, text, std::move(lp), d.finish_kind, Usage()));
     return DumpJson(CompletionResponse(header, echo_text + text, std::move(lp), d.finish_kind, Usage()));
   }
 
-  // One call of the content provider: wait a slice, write what came.
+  // One call of the content provider. A throw here (detokenizing, say) is a
+  // server fault: the request ends and so does the response, with a 500
+  // error object (as an SSE event when streaming); the status is already sent.
   bool Pump(httplib::DataSink& sink) {
+    try {
+      return PumpSlice(sink);
+    } catch (const std::exception& e) {
+      session.Abort();
+      const json error = ErrorJson(ToApiError(e));
+      const std::string out = stream ? SseEvent(error) + std::string(kSseDone) : DumpJson(error);
+      if (!sink.write(out.data(), out.size())) return false;
+      sink.done();
+      return true;
+    }
+  }
+
+  // Waits a slice for the engine and writes what came.
+  bool PumpSlice(httplib::DataSink& sink) {
     if (stream && !started) {
       started = true;
       std::string first;
@@ -107,8 +144,7 @@ struct OpenAiEndpoints::Generation {
       if (stream) {
         out = StreamEvents(d);
       } else {
-        text += d.text;
-        for (auto& t : d.tokens) tokens.push_back(std::move(t));
+        Absorb(d);
         if (d.finished) out = FinalBody(d);
       }
     }
@@ -146,7 +182,7 @@ void OpenAiEndpoints::CheckModel(const std::string& model) const {
 std::vector<TokenId> OpenAiEndpoints::ChatPrompt(const std::vector<ChatMessage>& messages,
                                                  bool add_generation_prompt) const {
   const std::string text = config_.chat_template.Render(messages, add_generation_prompt);
-  return tokenizer_.Encode(text, tokenizer_.add_bos(), /*parse_special=*/true);
+  return EncodeRequestText(tokenizer_, text, tokenizer_.add_bos(), "messages");
 }
 
 void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vector<TokenId> prompt,
@@ -187,10 +223,12 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
     g = std::make_shared<Generation>(*this, std::move(spec));
   } catch (const QueueFullError& e) {
     throw ApiError(429, "rate_limit_error", e.what(), "", "queue_full");
+  } catch (const EngineStoppedError& e) {
+    throw ApiError(503, "server_error", e.what(), "", "unavailable");
   } catch (const ApiError&) {
     throw;
   } catch (const Error& e) {
-    if (draining_) throw ErrorForStatus(503);
+    // Submit's other refusals are requests that can never run: the client's mistake.
     ThrowInvalid(prompt_param, e.what());
   }
   g->kind = kind;
@@ -203,6 +241,8 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
   if (f.stream) {
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
+  } else if (AnswerWithinProbeInterval(*g, res)) {
+    return;
   }
   res.set_chunked_content_provider(
       f.stream ? "text/event-stream" : "application/json",
@@ -212,13 +252,34 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
       [g](bool /*success*/) { g->session.Abort(); });
 }
 
+bool OpenAiEndpoints::AnswerWithinProbeInterval(Generation& g, httplib::Response& res) {
+  // The status line goes out with the first byte of a chunked response, and
+  // probes must go out to notice a client that left. Until the first probe
+  // is due, the handler waits itself: a request that ends by then (a short
+  // answer, a fault in its first steps) gets its true status, 200 or the
+  // error's 5xx. One that fails later can only say so in its body.
+  const auto deadline = std::chrono::steady_clock::now() + config_.json_probe_interval;
+  GenerationDelta d;
+  for (auto now = std::chrono::steady_clock::now(); now < deadline; now = std::chrono::steady_clock::now()) {
+    const auto slice = std::min<std::chrono::milliseconds>(
+        config_.poll_interval, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+    if (!g.session.Next(d, slice)) continue;
+    g.Absorb(d);
+    if (!d.finished) continue;
+    if (Generation::Failed(d)) throw Generation::FailureOf(d);
+    res.set_content(g.FinalBody(d), "application/json");
+    return true;
+  }
+  return false;
+}
+
 void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response& res) {
   CompletionRequest r = ParseCompletionRequest(ParseJsonObject(req.body));
   CheckModel(r.model);
   std::vector<TokenId> prompt;
   std::string echo_text;
   if (r.prompt_text) {
-    prompt = tokenizer_.Encode(*r.prompt_text, tokenizer_.add_bos(), /*parse_special=*/true);
+    prompt = EncodeRequestText(tokenizer_, *r.prompt_text, tokenizer_.add_bos(), "prompt");
     if (r.echo) echo_text = *r.prompt_text;
   } else {
     for (size_t i = 0; i < r.prompt_tokens.size(); ++i) {
@@ -255,7 +316,7 @@ void OpenAiEndpoints::Tokenize(const httplib::Request& req, httplib::Response& r
   TokenizeRequest r = ParseTokenizeRequest(ParseJsonObject(req.body));
   CheckModel(r.model);
   std::vector<TokenId> tokens =
-      r.prompt ? tokenizer_.Encode(*r.prompt, r.add_special_tokens && tokenizer_.add_bos(), /*parse_special=*/true)
+      r.prompt ? EncodeRequestText(tokenizer_, *r.prompt, r.add_special_tokens && tokenizer_.add_bos(), "prompt")
                : ChatPrompt(r.messages, r.add_generation_prompt);
   SetJson(res, json{{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", n_ctx_}});
 }

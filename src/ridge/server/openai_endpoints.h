@@ -10,9 +10,10 @@
 // away is noticed at the next write that fails and its request cancelled
 // (kAbort), to be dropped at the next engine step.
 // Errors are thrown as ApiError for the HTTP layer to report. A non-streaming
-// answer has sent its 200 status before generation ends: if the request then
-// fails (an engine error, cancelled by a shutdown), its body is the error
-// object instead of the completion.
+// answer that ends within json_probe_interval gets its true status (500 for
+// an engine error); a longer one has sent its 200 status before generation
+// ends: if it then fails (an engine error, cancelled by a shutdown), its body
+// is the error object instead of the completion.
 #include <httplib.h>
 
 #include <atomic>
@@ -65,6 +66,9 @@ class OpenAiEndpoints {
   // 404 model_not_found unless `model` is empty or the served model's name.
   void CheckModel(const std::string& model) const;
   std::vector<TokenId> ChatPrompt(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  // Non-streaming: waits up to json_probe_interval for the answer; true if
+  // `res` holds it (throws the ApiError of a failed request).
+  bool AnswerWithinProbeInterval(Generation& g, httplib::Response& res);
   void Generate(ApiKind kind, const GenerationFields& fields, std::vector<TokenId> prompt, const char* prompt_param,
                 std::string echo_text, httplib::Response& res);
 
