@@ -134,7 +134,7 @@ TEST(HttpSlowClients, IdleKeepAliveConnectionsAreClosed) {
   EXPECT_NE(reply.find("Connection: keep-alive"), std::string::npos) << reply;
   EXPECT_TRUE(closed);
   EXPECT_GE(SecondsSince(start), 0.5);
-  EXPECT_EQ(server.server().open_connections(), 0);
+  EXPECT_TRUE(WaitFor([&] { return server.server().open_connections() == 0; }));
 }
 
 TEST(HttpSlowClients, ShutdownClosesSlowAndIdleConnectionsAtOnce) {

@@ -414,12 +414,12 @@ void HttpFront::Refuse(Connection& c, int status, const std::string& message) {
 }
 
 void HttpFront::Close(Connection& c) {
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
-  ::close(c.fd);
   if (c.state == Connection::State::kLingering)
     --lingering_;
   else
     --open_connections_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  ::close(c.fd);
   connections_.erase(c.fd);  // destroys c
 }
 

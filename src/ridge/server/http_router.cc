@@ -4,17 +4,24 @@
 
 namespace ridge::server {
 
-void HttpRouter::Add(std::string method, const std::string& pattern, Handler handler) {
-  routes_.push_back({std::move(method), std::regex(pattern), std::move(handler)});
+void HttpRouter::Add(std::string method, std::string path, Handler handler) {
+  routes_.push_back({std::move(method), std::move(path), false, std::move(handler)});
 }
 
-void HttpRouter::Route(httplib::Request& req, httplib::Response& res) const {
+void HttpRouter::AddPrefix(std::string method, std::string prefix, Handler handler) {
+  routes_.push_back({std::move(method), std::move(prefix), true, std::move(handler)});
+}
+
+bool HttpRouter::Entry::Matches(const std::string& request_path) const {
+  if (!prefix) return request_path == path;
+  return request_path.size() > path.size() && request_path.compare(0, path.size(), path) == 0;
+}
+
+void HttpRouter::Route(const httplib::Request& req, httplib::Response& res) const {
   std::vector<std::string> allowed;  // methods the path has
   for (const Entry& r : routes_) {
-    std::smatch matches;
-    if (!std::regex_match(req.path, matches, r.pattern)) continue;
+    if (!r.Matches(req.path)) continue;
     if (r.method == req.method) {
-      req.matches = std::move(matches);
       r.handler(req, res);
       return;
     }

@@ -1,12 +1,13 @@
 #pragma once
-// Routes a request by method and path pattern (a whole-path regular
-// expression; its groups land in req.matches). A path no route knows is 404;
-// a path known under other methods only is 405 with an Allow header listing
-// them. Either way the body is left empty for the caller to fill.
+// Routes a request by method and path: an exact path, or a prefix ending in
+// '/' that matches any longer path (the handler reads the rest, an id, from
+// req.path). A path no route knows is 404; a path known under other methods
+// only is 405 with an Allow header listing them. Either way the body is left
+// empty for the caller to fill. (No std::regex: g++ 12 reports false
+// -Wmaybe-uninitialized inside <regex> under the sanitizers.)
 #include <httplib.h>
 
 #include <functional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -16,14 +17,17 @@ class HttpRouter {
  public:
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 
-  void Add(std::string method, const std::string& pattern, Handler handler);
-  void Route(httplib::Request& req, httplib::Response& res) const;
+  void Add(std::string method, std::string path, Handler handler);
+  void AddPrefix(std::string method, std::string prefix, Handler handler);
+  void Route(const httplib::Request& req, httplib::Response& res) const;
 
  private:
   struct Entry {
     std::string method;
-    std::regex pattern;
+    std::string path;
+    bool prefix;
     Handler handler;
+    bool Matches(const std::string& request_path) const;
   };
   std::vector<Entry> routes_;
 };

@@ -135,7 +135,10 @@ void OpenAiServer::Route() {
   r.Add("POST", "/v1/completions", Guard(true, [&e](auto& req, auto& res) { e.Completions(req, res); }));
   r.Add("POST", "/v1/chat/completions", Guard(true, [&e](auto& req, auto& res) { e.ChatCompletions(req, res); }));
   r.Add("GET", "/v1/models", Guard(true, [&e](auto& req, auto& res) { e.Models(req, res); }));
-  r.Add("GET", R"(/v1/models/(.+))", Guard(true, [&e](auto& req, auto& res) { e.Model(req, res); }));
+  constexpr std::string_view kModelPrefix = "/v1/models/";
+  r.AddPrefix("GET", std::string(kModelPrefix), Guard(true, [&e, kModelPrefix](auto& req, auto& res) {
+                e.Model(req.path.substr(kModelPrefix.size()), res);
+              }));
   r.Add("POST", "/tokenize", Guard(true, [&e](auto& req, auto& res) { e.Tokenize(req, res); }));
   r.Add("POST", "/detokenize", Guard(true, [&e](auto& req, auto& res) { e.Detokenize(req, res); }));
   r.Add("GET", "/health", Guard(false, [&e](auto&, auto& res) {
