@@ -37,6 +37,10 @@ struct ServeArgs {
   int64_t max_running = 256;
   int threads = 0;
   int http_threads = 128;
+  int max_connections = 1024;
+  double request_timeout_s = 30;
+  double keep_alive_timeout_s = 15;
+  bool public_metrics = false;
   std::string max_body = "4MiB";
   std::string chat_template;
   double shutdown_grace_s = 10;
@@ -79,6 +83,10 @@ int Serve(const ServeArgs& a) {
     if (const char* env = std::getenv("RIDGE_API_KEY")) options.api_key = env;
   options.max_body_bytes = static_cast<int64_t>(ParseByteSize(a.max_body));
   options.http_threads = a.http_threads;
+  options.max_connections = a.max_connections;
+  options.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.request_timeout_s * 1000));
+  options.keep_alive_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.keep_alive_timeout_s * 1000));
+  options.metrics_need_key = !a.public_metrics;
   if (!a.chat_template.empty()) {
     options.chat_family = server::ParseChatFamily(a.chat_template);
     if (!options.chat_family)
@@ -166,8 +174,21 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
         ->check(CLI::PositiveNumber);
     sub.add_option("-t,--threads", a->threads, "engine threads (default: all hardware threads)")
         ->check(CLI::NonNegativeNumber);
-    sub.add_option("--http-threads", a->http_threads, "HTTP worker threads (each open stream holds one)")
+    sub.add_option("--http-threads", a->http_threads,
+                   "HTTP worker threads (each request being answered and each open stream holds one; slow "
+                   "clients hold none)")
         ->capture_default_str()->check(CLI::PositiveNumber);
+    sub.add_option("--max-connections", a->max_connections, "open connections; beyond, 503 and close")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    sub.add_option("--request-timeout", a->request_timeout_s,
+                   "seconds from a request's first byte to its last (headers and body), 408 beyond")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    sub.add_option("--keep-alive-timeout", a->keep_alive_timeout_s,
+                   "seconds an idle connection stays open between requests")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    sub.add_flag("--public-metrics", a->public_metrics,
+                 "serve /metrics without the API key (default: it needs the key when one is set, as its series "
+                 "reveal the model, load and traffic; Prometheus can send it with 'authorization')");
     sub.add_option("--max-body", a->max_body, "largest request body accepted (413 beyond)")->capture_default_str();
     sub.add_option("--chat-template", a->chat_template,
                    "chat template family: llama2, llama3, chatml, plain (default: detected from the GGUF)");

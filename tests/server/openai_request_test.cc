@@ -64,9 +64,9 @@ TEST(OpenAiRequest, PromptForms) {
   EXPECT_EQ(Completion(R"({"prompt": "x", "max_tokens": 16.0})").max_tokens, 16);
   // vLLM's "top_k": -1 means off.
   EXPECT_EQ(Completion(R"({"prompt": "x", "top_k": -1})").sampling.top_k, 0);
-  // Seeds wrap into 64 bits.
+  // Seeds are signed 64-bit integers, taken mod 2^64.
   EXPECT_EQ(Completion(R"({"prompt": "x", "seed": -1})").sampling.seed, ~uint64_t{0});
-  EXPECT_EQ(Completion(R"({"prompt": "x", "seed": 18446744073709551615})").sampling.seed, ~uint64_t{0});
+  EXPECT_EQ(Completion(R"({"prompt": "x", "seed": 9223372036854775807})").sampling.seed, (uint64_t{1} << 63) - 1);
 }
 
 TEST(OpenAiRequest, ChatReadsMessagesAndLogprobs) {
@@ -164,6 +164,9 @@ std::vector<HostileCase> HostileCases() {
       {C, R"({"prompt": "x", "repetition_penalty": 0})", "repetition_penalty"},
       {C, R"({"prompt": "x", "seed": 1.5})", "seed"}, {C, R"({"prompt": "x", "seed": "7"})", "seed"},
       {C, R"({"prompt": "x", "seed": 1e300})", "seed"},
+      // 2^63 and 2^64-1: past the signed 64-bit range the error message states.
+      {C, R"({"prompt": "x", "seed": 9223372036854775808})", "seed"},
+      {C, R"({"prompt": "x", "seed": 18446744073709551615})", "seed"},
       {C, R"({"prompt": "x", "logprobs": 21})", "logprobs"}, {C, R"({"prompt": "x", "logprobs": true})", "logprobs"},
       {C, R"({"prompt": "x", "logprobs": -1})", "logprobs"},
       // Booleans and objects of the wrong type.

@@ -136,6 +136,29 @@ TEST(ServeCli, SigintWithARunningStreamCancelsItAndExitsZero) {
   EXPECT_NE(events[events.size() - 2].find("\"error\""), std::string::npos) << events[events.size() - 2];
 }
 
+TEST(ServeCli, SigtermWithSlowAndIdleConnectionsExitsWithinTheGrace) {
+  ServeProcess serve({"--shutdown-grace", "1"});
+  const int port = serve.Port();
+  ASSERT_GT(port, 0) << serve.output();
+  // A connection sending half a request head, and an idle keep-alive one.
+  const int slow = ConnectLoopback(port);
+  ASSERT_GE(slow, 0);
+  const std::string half = "POST /v1/completions HTTP/1.1\r\nHost: t\r\nX-Slow: a";
+  ASSERT_EQ(::send(slow, half.data(), half.size(), MSG_NOSIGNAL), static_cast<ssize_t>(half.size()));
+  const int idle = ConnectLoopback(port);
+  ASSERT_GE(idle, 0);
+  const std::string request = "GET /health HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(::send(idle, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  ASSERT_TRUE(WaitFor([&] { return ScrapeMetric(port, "ridge_num_requests_running") == 0.0; }));
+  const auto start = std::chrono::steady_clock::now();
+  // The grace (1 s) and 4 s for the process to wind down; before, the slow
+  // connection kept it alive until killed, the idle one ~5 s past the grace.
+  EXPECT_EQ(serve.Stop(SIGTERM, 5000), 0) << serve.output();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  ::close(slow);
+  ::close(idle);
+}
+
 TEST(ServeCli, BadFlagsFailClearly) {
   ServeProcess serve({"--kv-type", "q3_weird"});
   EXPECT_EQ(serve.Stop(0), 1);  // signal 0 sends nothing: just wait for the exit

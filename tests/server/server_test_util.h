@@ -269,6 +269,64 @@ inline std::string RawExchange(int port, const std::string& bytes, int timeout_m
   return reply;
 }
 
+// A connected loopback socket to the port (-1 on failure).
+inline int ConnectLoopback(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Reads from fd until the server closes it (or resets it), or timeout_ms passes.
+// `closed` (if given) says whether it closed.
+inline std::string ReadUntilClosed(int fd, int timeout_ms, bool* closed = nullptr) {
+  std::string reply;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  char buf[4096];
+  if (closed) *closed = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      if (closed) *closed = true;
+      break;
+    }
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  return reply;
+}
+
+// Sends raw bytes on a fresh connection; returns everything that comes back
+// until the server closes the connection, or timeout_ms.
+inline std::string RawExchangeAll(int port, const std::string& bytes, int timeout_ms = 30000) {
+  int fd = ConnectLoopback(port);
+  if (fd < 0) return {};
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  std::string reply = ReadUntilClosed(fd, timeout_ms);
+  ::close(fd);
+  return reply;
+}
+
+// How many times `needle` occurs in `text`.
+inline size_t CountOf(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
 // Polls `condition` every 10 ms for up to timeout_ms; true once it held.
 inline bool WaitFor(const std::function<bool()>& condition, int timeout_ms = 10000) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

@@ -1,6 +1,6 @@
 #include "ridge/server/http_server.h"
 
-#include <sys/socket.h>
+#include <strings.h>
 
 #include <csignal>
 
@@ -46,11 +46,6 @@ bool SameKey(const std::string& given, const std::string& key) {
 
 }  // namespace
 
-bool HttpListener::SetBacklog(int backlog) {
-  // listen() on a listening socket only updates its backlog (Linux, BSD).
-  return svr_sock_ != INVALID_SOCKET && ::listen(svr_sock_, backlog) == 0;
-}
-
 OpenAiServer::OpenAiServer(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& engine_options,
                            ServerOptions options)
     : options_(std::move(options)),
@@ -62,9 +57,33 @@ OpenAiServer::OpenAiServer(LlamaModel& model, const Tokenizer& tokenizer, const 
       engine_(model, tokenizer, engine_options),
       endpoints_(engine_, tokenizer, MakeEndpointConfig(model, tokenizer, options_)) {
   if (options_.max_body_bytes < 1) Fail("the body size limit must be positive, got {}", options_.max_body_bytes);
-  if (options_.http_threads < 1) Fail("the server needs at least one HTTP thread, got {}", options_.http_threads);
+  if (options_.max_header_bytes < 1)
+    Fail("the header size limit must be positive, got {}", options_.max_header_bytes);
   engine_.set_metrics(&metrics_);
   Route();
+  HttpFrontOptions front;
+  front.host = options_.host;
+  front.port = options_.port;
+  front.worker_threads = options_.http_threads;
+  front.max_connections = options_.max_connections;
+  front.limits.max_head_bytes = static_cast<size_t>(options_.max_header_bytes);
+  front.limits.max_body_bytes = static_cast<size_t>(options_.max_body_bytes);
+  front.request_timeout = options_.request_timeout;
+  front.keep_alive_timeout = options_.keep_alive_timeout;
+  front.write_timeout = options_.write_timeout;
+  front_ = std::make_unique<HttpFront>(
+      front,
+      [this](httplib::Request& req, httplib::Response& res) {
+        router_.Route(req, res);
+        // 404 and 405 from the router get an OpenAI error body too.
+        if (res.status >= 400 && res.body.empty() && !res.content_provider_)
+          WriteError(res, ErrorForStatus(res.status), options_.retry_after_s);
+      },
+      [this](int status, const std::string& message, httplib::Response& res) {
+        // The status's usual type and code, with the front's precise message.
+        const ApiError usual = ErrorForStatus(status);
+        WriteError(res, ApiError(status, usual.type(), message, "", usual.code()), options_.retry_after_s);
+      });
 }
 
 OpenAiServer::~OpenAiServer() { Shutdown(std::chrono::milliseconds(0)); }
@@ -72,11 +91,14 @@ OpenAiServer::~OpenAiServer() { Shutdown(std::chrono::milliseconds(0)); }
 void OpenAiServer::CheckApiKey(const httplib::Request& req) const {
   if (options_.api_key.empty()) return;
   const std::string auth = req.get_header_value("Authorization");
-  const std::string prefix = "Bearer ";
-  if (auth.size() <= prefix.size() || auth.compare(0, prefix.size(), prefix) != 0)
+  // The scheme is case-insensitive (RFC 9110 11.1): "bearer KEY" is as good.
+  constexpr std::string_view kScheme = "Bearer";
+  const size_t key_at = auth.find_first_not_of(' ', kScheme.size());
+  if (auth.size() <= kScheme.size() || auth[kScheme.size()] != ' ' ||
+      ::strncasecmp(auth.c_str(), kScheme.data(), kScheme.size()) != 0 || key_at == std::string::npos)
     throw ApiError(401, "invalid_request_error", "an API key is required: send 'Authorization: Bearer KEY'", "",
                    "invalid_api_key");
-  if (!SameKey(auth.substr(prefix.size()), options_.api_key))
+  if (!SameKey(auth.substr(key_at), options_.api_key))
     throw ApiError(401, "invalid_request_error", "the API key is wrong", "", "invalid_api_key");
 }
 
@@ -101,31 +123,21 @@ void OpenAiServer::Metrics(httplib::Response& res) {
 
 void OpenAiServer::Route() {
   auto& e = endpoints_;
-  http_.Post("/v1/completions", Guard(true, [&e](auto& req, auto& res) { e.Completions(req, res); }));
-  http_.Post("/v1/chat/completions", Guard(true, [&e](auto& req, auto& res) { e.ChatCompletions(req, res); }));
-  http_.Get("/v1/models", Guard(true, [&e](auto& req, auto& res) { e.Models(req, res); }));
-  http_.Get(R"(/v1/models/(.+))", Guard(true, [&e](auto& req, auto& res) { e.Model(req, res); }));
-  http_.Post("/tokenize", Guard(true, [&e](auto& req, auto& res) { e.Tokenize(req, res); }));
-  http_.Post("/detokenize", Guard(true, [&e](auto& req, auto& res) { e.Detokenize(req, res); }));
-  http_.Get("/health", Guard(false, [&e](auto&, auto& res) {
-              if (e.draining()) throw ErrorForStatus(503);
-              res.set_content(R"({"status":"ok"})", "application/json");
-            }));
-  http_.Get("/metrics", Guard(false, [this](auto&, auto& res) { Metrics(res); }));
-  // Statuses the library sets itself (404 unknown path, 413 body too large,
-  // 400 broken HTTP) get an OpenAI error body too; ours already have one.
-  http_.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty()) WriteError(res, ErrorForStatus(res.status), options_.retry_after_s);
-  });
-  http_.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    WriteError(res, ErrorForStatus(500), options_.retry_after_s);
-  });
-  http_.set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
-  // SSE chunks are small: without this, Nagle's algorithm holds each one
-  // back until the previous is acknowledged, adding latency to every token.
-  http_.set_tcp_nodelay(true);
-  const size_t n_threads = static_cast<size_t>(options_.http_threads);
-  http_.new_task_queue = [n_threads] { return new httplib::ThreadPool(n_threads); };
+  auto& r = router_;
+  r.Add("POST", "/v1/completions", Guard(true, [&e](auto& req, auto& res) { e.Completions(req, res); }));
+  r.Add("POST", "/v1/chat/completions", Guard(true, [&e](auto& req, auto& res) { e.ChatCompletions(req, res); }));
+  r.Add("GET", "/v1/models", Guard(true, [&e](auto& req, auto& res) { e.Models(req, res); }));
+  constexpr std::string_view kModelPrefix = "/v1/models/";
+  r.AddPrefix("GET", std::string(kModelPrefix), Guard(true, [&e, kModelPrefix](auto& req, auto& res) {
+                e.Model(req.path.substr(kModelPrefix.size()), res);
+              }));
+  r.Add("POST", "/tokenize", Guard(true, [&e](auto& req, auto& res) { e.Tokenize(req, res); }));
+  r.Add("POST", "/detokenize", Guard(true, [&e](auto& req, auto& res) { e.Detokenize(req, res); }));
+  r.Add("GET", "/health", Guard(false, [&e](auto&, auto& res) {
+          if (e.draining()) throw ErrorForStatus(503);
+          res.set_content(R"({"status":"ok"})", "application/json");
+        }));
+  r.Add("GET", "/metrics", Guard(options_.metrics_need_key, [this](auto&, auto& res) { Metrics(res); }));
 }
 
 int OpenAiServer::Start() {
@@ -133,14 +145,9 @@ int OpenAiServer::Start() {
   if (started_) Fail("the server is already started");
   // A client that hangs up must not kill the process when we write to it.
   std::signal(SIGPIPE, SIG_IGN);
-  port_ = options_.port == 0 ? http_.bind_to_any_port(options_.host) : (http_.bind_to_port(options_.host, options_.port)
-                                                                           ? options_.port
-                                                                           : -1);
-  if (port_ < 0) Fail("cannot listen on {}:{} (address in use, or not an address of this machine?)", options_.host,
-                      options_.port);
-  if (!http_.SetBacklog(SOMAXCONN)) Fail("cannot set the listen backlog on {}:{}", options_.host, port_);
+  port_ = front_->Bind();
   engine_.Start();
-  listen_thread_ = std::thread([this] { http_.listen_after_bind(); });
+  front_->Start();
   started_ = true;
   return port_;
 }
@@ -150,6 +157,7 @@ void OpenAiServer::Shutdown(std::chrono::milliseconds grace) {
   if (!started_ || stopped_) return;
   stopped_ = true;
   endpoints_.set_draining(true);
+  front_->Drain();
   auto wait_idle = [&](std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (endpoints_.active_requests() > 0 && std::chrono::steady_clock::now() < deadline)
@@ -159,8 +167,7 @@ void OpenAiServer::Shutdown(std::chrono::milliseconds grace) {
   // Cancel whatever still runs: its streams see an abort and end their responses.
   engine_.Stop(/*cancel_running=*/true);
   wait_idle(std::chrono::seconds(10));
-  http_.stop();
-  if (listen_thread_.joinable()) listen_thread_.join();
+  front_->Stop();
 }
 
 }  // namespace ridge::server

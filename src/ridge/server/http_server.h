@@ -1,29 +1,31 @@
 #pragma once
-// `ridge serve`'s HTTP server: OpenAI-compatible endpoints over cpp-httplib,
-// with the continuous-batching engine behind them.
+// `ridge serve`'s HTTP server: OpenAI-compatible endpoints behind ridge's
+// HTTP/1.1 front (http_front.h), with the continuous-batching engine behind them.
 //
 //   POST /v1/completions, /v1/chat/completions   (stream or not)
 //   GET  /v1/models, /v1/models/{id}
 //   POST /tokenize, /detokenize
 //   GET  /health, /metrics (Prometheus)
 //
-// Threads: one engine thread runs the batching loop; a pool of HTTP threads
-// parses, tokenizes, detokenizes and writes responses (a streaming response
-// holds its thread until it ends). Every error is an OpenAI error object;
-// a full queue answers 429 with Retry-After; with an API key set, /v1/*,
-// /tokenize and /detokenize need "Authorization: Bearer KEY" (401 without).
-#include <httplib.h>
-
+// Threads: one engine thread runs the batching loop; one event-loop thread
+// accepts connections and reads requests under deadlines; a pool of worker
+// threads tokenizes, detokenizes and writes responses (a streaming response
+// holds its worker until it ends). Every error is an OpenAI error object; a
+// full queue answers 429 with Retry-After; a known path with the wrong method
+// answers 405 with Allow. With an API key set, /v1/*, /tokenize, /detokenize
+// and (unless metrics_need_key is off) /metrics need "Authorization: Bearer
+// KEY", the scheme in any case (401 without); /health stays open for probes.
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "ridge/engine/engine.h"
 #include "ridge/metrics/prometheus.h"
 #include "ridge/metrics/server_metrics.h"
+#include "ridge/server/http_front.h"
+#include "ridge/server/http_router.h"
 #include "ridge/server/openai_endpoints.h"
 
 namespace ridge::server {
@@ -34,22 +36,20 @@ struct ServerOptions {
   std::string model_name;                 // required: what /v1/models lists and requests may name
   std::string api_key;                    // "": no key needed
   int64_t max_body_bytes = int64_t{4} << 20;  // larger bodies answer 413
-  int http_threads = 128;                 // concurrent connections served (streams hold one each)
+  int http_threads = 128;                 // workers: each request being answered, each open stream holds one
+  int max_connections = 1024;             // open connections; more are answered 503 and closed
+  int64_t max_header_bytes = int64_t{32} << 10;  // request line + headers; larger answer 431
+  std::chrono::milliseconds request_timeout{30000};     // first byte to last byte of a request (408 beyond)
+  std::chrono::milliseconds keep_alive_timeout{15000};  // idle connection between requests (closed)
+  std::chrono::milliseconds write_timeout{30000};       // a response write that cannot progress (closed)
+  // With an API key set, /metrics needs it too: its series reveal the model,
+  // the load and the traffic. Off for scrapers that cannot send the key.
+  bool metrics_need_key = true;
   int retry_after_s = 1;                  // Retry-After of a 429
   std::optional<ChatFamily> chat_family;  // overrides the family detected from the GGUF's template
   std::chrono::milliseconds poll_interval{20};
   std::chrono::milliseconds json_probe_interval{100};  // see EndpointConfig
   std::chrono::milliseconds sse_ping_interval{1000};
-};
-
-// cpp-httplib 0.11 listens with a backlog of 5: a burst of clients beyond
-// that has its connections dropped and retried a second or more later (TCP
-// SYN retransmission), which shows up as TTFT spikes under load. This
-// subclass raises the backlog on the bound socket.
-class HttpListener : public httplib::Server {
- public:
-  // After bind_to_port / bind_to_any_port. Returns false if listen() fails.
-  bool SetBacklog(int backlog);
 };
 
 class OpenAiServer {
@@ -66,19 +66,22 @@ class OpenAiServer {
   // returns the port it listens on. Throws ridge::Error if it cannot bind.
   int Start();
   // Graceful stop, safe from any thread and idempotent: new generation
-  // requests answer 503 at once; running ones may finish for up to `grace`;
-  // the rest are cancelled (streams end with an error event); then the
-  // listening socket closes and the threads are joined.
+  // requests answer 503 at once, and idle connections and requests still
+  // being received are closed at once; running ones may finish for up to
+  // `grace`; the rest are cancelled (streams end with an error event); then
+  // the listening socket closes and the threads are joined.
   void Shutdown(std::chrono::milliseconds grace);
 
   Engine& engine() { return engine_; }
   const ChatTemplate& chat_template() const { return endpoints_.config().chat_template; }
   int port() const { return port_; }
+  // Open HTTP connections (refused ones excluded).
+  int64_t open_connections() const { return front_->open_connections(); }
   const std::string& host() const { return options_.host; }
 
  private:
   void Route();
-  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  using Handler = HttpRouter::Handler;
   // Wraps a handler: API key check, and every exception becomes an error response.
   Handler Guard(bool needs_key, Handler handler);
   void CheckApiKey(const httplib::Request& req) const;
@@ -91,8 +94,8 @@ class OpenAiServer {
   Gauge& kv_blocks_total_;
   Engine engine_;  // after metrics_: stops (and stops reporting) before they go
   OpenAiEndpoints endpoints_;
-  HttpListener http_;
-  std::thread listen_thread_;
+  HttpRouter router_;
+  std::unique_ptr<HttpFront> front_;
   int port_ = -1;
   std::mutex shutdown_mutex_;
   bool started_ = false;

@@ -164,8 +164,6 @@ std::optional<int64_t> JsonFields::Integer(std::string_view key, int64_t min, in
 std::optional<uint64_t> JsonFields::Seed(std::string_view key) const {
   const nlohmann::json* v = Find(key);
   if (!v) return std::nullopt;
-  if (v->is_number_unsigned()) return v->get<uint64_t>();
-  if (v->is_number_integer()) return static_cast<uint64_t>(v->get<int64_t>());
   return static_cast<uint64_t>(IntegerValue(*v, Path(key), std::numeric_limits<int64_t>::min(),
                                             std::numeric_limits<int64_t>::max()));
 }

@@ -44,7 +44,8 @@ class JsonFields {
   // An integer in [min, max]; an integral float (16.0) is accepted, as
   // OpenAI's and vLLM's validators do.
   std::optional<int64_t> Integer(std::string_view key, int64_t min, int64_t max) const;
-  // A seed: any integer that fits in 64 bits, signed or unsigned, taken mod 2^64.
+  // A seed: a signed 64-bit integer, as OpenAI's API defines it (2^63 and
+  // above are refused, as the error message says), taken mod 2^64.
   std::optional<uint64_t> Seed(std::string_view key) const;
   // A nested object (ApiError if present and not an object).
   std::optional<JsonFields> Object(std::string_view key) const;

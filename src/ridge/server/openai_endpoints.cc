@@ -305,8 +305,7 @@ void OpenAiEndpoints::Models(const httplib::Request&, httplib::Response& res) {
   SetJson(res, json{{"object", "list"}, {"data", json::array({model})}});
 }
 
-void OpenAiEndpoints::Model(const httplib::Request& req, httplib::Response& res) {
-  const std::string id = req.matches.size() > 1 ? std::string(req.matches[1]) : std::string();
+void OpenAiEndpoints::Model(const std::string& id, httplib::Response& res) {
   if (id != config_.model_name) CheckModel(id.empty() ? "(none)" : id);
   SetJson(res, json{{"id", config_.model_name}, {"object", "model"}, {"created", created_}, {"owned_by", "ridge"},
                     {"max_model_len", n_ctx_}});

@@ -50,7 +50,7 @@ class OpenAiEndpoints {
   void Completions(const httplib::Request& req, httplib::Response& res);
   void ChatCompletions(const httplib::Request& req, httplib::Response& res);
   void Models(const httplib::Request& req, httplib::Response& res);
-  void Model(const httplib::Request& req, httplib::Response& res);  // /v1/models/{id}
+  void Model(const std::string& id, httplib::Response& res);  // /v1/models/{id}
   void Tokenize(const httplib::Request& req, httplib::Response& res);
   void Detokenize(const httplib::Request& req, httplib::Response& res);
 
