@@ -4,7 +4,7 @@
 # its TTFT, TPOT, E2E, throughput and KV-cache figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh build
+scripts/setup.sh build --target ridge  # the binary alone: the tests are scripts/test.sh's
 shared=${RIDGE_SHARED_DIR:-../shared}
 mkdir -p models
 build/ridge convert --checkpoint "$shared/models/stories260K.bin" --tokenizer "$shared/models/tok512.bin" -o models/stories260K.gguf

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ridge needs (only those missing), then
-# configures and builds ridge in Release. Usage: scripts/setup.sh [BUILD_DIR] [extra cmake args]
+# configures and builds ridge in Release.
+# Usage: scripts/setup.sh [BUILD_DIR] [--target NAME]... [extra cmake args]
+#   --target NAME  build only NAME (and what it needs), e.g. `ridge`; default: everything
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
 shift || true
+cmake_args=() targets=()
+while (($#)); do
+  if [ "$1" = --target ]; then targets+=(--target "$2"); shift 2; else cmake_args+=("$1"); shift; fi
+done
 
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev
@@ -32,5 +38,5 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${cmake_args[@]}" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"

@@ -2,6 +2,8 @@
 // percentage of this machine's roofline probed in the same run; with --batch,
 // the batched sweep (prefill, decode and total tokens/s and KV bytes per batch size).
 // `ridge bench serve ...` is the serving benchmark (cmd_bench_serve.cc).
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <memory>
 

@@ -8,6 +8,7 @@
 //
 // `ridge bench serve ...` reaches this command too: main.cc rewrites those
 // two words to "bench-serve" before parsing (cmd_bench.cc owns `ridge bench`).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>

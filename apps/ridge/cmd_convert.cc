@@ -1,4 +1,6 @@
 // ridge convert: a llama2.c checkpoint + tokenizer -> a llama GGUF.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <filesystem>
 

@@ -1,5 +1,7 @@
 // ridge gen-model: a llama GGUF of any shape with seeded random weights and a
 // real tokenizer, for benchmarks and kernel tests at full model size.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>

@@ -1,5 +1,7 @@
 // ridge inspect FILE.gguf: metadata, tensors, parameter count, bytes per type,
 // and the model's KV-cache accounting (inference-basics.md §2).
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <map>
 #include <string>

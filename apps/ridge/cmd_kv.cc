@@ -1,6 +1,7 @@
 // ridge kv: the KV-cache calculator of the reference model (§2): bytes per
 // token, per request, per batch, how many requests fit in memory, and MHA vs
 // GQA vs MQA side by side.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>

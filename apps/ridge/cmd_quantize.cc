@@ -1,5 +1,7 @@
 // ridge quantize IN.gguf OUT.gguf TYPE: weight matrices to another type,
 // norms and metadata kept (see ridge/gguf/quantize_file.h).
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <memory>
 

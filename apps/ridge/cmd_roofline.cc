@@ -3,6 +3,7 @@
 // phase, with a batch sweep, the effect of weight-only quantization, an SVG
 // chart, and optionally a measured figure as a percentage of the bound.
 // `ridge roofline --probe` measures this machine (the "host" profile).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,7 @@
 // ridge run: generate from a prompt, streaming the text, then the figures of
 // the reference model: TTFT, TPOT, E2E, prefill and decode throughput, KV bytes.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <memory>
 

@@ -2,6 +2,7 @@
 // src/ridge/server/http_server.h) in front of the continuous-batching engine.
 // SIGINT/SIGTERM stop it gracefully: new work is refused, running requests
 // get --shutdown-grace seconds to finish, the rest are cancelled, exit 0.
+#include <CLI/CLI.hpp>
 #include <pthread.h>
 #include <unistd.h>
 

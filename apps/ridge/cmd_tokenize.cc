@@ -1,6 +1,7 @@
 // ridge tokenize / ridge detokenize: the model's tokenizer from the command line.
 //   ridge tokenize -m MODEL.gguf [--no-bos] [--pieces] [--special] TEXT
 //   ridge detokenize -m MODEL.gguf ID...
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>

@@ -2,11 +2,17 @@
 // Subcommands register themselves: each cmd_*.cc defines a static
 // CommandRegistration whose setup adds a CLI11 subcommand and its callback.
 // main.cc needs no edit when a command is added.
-#include <CLI/CLI.hpp>
-
+//
+// CLI11 is header-only and costs ~5 CPU-seconds in every file that includes
+// it, so this header only names CLI::App: files that add options include
+// <CLI/CLI.hpp> themselves.
 #include <functional>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace ridge::app {
 

@@ -1,4 +1,6 @@
 // ridge: one binary, many subcommands (see command.h).
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>

@@ -4,6 +4,12 @@
 # C++ compiler, so that it gets -fsanitize=fuzzer,address,undefined whatever
 # the tree's compiler and flags are (gcc, and in the RIDGE_SANITIZE tree gcc's
 # ASan flags, would not mix with clang's libFuzzer runtime).
+#
+# The fuzzer carries its own sanitizers, so the sanitizer trees neither build
+# nor run it again: the Release tree does.
+if(RIDGE_SANITIZE OR RIDGE_SANITIZE_THREAD)
+  return()
+endif()
 find_program(RIDGE_CLANGXX NAMES clang++-14 clang++)
 if(NOT RIDGE_CLANGXX)
   message(FATAL_ERROR "tests/fuzz: clang++ with libFuzzer is required for the GGUF reader fuzz test. "
@@ -36,15 +42,29 @@ set(RIDGE_FUZZ_SOURCES
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_file.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_writer.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/model/llama_config.cc)
-file(GLOB RIDGE_FUZZ_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/ridge/base/*.h
-     ${CMAKE_SOURCE_DIR}/src/ridge/gguf/*.h ${CMAKE_SOURCE_DIR}/src/ridge/model/llama_config.h)
+# One object per source through the tree's compiler launcher (ccache), so that
+# the sources compile in parallel and a rebuild or a fresh clone reuses them.
+set(RIDGE_FUZZ_FLAGS -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
+    -fno-sanitize-recover=undefined)
+set(RIDGE_FUZZ_OBJECTS "")
+foreach(src IN LISTS RIDGE_FUZZ_SOURCES)
+  file(RELATIVE_PATH obj ${CMAKE_SOURCE_DIR} ${src})
+  set(obj ${RIDGE_FUZZ_DIR}/obj/${obj}.o)
+  add_custom_command(
+    OUTPUT ${obj}
+    COMMAND ${CMAKE_CXX_COMPILER_LAUNCHER} ${RIDGE_CLANGXX} ${RIDGE_FUZZ_FLAGS} -DFMT_HEADER_ONLY
+            -I${CMAKE_SOURCE_DIR}/src -MD -MF ${obj}.d -c ${src} -o ${obj}
+    DEPENDS ${src}
+    DEPFILE ${obj}.d
+    COMMENT "Compiling ${src} for the GGUF reader fuzzer"
+    VERBATIM)
+  list(APPEND RIDGE_FUZZ_OBJECTS ${obj})
+endforeach()
 add_custom_command(
   OUTPUT ${RIDGE_GGUF_FUZZER}
-  COMMAND ${RIDGE_CLANGXX} -std=c++20 -O1 -g -fno-omit-frame-pointer
-          -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-          -DFMT_HEADER_ONLY -I${CMAKE_SOURCE_DIR}/src ${RIDGE_FUZZ_SOURCES} -o ${RIDGE_GGUF_FUZZER}
-  DEPENDS ${RIDGE_FUZZ_SOURCES} ${RIDGE_FUZZ_HEADERS}
-  COMMENT "Building the GGUF reader fuzzer with ${RIDGE_CLANGXX}"
+  COMMAND ${RIDGE_CLANGXX} ${RIDGE_FUZZ_FLAGS} ${RIDGE_FUZZ_OBJECTS} -o ${RIDGE_GGUF_FUZZER}
+  DEPENDS ${RIDGE_FUZZ_OBJECTS}
+  COMMENT "Linking the GGUF reader fuzzer"
   VERBATIM)
 
 # Seed corpus: tiny valid files written by GgufWriter.
