@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "ridge/engine/engine.h"
-#include "stories_model.h"
+#include "stories_engine_fixture.h"
 
 namespace ridge {
 namespace {
@@ -24,26 +24,8 @@ struct Outcome {
   std::string error;
 };
 
-class EngineFaultsTest : public ::testing::Test {
+class EngineFaultsTest : public StoriesEngineTest {
  protected:
-  static void SetUpTestSuite() {
-    model_ = LlamaModel::Load(testing::Stories260kGguf()).release();
-    tokenizer_ = new Tokenizer(Tokenizer::FromGguf(model_->file()));
-  }
-  static void TearDownTestSuite() {
-    delete tokenizer_;
-    delete model_;
-  }
-
-  static EngineOptions Options() {
-    EngineOptions o;
-    o.n_threads = 2;
-    o.kv_type = GgmlType::kF32;
-    o.kv_block_tokens = 8;
-    o.kv_tokens = 4096;
-    return o;
-  }
-
   // A greedy request that runs max_new tokens unless something ends it.
   static RequestParams Request(const std::string& text, int64_t max_new) {
     RequestParams p;
@@ -69,18 +51,9 @@ class EngineFaultsTest : public ::testing::Test {
     }
   }
 
-  static void ExpectPoolEmpty(const Engine& engine) {
-    EngineStats s = engine.Stats();
-    EXPECT_EQ(s.running, 0);
-    EXPECT_EQ(s.waiting, 0);
-    EXPECT_EQ(s.kv.blocks_used, 0);
-    EXPECT_EQ(s.kv.blocks_free, s.kv.blocks_total);
-    EXPECT_EQ(s.kv.sequences, 0);
-  }
-
   // Tokens of each prompt run together without faults: what the survivors must get.
   static std::vector<std::vector<TokenId>> Reference(const std::vector<std::string>& texts, int64_t max_new) {
-    Engine engine(*model_, *tokenizer_, Options());
+    Engine engine(*model_, *tokenizer_, F32Options());
     std::vector<std::shared_ptr<RequestStream>> streams;
     for (const auto& t : texts) streams.push_back(engine.Submit(Request(t, max_new)));
     engine.RunUntilIdle();
@@ -94,20 +67,14 @@ class EngineFaultsTest : public ::testing::Test {
                                                    "One day",          "The sun", "A little bird"};
     return texts;
   }
-
-  static LlamaModel* model_;
-  static Tokenizer* tokenizer_;
 };
-
-LlamaModel* EngineFaultsTest::model_ = nullptr;
-Tokenizer* EngineFaultsTest::tokenizer_ = nullptr;
 
 // The crash of issue 11: finishing a cancelled request published stats,
 // which walked the running set while std::erase_if was compacting it.
 TEST_F(EngineFaultsTest, SeveralRunningRequestsCancelledInOneStep) {
   const int64_t max_new = 60;
   const auto reference = Reference(Texts(), max_new);
-  Engine engine(*model_, *tokenizer_, Options());
+  Engine engine(*model_, *tokenizer_, F32Options());
   std::vector<std::shared_ptr<RequestStream>> streams;
   for (const auto& t : Texts()) streams.push_back(engine.Submit(Request(t, max_new)));
   // All six prefilled and decoding.
@@ -134,7 +101,7 @@ TEST_F(EngineFaultsTest, SeveralRunningRequestsCancelledInOneStep) {
 TEST_F(EngineFaultsTest, SamplingFaultEndsOnlyThatRequest) {
   const int64_t max_new = 40;
   const auto reference = Reference(Texts(), max_new);
-  EngineOptions options = Options();
+  EngineOptions options = F32Options();
   const RequestId faulty = 3;  // ids count from 1 in submission order
   std::map<RequestId, int> samples;  // the engine thread alone touches it
   options.fault_injector = [&](const FaultPoint& p) {
@@ -168,7 +135,7 @@ TEST_F(EngineFaultsTest, SamplingFaultEndsOnlyThatRequest) {
 
 TEST_F(EngineFaultsTest, ForwardFaultEndsItsBatchAndTheEngineGoesOn) {
   const int64_t max_new = 30;
-  EngineOptions options = Options();
+  EngineOptions options = F32Options();
   const RequestId faulty = 2;
   options.fault_injector = [&](const FaultPoint& p) {
     if (p.site != FaultPoint::Site::kForward) return;
@@ -203,7 +170,7 @@ TEST_F(EngineFaultsTest, ForwardFaultEndsItsBatchAndTheEngineGoesOn) {
 }
 
 TEST_F(EngineFaultsTest, RepeatedForwardFaultsStopTheEngineAndEndEveryRequest) {
-  EngineOptions options = Options();
+  EngineOptions options = F32Options();
   options.max_running = 2;  // the rest wait: they must be ended too
   options.fault_injector = [](const FaultPoint& p) {
     if (p.site == FaultPoint::Site::kForward) throw Error("injected forward fault");
@@ -238,7 +205,7 @@ TEST_F(EngineFaultsTest, RepeatedForwardFaultsStopTheEngineAndEndEveryRequest) {
 }
 
 TEST_F(EngineFaultsTest, OutOfMemoryStopsTheEngineAtOnce) {
-  EngineOptions options = Options();
+  EngineOptions options = F32Options();
   options.fault_injector = [](const FaultPoint& p) {
     if (p.site == FaultPoint::Site::kSample && p.step >= 4) throw std::bad_alloc();
   };

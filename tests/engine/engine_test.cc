@@ -12,22 +12,13 @@
 #include "ridge/base/cpu_features.h"
 #include "ridge/engine/generator.h"
 #include "random_model.h"
-#include "stories_model.h"
+#include "stories_engine_fixture.h"
 
 namespace ridge {
 namespace {
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public StoriesEngineTest {
  protected:
-  static void SetUpTestSuite() {
-    model_ = LlamaModel::Load(testing::Stories260kGguf()).release();
-    tokenizer_ = new Tokenizer(Tokenizer::FromGguf(model_->file()));
-  }
-  static void TearDownTestSuite() {
-    delete tokenizer_;
-    delete model_;
-  }
-
   static std::vector<TokenId> Prompt(const std::string& text) { return tokenizer_->Encode(text, true); }
 
   // Greedy output of one prompt run alone through the single-request path.
@@ -54,24 +45,6 @@ class EngineTest : public ::testing::Test {
     }
   }
 
-  static EngineOptions F32Options() {
-    EngineOptions o;
-    o.n_threads = 2;
-    o.kv_type = GgmlType::kF32;
-    o.kv_block_tokens = 8;
-    o.kv_tokens = 4096;
-    return o;
-  }
-
-  static void ExpectPoolEmpty(const Engine& engine) {
-    EngineStats s = engine.Stats();
-    EXPECT_EQ(s.running, 0);
-    EXPECT_EQ(s.waiting, 0);
-    EXPECT_EQ(s.kv.blocks_used, 0);
-    EXPECT_EQ(s.kv.blocks_free, s.kv.blocks_total);
-    EXPECT_EQ(s.kv.sequences, 0);
-  }
-
   static const std::vector<std::string>& Texts() {
     static const std::vector<std::string> texts = {
         "Once upon a time", "The cat", "Tom and Lily went to the park and saw a big dog", "One day",
@@ -79,13 +52,7 @@ class EngineTest : public ::testing::Test {
         "A little bird", "Ben and his mom went to the store to buy some food for dinner"};
     return texts;
   }
-
-  static LlamaModel* model_;
-  static Tokenizer* tokenizer_;
 };
-
-LlamaModel* EngineTest::model_ = nullptr;
-Tokenizer* EngineTest::tokenizer_ = nullptr;
 
 TEST_F(EngineTest, BatchedGreedyEqualsAloneWithChunkedPrefill) {
   EngineOptions options = F32Options();

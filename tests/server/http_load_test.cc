@@ -29,15 +29,8 @@ json CompletionBody(const std::string& prompt, int max_tokens, bool stream) {
 // SSE events arrived (0: returns right after sending), and returns the
 // socket, still open; -1 if it cannot connect.
 int OpenRequest(int port, const json& body, int n_events) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return -1;
   const std::string payload = body.dump();
   const std::string request = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                               "Content-Length: " + std::to_string(payload.size()) + "\r\n\r\n" + payload;
