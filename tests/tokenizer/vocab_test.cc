@@ -125,6 +125,20 @@ TEST(Vocab, SentencePieceMetadataOverridesDefaults) {
   EXPECT_EQ(tok.Encode("a", tok.add_bos(), false, tok.add_eos()), (std::vector<int32_t>{4, 2}));
 }
 
+// llama.cpp's converters write an unset special token as -1 (0xFFFFFFFF in a
+// uint32): "none", even where SentencePiece would have a default.
+TEST(Vocab, UnsetSpecialTokenIdsMeanNone) {
+  for (const GgufValue& unset : {U32(0xFFFFFFFFu), GgufValue::Int(GgufValueType::kInt32, -1)}) {
+    Metadata m = SpmMetadata();
+    Set(&m, "tokenizer.ggml.padding_token_id", unset);
+    Set(&m, "tokenizer.ggml.unknown_token_id", unset);
+    const Tokenizer tok = Load(m);
+    EXPECT_EQ(tok.pad_id(), -1);
+    EXPECT_EQ(tok.unk_id(), -1);
+    EXPECT_EQ(tok.bos_id(), 1);  // absent: the default still applies
+  }
+}
+
 TEST(Vocab, ByteLevelBpeDefaults) {
   const Tokenizer tok = Load(BpeMetadata());
   EXPECT_EQ(tok.model(), TokenizerModel::kByteLevelBpe);

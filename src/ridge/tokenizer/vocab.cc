@@ -38,10 +38,13 @@ std::vector<std::string> ReadStrings(const GgufFile& file, const std::string& ke
   return out;
 }
 
-// An optional special-token id: -1 when absent; must name a token.
+// An optional special-token id: `fallback` when the key is absent, -1 (none)
+// when the file says "unset" the way llama.cpp's writers do (-1 as an int32,
+// or its bits 0xFFFFFFFF as a uint32); otherwise it must name a token.
 int32_t ReadTokenId(const GgufFile& file, const std::string& key, int32_t fallback, int64_t n_vocab) {
   const std::optional<int64_t> value = file.GetInt(key);
   if (!value) return fallback;
+  if (*value == -1 || *value == int64_t{0xFFFFFFFF}) return -1;
   if (*value < 0 || *value >= n_vocab) {
     Fail("{}: metadata key '{}' = {} is not a token id (the vocabulary has {} tokens)", file.path(), key, *value,
          n_vocab);
