@@ -1,6 +1,7 @@
 #include "ridge/model/llama_model.h"
 
 #include <cmath>
+#include <set>
 
 #include "ridge/base/error.h"
 #include "ridge/gguf/dequantize.h"
@@ -75,28 +76,41 @@ LlamaModel::~LlamaModel() = default;
 
 std::unique_ptr<LlamaModel> LlamaModel::Load(const std::string& path, FileBacking backing) {
   GgufFile file = GgufFile::Open(path, backing);
+  // Other graphs (Qwen's biases, Gemma's norms, ...) would run here as if
+  // they were Llama's and give wrong logits without a word: refuse them.
+  if (const std::string arch = file.RequireString("general.architecture"); arch != "llama")
+    Fail("{}: general.architecture is '{}'; ridge runs the 'llama' graph only (other architectures are not "
+         "supported yet)", file.path(), arch);
   LlamaConfig c = LlamaConfig::FromGguf(file);
   ModelWeights w;
+  std::set<std::string> used;  // every tensor the graph reads
+  auto use = [&used](std::string name) -> const std::string& { return *used.insert(std::move(name)).first; };
   int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
-  w.token_embd = Matrix(file, "token_embd.weight", c.n_vocab, c.n_embd);
+  w.token_embd = Matrix(file, use("token_embd.weight"), c.n_vocab, c.n_embd);
   for (int64_t l = 0; l < c.n_layers; ++l) {
     std::string p = fmt::format("blk.{}.", l);
     LayerWeights lw;
-    lw.attn_norm = Vector(file, p + "attn_norm.weight", c.n_embd);
-    lw.wq = Matrix(file, p + "attn_q.weight", q_dim, c.n_embd);
-    lw.wk = Matrix(file, p + "attn_k.weight", kv_dim, c.n_embd);
-    lw.wv = Matrix(file, p + "attn_v.weight", kv_dim, c.n_embd);
-    lw.wo = Matrix(file, p + "attn_output.weight", c.n_embd, q_dim);
-    lw.ffn_norm = Vector(file, p + "ffn_norm.weight", c.n_embd);
-    lw.w_gate = Matrix(file, p + "ffn_gate.weight", c.n_ff, c.n_embd);
-    lw.w_up = Matrix(file, p + "ffn_up.weight", c.n_ff, c.n_embd);
-    lw.w_down = Matrix(file, p + "ffn_down.weight", c.n_embd, c.n_ff);
+    lw.attn_norm = Vector(file, use(p + "attn_norm.weight"), c.n_embd);
+    lw.wq = Matrix(file, use(p + "attn_q.weight"), q_dim, c.n_embd);
+    lw.wk = Matrix(file, use(p + "attn_k.weight"), kv_dim, c.n_embd);
+    lw.wv = Matrix(file, use(p + "attn_v.weight"), kv_dim, c.n_embd);
+    lw.wo = Matrix(file, use(p + "attn_output.weight"), c.n_embd, q_dim);
+    lw.ffn_norm = Vector(file, use(p + "ffn_norm.weight"), c.n_embd);
+    lw.w_gate = Matrix(file, use(p + "ffn_gate.weight"), c.n_ff, c.n_embd);
+    lw.w_up = Matrix(file, use(p + "ffn_up.weight"), c.n_ff, c.n_embd);
+    lw.w_down = Matrix(file, use(p + "ffn_down.weight"), c.n_embd, c.n_ff);
     for (auto* m : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) w.weight_bytes += MatrixBytes(*m);
     w.layers.push_back(std::move(lw));
   }
-  w.output_norm = Vector(file, "output_norm.weight", c.n_embd);
+  w.output_norm = Vector(file, use("output_norm.weight"), c.n_embd);
   w.tied_output = file.FindTensor("output.weight") == nullptr;
-  w.output = w.tied_output ? w.token_embd : Matrix(file, "output.weight", c.n_vocab, c.n_embd);
+  w.output = w.tied_output ? w.token_embd : Matrix(file, use("output.weight"), c.n_vocab, c.n_embd);
+  // A tensor the graph does not read (a bias, rope_freqs' scaling factors,
+  // ...) changes what the model computes: refuse rather than ignore it.
+  for (const GgufTensorInfo& t : file.tensors())
+    if (!used.contains(t.name))
+      Fail("{}: tensor '{}' is not part of the llama graph ridge runs; refusing the file rather than ignoring it",
+           file.path(), t.name);
   w.weight_bytes += MatrixBytes(w.token_embd) + (w.tied_output ? 0 : MatrixBytes(w.output));
   return std::unique_ptr<LlamaModel>(new LlamaModel(std::move(file), c, std::move(w)));
 }
