@@ -49,21 +49,18 @@ double FinishedTotal(int port, const std::string& reason) {
 
 TEST(HttpFaults, EngineFaultEndsOnlyItsRequest) {
   // Engine request ids count from 1 in submission order: 1 and 2 are the
-  // bystanders, 3 fails at its first sampling (non-streaming), 4 at its fifth
-  // (streaming).
+  // bystanders, 3 fails at its 30th sampling (non-streaming: long after any
+  // status could have gone out early, it must still be a 500), 4 at its
+  // fifth (streaming).
   EngineOptions engine = LongEngineOptions();
   std::map<RequestId, int> samples;  // touched by the engine thread alone
   engine.fault_injector = [&samples](const FaultPoint& p) {
     if (p.site != FaultPoint::Site::kSample) return;
     const RequestId id = p.requests[0];
     const int n = ++samples[id];
-    if ((id == 3 && n == 1) || (id == 4 && n == 5)) throw Error("injected sampling fault");
+    if ((id == 3 && n == 30) || (id == 4 && n == 5)) throw Error("injected sampling fault");
   };
-  ServerOptions options = TestServerOptions();
-  // A non-streaming request holds its status until the first probe is due:
-  // far beyond a step, so the fault surely comes first and the status is 500.
-  options.json_probe_interval = std::chrono::milliseconds(120000);
-  TestServer server(LongContextModel(), LongContextTokenizer(), engine, options);
+  TestServer server(LongContextModel(), LongContextTokenizer(), engine, TestServerOptions());
   const int port = server.port();
 
   constexpr int kBystanderTokens = 1000;
@@ -120,9 +117,7 @@ TEST(HttpFaults, AfterAFatalEngineFaultRequestsGet503) {
   engine.fault_injector = [](const FaultPoint& p) {
     if (p.site == FaultPoint::Site::kForward) throw std::bad_alloc();
   };
-  ServerOptions options = TestServerOptions();
-  options.json_probe_interval = std::chrono::milliseconds(120000);
-  TestServer server(engine, options);
+  TestServer server(engine, TestServerOptions());
   auto first = Post(server.port(), "/v1/completions", Completion(10, false).dump());
   ASSERT_TRUE(first);
   EXPECT_EQ(first->status, 500) << first->body;

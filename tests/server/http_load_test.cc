@@ -136,7 +136,7 @@ TEST(HttpLoad, NonStreamingClientThatHangsUpIsCancelledToo) {
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }, 300000));
   ::close(fd);
-  // The server finds out at its next probe write (a space before the JSON).
+  // The handler, waiting for the answer, sees the connection closed (RequestPeerGone).
   EXPECT_TRUE(WaitFor([&] { return Finished(server.port(), "abort") == 1.0; }, 300000));
   EXPECT_EQ(ScrapeMetric(server.port(), "ridge_kv_cache_blocks_used"), 0.0);
 }

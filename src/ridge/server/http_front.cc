@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -331,6 +332,17 @@ void HttpFront::Dispatch(Connection& c) {
   work_ready_.notify_one();
 }
 
+namespace {
+thread_local int request_fd = -1;  // the connection whose request this worker is answering
+}  // namespace
+
+bool RequestPeerGone() {
+  if (request_fd < 0) return false;
+  pollfd p{request_fd, POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
 void HttpFront::Worker() {
   while (true) {
     Connection* c = nullptr;
@@ -352,7 +364,9 @@ void HttpFront::Worker() {
       c->parser.Reset();
       c->sent_continue = false;
       httplib::Response res;
+      request_fd = c->fd;
       handler_(req, res);
+      request_fd = -1;
       if (res.status == -1) res.status = 200;  // cpp-httplib's convention: a handler that set no status succeeded
       const bool written = WriteResponse(c->fd, res, keep_alive, options_.write_timeout);
       c->close_after_response = !written || !keep_alive;

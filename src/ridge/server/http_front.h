@@ -53,6 +53,13 @@ struct HttpFrontOptions {
   std::chrono::milliseconds linger{5000};
 };
 
+// While a worker runs the handler of a request: whether that request's client
+// has gone (reset the connection or closed its side), found without reading
+// or writing. False on any other thread. A handler that waits long before
+// answering (a non-streaming completion) asks this between waits, so that it
+// can cancel the work and still answer with its true status when it ends.
+bool RequestPeerGone();
+
 // Answers one request (routing included). Must not throw.
 using HttpHandler = std::function<void(httplib::Request&, httplib::Response&)>;
 // Fills the response to a request the front refuses itself: status and message.

@@ -1,9 +1,9 @@
 #pragma once
 // Writes an httplib::Response as HTTP/1.1 on a non-blocking socket, for the
 // server's front (http_front.h): a fixed body with Content-Length, or a
-// chunked content provider (SSE streams, and JSON answers that write probes
-// while they wait) driven until it says done or a write fails. A write that
-// cannot progress for write_timeout (a client that stopped reading) fails.
+// chunked content provider (SSE streams) driven until it says done or a
+// write fails. A write that cannot progress for write_timeout (a client that
+// stopped reading) fails.
 #include <httplib.h>
 
 #include <chrono>

@@ -14,7 +14,6 @@ EndpointConfig MakeEndpointConfig(const LlamaModel& model, const Tokenizer& toke
   EndpointConfig c;
   c.model_name = o.model_name;
   c.poll_interval = o.poll_interval;
-  c.json_probe_interval = o.json_probe_interval;
   c.sse_ping_interval = o.sse_ping_interval;
   std::string template_text;
   try {

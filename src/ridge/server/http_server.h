@@ -48,7 +48,6 @@ struct ServerOptions {
   int retry_after_s = 1;                  // Retry-After of a 429
   std::optional<ChatFamily> chat_family;  // overrides the family detected from the GGUF's template
   std::chrono::milliseconds poll_interval{20};
-  std::chrono::milliseconds json_probe_interval{100};  // see EndpointConfig
   std::chrono::milliseconds sse_ping_interval{1000};
 };
 

@@ -6,6 +6,7 @@
 
 #include "ridge/server/api_error.h"
 #include "ridge/server/generation_session.h"
+#include "ridge/server/http_front.h"
 #include "ridge/server/json_fields.h"
 
 namespace ridge::server {
@@ -32,8 +33,9 @@ std::vector<TokenId> EncodeRequestText(const Tokenizer& tokenizer, const std::st
 
 }  // namespace
 
-// One generation whose response is being written; owned by the content
-// provider's closures, so it lives exactly as long as the response.
+// One generation whose response is being written: held by the handler while
+// it waits for a whole answer, or by the content provider's closures of a
+// stream, so it lives exactly as long as the response.
 struct OpenAiEndpoints::Generation {
   Generation(OpenAiEndpoints& owner, GenerationSpec spec)
       : owner(owner), session(owner.engine_, owner.tokenizer_, std::move(spec)) {
@@ -50,7 +52,7 @@ struct OpenAiEndpoints::Generation {
   bool want_logprobs = false;
   std::string echo_text;
   bool started = false;   // the first event (role / echo) went out
-  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();  // streams: for pings
   int64_t text_offset = 0;
   // Non-streaming: everything so far.
   std::string text;
@@ -109,25 +111,24 @@ struct OpenAiEndpoints::Generation {
     return DumpJson(CompletionResponse(header, echo_text + text, std::move(lp), d.finish_kind, Usage()));
   }
 
-  // One call of the content provider. A throw here (detokenizing, say) is a
-  // server fault: the request ends and so does the response, with a 500
-  // error object (as an SSE event when streaming); the status is already sent.
+  // One call of a stream's content provider. A throw here (detokenizing,
+  // say) is a server fault: the request ends and so does the stream, with a
+  // 500 error event; the status is already sent.
   bool Pump(httplib::DataSink& sink) {
     try {
       return PumpSlice(sink);
     } catch (const std::exception& e) {
       session.Abort();
-      const json error = ErrorJson(ToApiError(e));
-      const std::string out = stream ? SseEvent(error) + std::string(kSseDone) : DumpJson(error);
+      const std::string out = SseEvent(ErrorJson(ToApiError(e))) + std::string(kSseDone);
       if (!sink.write(out.data(), out.size())) return false;
       sink.done();
       return true;
     }
   }
 
-  // Waits a slice for the engine and writes what came.
+  // Waits a slice for the engine and writes the events that came.
   bool PumpSlice(httplib::DataSink& sink) {
-    if (stream && !started) {
+    if (!started) {
       started = true;
       std::string first;
       if (kind == ApiKind::kChat)
@@ -140,17 +141,9 @@ struct OpenAiEndpoints::Generation {
     }
     GenerationDelta d;
     std::string out;
-    if (session.Next(d, owner.config_.poll_interval)) {
-      if (stream) {
-        out = StreamEvents(d);
-      } else {
-        Absorb(d);
-        if (d.finished) out = FinalBody(d);
-      }
-    }
+    if (session.Next(d, owner.config_.poll_interval)) out = StreamEvents(d);
     const auto now = std::chrono::steady_clock::now();
-    const auto probe_interval = stream ? owner.config_.sse_ping_interval : owner.config_.json_probe_interval;
-    if (out.empty() && now - last_write >= probe_interval) out = stream ? ": ping\n\n" : " ";
+    if (out.empty() && now - last_write >= owner.config_.sse_ping_interval) out = ": ping\n\n";
     if (!out.empty()) {
       if (!sink.write(out.data(), out.size())) return Abandon();
       last_write = now;
@@ -238,39 +231,41 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
   g->want_logprobs = f.sampling.wants_logprobs();
   g->echo_text = std::move(echo_text);
   g->text_offset = static_cast<int64_t>(g->echo_text.size());
-  if (f.stream) {
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Accel-Buffering", "no");
-  } else if (AnswerWithinProbeInterval(*g, res)) {
-    return;
-  }
+  if (!f.stream) return AnswerWhole(*g, res);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
   res.set_chunked_content_provider(
-      f.stream ? "text/event-stream" : "application/json",
-      [g](size_t /*offset*/, httplib::DataSink& sink) { return g->Pump(sink); },
+      "text/event-stream", [g](size_t /*offset*/, httplib::DataSink& sink) { return g->Pump(sink); },
       // Runs when the response ends for any reason (done, write error,
       // server stopping): a request still running is cancelled.
       [g](bool /*success*/) { g->session.Abort(); });
 }
 
-bool OpenAiEndpoints::AnswerWithinProbeInterval(Generation& g, httplib::Response& res) {
-  // The status line goes out with the first byte of a chunked response, and
-  // probes must go out to notice a client that left. Until the first probe
-  // is due, the handler waits itself: a request that ends by then (a short
-  // answer, a fault in its first steps) gets its true status, 200 or the
-  // error's 5xx. One that fails later can only say so in its body.
-  const auto deadline = std::chrono::steady_clock::now() + config_.json_probe_interval;
+void OpenAiEndpoints::AnswerWhole(Generation& g, httplib::Response& res) {
+  // The handler waits for the whole answer, so the status is the true one:
+  // 200, or the error's 5xx. Between slices it looks at its client, without
+  // writing: one that has gone cancels the request (kAbort) and is answered
+  // nothing.
   GenerationDelta d;
-  for (auto now = std::chrono::steady_clock::now(); now < deadline; now = std::chrono::steady_clock::now()) {
-    const auto slice = std::min<std::chrono::milliseconds>(
-        config_.poll_interval, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
-    if (!g.session.Next(d, slice)) continue;
-    g.Absorb(d);
-    if (!d.finished) continue;
-    if (Generation::Failed(d)) throw Generation::FailureOf(d);
-    res.set_content(g.FinalBody(d), "application/json");
-    return true;
+  auto next_look = std::chrono::steady_clock::now();
+  try {
+    for (;;) {
+      const bool got = g.session.Next(d, config_.poll_interval);
+      if (const auto now = std::chrono::steady_clock::now(); now >= next_look) {
+        if (RequestPeerGone()) return g.session.Abort();
+        next_look = now + config_.poll_interval;
+      }
+      if (!got) continue;
+      g.Absorb(d);
+      if (!d.finished) continue;
+      if (Generation::Failed(d)) throw Generation::FailureOf(d);
+      res.set_content(g.FinalBody(d), "application/json");
+      return;
+    }
+  } catch (...) {
+    g.session.Abort();  // a fault of ours while waiting (detokenizing, say): 500 from the caller
+    throw;
   }
-  return false;
 }
 
 void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response& res) {

@@ -4,16 +4,15 @@
 // those tokens, as in Hugging Face tokenizers, vLLM and llama.cpp), check
 // the request against the model (context length,
 // vocabulary, model name), submit to the engine, and answer — as SSE chunks
-// when streaming, as one JSON object otherwise. Both kinds of answer are
-// written by a chunked content provider that waits for the engine in short
-// slices and writes at least every probe_interval, so a client that goes
-// away is noticed at the next write that fails and its request cancelled
-// (kAbort), to be dropped at the next engine step.
-// Errors are thrown as ApiError for the HTTP layer to report. A non-streaming
-// answer that ends within json_probe_interval gets its true status (500 for
-// an engine error); a longer one has sent its 200 status before generation
-// ends: if it then fails (an engine error, cancelled by a shutdown), its body
-// is the error object instead of the completion.
+// when streaming, as one JSON object otherwise.
+// A stream is written by a chunked content provider that waits for the
+// engine in short slices and writes at least every sse_ping_interval, so a
+// client that goes away is noticed at the next write that fails and its
+// request cancelled (kAbort), to be dropped at the next engine step. A
+// non-streaming answer is waited for by the handler, which looks at its
+// client between slices (RequestPeerGone) and answers with the true status:
+// 200, or 500 for an engine error, 503 when a shutdown cancelled it.
+// Errors are thrown as ApiError for the HTTP layer to report.
 #include <httplib.h>
 
 #include <atomic>
@@ -33,13 +32,9 @@ struct EndpointConfig {
   ChatTemplate chat_template;
   // How long a handler waits for tokens before looking at its client again.
   std::chrono::milliseconds poll_interval{20};
-  // cpp-httplib cannot tell that a client hung up until a write fails, so a
-  // response that has written nothing for a while writes a probe: a space
-  // before a JSON body (JSON allows it), or an SSE comment line (": ping",
-  // which SSE clients skip) in a stream that is idle (queued, long prefill).
-  // A client gone is noticed within about two probes; a stream that is
-  // producing tokens notices at its next token.
-  std::chrono::milliseconds json_probe_interval{100};
+  // A stream that has written nothing for this long (queued, long prefill)
+  // writes an SSE comment line (": ping", which SSE clients skip), so that a
+  // client gone is noticed; a stream producing tokens notices at its next token.
   std::chrono::milliseconds sse_ping_interval{1000};
 };
 
@@ -66,9 +61,8 @@ class OpenAiEndpoints {
   // 404 model_not_found unless `model` is empty or the served model's name.
   void CheckModel(const std::string& model) const;
   std::vector<TokenId> ChatPrompt(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
-  // Non-streaming: waits up to json_probe_interval for the answer; true if
-  // `res` holds it (throws the ApiError of a failed request).
-  bool AnswerWithinProbeInterval(Generation& g, httplib::Response& res);
+  // Non-streaming: waits for the whole answer and sets it (or throws its error).
+  void AnswerWhole(Generation& g, httplib::Response& res);
   void Generate(ApiKind kind, const GenerationFields& fields, std::vector<TokenId> prompt, const char* prompt_param,
                 std::string echo_text, httplib::Response& res);
 
