@@ -9,9 +9,6 @@
 // scratch panel and multiplies it by every token, so the weights are reused
 // from cache (prefill).
 #include <algorithm>
-#include <vector>
-
-#include "ridge/base/half.h"
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
@@ -118,15 +115,6 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
 }
 
 }  // namespace
-
-const float* internal::F16ToF32Table() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t h = 0; h < 65536; ++h) t[h] = F16ToF32(static_cast<uint16_t>(h));
-    return t;
-  }();
-  return table.data();
-}
 
 void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
   const GgmlTypeTraits& traits = TraitsOf(w.type);

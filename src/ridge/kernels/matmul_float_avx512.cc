@@ -9,8 +9,6 @@
 // has the prefill cost).
 #include "ridge/kernels/simd_avx512.h"
 
-#include <cstring>
-
 #include "ridge/kernels/matmul_isa.h"
 
 namespace ridge::kernels::internal {

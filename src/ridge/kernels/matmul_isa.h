@@ -79,10 +79,6 @@ const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
 const TypeKernels* Avx2QuantKernels(GgmlType type);
 const TypeKernels* Avx2FloatKernels(GgmlType type);
 
-// f32 value of every f16 bit pattern (256 KiB, built on first use): decode
-// kernels read a block's f16 scale with one load instead of a conversion.
-const float* F16ToF32Table();
-
 // K-quants (Q4_K, Q6_K): the rows path only.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
