@@ -15,7 +15,7 @@ struct TypeEntry {
 };
 
 // Block sizes as in ggml.c's type_traits table.
-constexpr std::array<TypeEntry, 20> kTypes{{
+constexpr std::array<TypeEntry, 22> kTypes{{
     {GgmlType::kF32, {"F32", 1, 4, true}},
     {GgmlType::kF16, {"F16", 1, 2, true}},
     {GgmlType::kQ4_0, {"Q4_0", kQK4_0, sizeof(BlockQ4_0), true}},
@@ -24,12 +24,14 @@ constexpr std::array<TypeEntry, 20> kTypes{{
     {GgmlType::kQ5_1, {"Q5_1", kQK5_1, sizeof(BlockQ5_1), true}},
     {GgmlType::kQ8_0, {"Q8_0", kQK8_0, sizeof(BlockQ8_0), true}},
     {GgmlType::kQ8_1, {"Q8_1", 32, 36, false}},     // fp16 d, fp16 s, 32 × int8
-    {GgmlType::kQ2_K, {"Q2_K", kQK_K, 84, false}},   // 16 scales + 64 qs + 2 × fp16
-    {GgmlType::kQ3_K, {"Q3_K", kQK_K, 110, false}},  // 32 hmask + 64 qs + 12 scales + fp16
+    {GgmlType::kQ2_K, {"Q2_K", kQK_K, sizeof(BlockQ2_K), false}},
+    {GgmlType::kQ3_K, {"Q3_K", kQK_K, sizeof(BlockQ3_K), false}},
     {GgmlType::kQ4_K, {"Q4_K", kQK_K, sizeof(BlockQ4_K), true}},
     {GgmlType::kQ5_K, {"Q5_K", kQK_K, sizeof(BlockQ5_K), true}},
     {GgmlType::kQ6_K, {"Q6_K", kQK_K, sizeof(BlockQ6_K), true}},
     {GgmlType::kQ8_K, {"Q8_K", kQK_K, 292, false}},  // f32 d + 256 × int8 + 16 × int16
+    {GgmlType::kIQ4_NL, {"IQ4_NL", kQK4_NL, sizeof(BlockIQ4_NL), false}},
+    {GgmlType::kIQ4_XS, {"IQ4_XS", kQK_K, sizeof(BlockIQ4_XS), false}},
     {GgmlType::kI8, {"I8", 1, 1, false}},
     {GgmlType::kI16, {"I16", 1, 2, false}},
     {GgmlType::kI32, {"I32", 1, 4, false}},
