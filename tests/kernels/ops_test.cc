@@ -87,14 +87,17 @@ TEST(Rope, MatchesScalarTwin) {
     int64_t n_heads, head_dim, rope_dim;
   };
   for (Shape s : {Shape{1, 2, 2}, Shape{3, 8, 8}, Shape{32, 64, 64}, Shape{4, 64, 32}, Shape{2, 128, 128},
-                  Shape{5, 18, 18}, Shape{2, 100, 98}, Shape{1, 10, 7}}) {
+                  Shape{5, 18, 18}, Shape{2, 100, 98}, Shape{1, 10, 6}}) {
     for (int64_t pos : {0, 1, 17, 1000, 32767}) {
       const auto x = Random(rng, s.n_heads * s.head_dim, -2.0f, 2.0f);
+      std::vector<float> inv_freq(static_cast<size_t>(s.rope_dim / 2));
+      RopeBaseFrequencies(10000.0f, s.rope_dim, inv_freq.data());
+      const RopeFrequencies freqs{inv_freq.data(), s.rope_dim / 2, 1.0f, RopeStyle::kAdjacentPairs};
       std::vector<float> want = x;
-      scalar::Rope(want.data(), s.n_heads, s.head_dim, s.rope_dim, pos, 10000.0f);
+      scalar::Rope(want.data(), s.n_heads, s.head_dim, freqs, pos);
       ForEachIsa([&](Isa isa) {
         std::vector<float> got = x;
-        Rope(got.data(), s.n_heads, s.head_dim, s.rope_dim, pos, 10000.0f);
+        Rope(got.data(), s.n_heads, s.head_dim, freqs, pos);
         for (int64_t h = 0; h < s.n_heads; ++h) {
           for (int64_t d = 0; d < s.head_dim; ++d) {
             const int64_t i = h * s.head_dim + d, pair = i - (d % 2);
@@ -104,6 +107,37 @@ TEST(Rope, MatchesScalarTwin) {
                 << " i=" << i << " " << IsaName(isa);
           }
         }
+      });
+    }
+  }
+}
+
+// Every style and scale against rotations computed here in double: the pairs
+// a style names turn by position · inv_freq[i], with cos and sin × mscale.
+TEST(Rope, StylesRotateTheirPairsByTheTableAngles) {
+  std::mt19937 rng(12);
+  const int64_t n_heads = 3, head_dim = 16, n_pairs = 6;  // rope over 12 of 16 dims
+  const auto inv_freq = Random(rng, n_pairs, 0.001f, 1.0f);
+  for (RopeStyle style : {RopeStyle::kAdjacentPairs, RopeStyle::kHalves}) {
+    for (float mscale : {1.0f, 1.25f}) {
+      const RopeFrequencies freqs{inv_freq.data(), n_pairs, mscale, style};
+      const auto x = Random(rng, n_heads * head_dim, -2.0f, 2.0f);
+      std::vector<double> want(x.begin(), x.end());
+      for (int64_t h = 0; h < n_heads; ++h)
+        for (int64_t i = 0; i < n_pairs; ++i) {
+          const int64_t a = h * head_dim + (style == RopeStyle::kHalves ? i : 2 * i);
+          const int64_t b = style == RopeStyle::kHalves ? a + n_pairs : a + 1;
+          const double angle = static_cast<float>(37.0f * inv_freq[i]);  // the kernel's float angle
+          const double c = std::cos(angle) * mscale, sn = std::sin(angle) * mscale;
+          want[a] = x[a] * c - x[b] * sn;
+          want[b] = x[a] * sn + x[b] * c;
+        }
+      ForEachIsa([&](Isa isa) {
+        std::vector<float> got = x;
+        Rope(got.data(), n_heads, head_dim, freqs, 37);
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5) << "style " << static_cast<int>(style) << " mscale " << mscale << " i "
+                                             << i << " " << IsaName(isa);
       });
     }
   }
@@ -177,6 +211,32 @@ TEST(SwiGlu, MatchesScalarTwin) {
   }
 }
 
+// GeGLU (Gemma's FFN) against gelu_tanh computed in double: the SIMD form
+// g / (1 + e^(−2u)) is the same function as ½g(1 + tanh u), rounded differently.
+TEST(GeGlu, MatchesDoubleReferenceOnEveryTarget) {
+  std::mt19937 rng(14);
+  for (int64_t n : kSizes) {
+    auto gate = Random(rng, n, -12.0f, 12.0f), up = Random(rng, n, -3.0f, 3.0f);
+    if (n > 4) gate[1] = -100.0f, gate[2] = 100.0f, gate[3] = 0.0f;
+    auto check = [&](const std::vector<float>& got, const std::string& where) {
+      for (int64_t i = 0; i < n; ++i) {
+        const double g = gate[i];
+        const double want = 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g))) * up[i];
+        ASSERT_NEAR(got[i], want, 1e-5 * std::fabs(want) + 1e-6) << where << " n=" << n << " gate=" << gate[i];
+      }
+    };
+    std::vector<float> want(gate.size());
+    scalar::GeGlu(gate.data(), up.data(), n, want.data());
+    check(want, "scalar");
+    ForEachIsa([&](Isa isa) {
+      std::vector<float> got(gate.size() + 1, 7.0f);
+      GeGlu(gate.data(), up.data(), n, got.data());
+      EXPECT_EQ(got.back(), 7.0f) << "wrote past the end";
+      check(got, IsaName(isa));
+    });
+  }
+}
+
 // Store rows of uint8 in a paged layout: position p in blocks[p / block_tokens],
 // token stride with room for other heads, this head at an offset.
 struct PagedKv {
@@ -212,7 +272,7 @@ void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   std::vector<float> want(static_cast<size_t>(n_q * head_dim)), weights(static_cast<size_t>(n_q * n_positions));
   for (int64_t h = 0; h < n_q; ++h)
-    scalar::AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale,
+    scalar::AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale, 0.0f,
                        weights.data() + h * n_positions, want.data() + h * head_dim);
   // The twin leaves the softmax weights in its scores; the tolerance of each output:
   std::vector<double> tol(want.size());
@@ -236,7 +296,7 @@ void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_
     std::vector<float> one(want.size() + 1, 5.0f);
     std::vector<float> s(static_cast<size_t>(n_q * n_positions));
     for (int64_t h = 0; h < n_q; ++h)
-      AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale, s.data(),
+      AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale, 0.0f, s.data(),
                  one.data() + h * head_dim);
     EXPECT_EQ(one.back(), 5.0f) << "wrote past the end";
     for (size_t i = 0; i < want.size(); ++i) {
@@ -260,13 +320,54 @@ TEST(AttendHead, MatchesScalarTwinOnPagedKv) {
   }
 }
 
+// A window (the views start at first_position) and soft-capped scores, on
+// every target, against attention computed here in double over the same
+// dequantized keys and values.
+TEST(AttendHead, SlidingWindowAndSoftCapMatchDoubleReference) {
+  std::mt19937 rng(13);
+  const int64_t head_dim = 64, n_total = 45, block_tokens = 16;
+  std::vector<float> k_deq, v_deq;
+  PagedKv k(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &k_deq);
+  PagedKv v(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &v_deq);
+  const auto q = Random(rng, head_dim, -3.0f, 3.0f);
+  const float scale = 0.125f;
+  for (int64_t first : {0, 5, 16, 33}) {
+    for (float softcap : {0.0f, 2.0f}) {
+      const int64_t n = n_total - first;
+      std::vector<double> scores(static_cast<size_t>(n)), want(static_cast<size_t>(head_dim), 0.0);
+      double max_score = -1e300, sum = 0;
+      for (int64_t p = 0; p < n; ++p) {
+        double dot = 0;
+        for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * k_deq[(first + p) * head_dim + d];
+        dot *= scale;
+        if (softcap > 0) dot = softcap * std::tanh(dot / softcap);
+        scores[p] = dot;
+        max_score = std::fmax(max_score, dot);
+      }
+      for (double& sc : scores) sum += (sc = std::exp(sc - max_score));
+      for (int64_t p = 0; p < n; ++p)
+        for (int64_t d = 0; d < head_dim; ++d) want[d] += scores[p] / sum * v_deq[(first + p) * head_dim + d];
+      KvHeadView kv = k.view, vv = v.view;
+      kv.first_position = vv.first_position = first;
+      std::vector<float> work(static_cast<size_t>(n)), got(static_cast<size_t>(head_dim));
+      scalar::AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, work.data(), got.data());
+      for (int64_t d = 0; d < head_dim; ++d) ASSERT_NEAR(got[d], want[d], 1e-5) << "scalar first " << first;
+      ForEachIsa([&](Isa isa) {
+        AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, work.data(), got.data());
+        for (int64_t d = 0; d < head_dim; ++d)
+          ASSERT_NEAR(got[d], want[d], 1e-5) << "first " << first << " softcap " << softcap << " " << IsaName(isa);
+      });
+    }
+  }
+}
+
 TEST(AttendHead, ZeroPositionsGivesZeros) {
   const uint8_t* blocks[1] = {nullptr};
   const KvHeadView view{GgmlType::kF16, blocks, 16, 128, 0};
   ForEachIsa([&](Isa isa) {
     std::vector<float> q(64, 1.0f), out(64, 3.0f);
     float scores[1];
-    AttendHead(q.data(), 64, view, view, 0, 0.125f, scores, out.data());
+    AttendHead(q.data(), 64, view, view, 0, 0.125f, 0.0f, scores, out.data());
     for (float o : out) ASSERT_EQ(o, 0.0f) << IsaName(isa);
   });
 }

@@ -18,15 +18,17 @@ struct WeightMatrix {
 };
 
 // Cached keys or values of one KV head, possibly spread over fixed-size blocks
-// (paged KV cache). Position p lives in blocks[p / block_tokens] at byte
+// (paged KV cache). Cache position p lives in blocks[p / block_tokens] at byte
 // (p % block_tokens) · token_stride_bytes + head_offset_bytes, as head_dim
-// elements of `type` (F32, F16, BF16 or Q8_0).
+// elements of `type` (F32, F16, BF16 or Q8_0). The view's position i is cache
+// position first_position + i (a sliding window starts past 0).
 struct KvHeadView {
   GgmlType type = GgmlType::kF16;
   const uint8_t* const* blocks = nullptr;
   int64_t block_tokens = 0;
   int64_t token_stride_bytes = 0;
   int64_t head_offset_bytes = 0;
+  int64_t first_position = 0;
 };
 
 }  // namespace ridge::kernels

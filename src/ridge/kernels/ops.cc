@@ -28,23 +28,25 @@ void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* o
   scalar::RmsNorm(x, weight, n, eps, out);
 }
 
-void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int64_t position, float freq_base) {
+void RopeBaseFrequencies(float freq_base, int64_t rope_dim, float* inv_freq) {
+  for (int64_t i = 0; i < rope_dim; i += 2)
+    inv_freq[i / 2] = std::pow(freq_base, -static_cast<float>(i) / static_cast<float>(rope_dim));
+}
+
+void Rope(float* x, int64_t n_heads, int64_t head_dim, const RopeFrequencies& freqs, int64_t position) {
   const auto* ops = ActiveOps();
-  if (!ops) return scalar::Rope(x, n_heads, head_dim, rope_dim, position, freq_base);
-  RIDGE_CHECK(rope_dim >= 0 && rope_dim <= head_dim);
-  const int64_t n_pairs = (rope_dim + 1) / 2;  // as the scalar twin: an odd rope_dim rotates one more pair
-  RIDGE_CHECK(2 * n_pairs <= head_dim);
+  if (!ops || freqs.style != RopeStyle::kAdjacentPairs) return scalar::Rope(x, n_heads, head_dim, freqs, position);
+  RIDGE_CHECK(freqs.n_pairs >= 0 && 2 * freqs.n_pairs <= head_dim);
   // The angles exactly as the scalar twin computes them, once for all heads.
   thread_local std::vector<float> cos, sin;
-  cos.resize(static_cast<size_t>(n_pairs));
-  sin.resize(static_cast<size_t>(n_pairs));
-  for (int64_t i = 0; i < rope_dim; i += 2) {
-    float freq = std::pow(freq_base, -static_cast<float>(i) / static_cast<float>(rope_dim));
-    float angle = static_cast<float>(position) * freq;
-    cos[static_cast<size_t>(i / 2)] = std::cos(angle);
-    sin[static_cast<size_t>(i / 2)] = std::sin(angle);
+  cos.resize(static_cast<size_t>(freqs.n_pairs));
+  sin.resize(static_cast<size_t>(freqs.n_pairs));
+  for (int64_t i = 0; i < freqs.n_pairs; ++i) {
+    const float angle = static_cast<float>(position) * freqs.inv_freq[i];
+    cos[static_cast<size_t>(i)] = std::cos(angle) * freqs.mscale;
+    sin[static_cast<size_t>(i)] = std::sin(angle) * freqs.mscale;
   }
-  ops->rotate_pairs(x, n_heads, head_dim, 2 * n_pairs, cos.data(), sin.data());
+  ops->rotate_pairs(x, n_heads, head_dim, 2 * freqs.n_pairs, cos.data(), sin.data());
 }
 
 void SoftmaxInPlace(float* x, int64_t n) {
@@ -57,12 +59,23 @@ void SwiGlu(const float* gate, const float* up, int64_t n, float* out) {
   scalar::SwiGlu(gate, up, n, out);
 }
 
+void GeGlu(const float* gate, const float* up, int64_t n, float* out) {
+  if (const auto* ops = ActiveOps()) return ops->geglu(gate, up, n, out);
+  scalar::GeGlu(gate, up, n, out);
+}
+
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float* scores, float* out) {
+                float scale, float softcap, float* scores, float* out) {
   if (const auto* ops = ActiveOps()) {
-    if (ops->attend_head(q, head_dim, k, v, n_positions, scale, scores, out)) return;
+    if (softcap <= 0.0f) {
+      if (ops->attend_head(q, head_dim, k, v, n_positions, scale, scores, out)) return;
+    } else if (ops->head_scores(q, head_dim, k, n_positions, scale, scores)) {
+      for (int64_t p = 0; p < n_positions; ++p) scores[p] = softcap * std::tanh(scores[p] / softcap);
+      ops->softmax(scores, n_positions);
+      if (ops->head_values(scores, n_positions, v, head_dim, out)) return;
+    }
   }
-  scalar::AttendHead(q, head_dim, k, v, n_positions, scale, scores, out);
+  scalar::AttendHead(q, head_dim, k, v, n_positions, scale, softcap, scores, out);
 }
 
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) {

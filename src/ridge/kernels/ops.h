@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ridge/base/thread_pool.h"
+#include "ridge/gguf/architecture.h"  // RopeStyle
 #include "ridge/gguf/ggml_type.h"
 #include "ridge/kernels/kernel_types.h"
 
@@ -19,10 +20,23 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
 // out[i] = x[i] / sqrt(mean(x²) + eps) · weight[i]; x, weight, out: [n]. out may alias x.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);
 
-// Rotates adjacent pairs (x[2i], x[2i+1]) of the first rope_dim dims of each
-// head by position · freq_base^(−2i/rope_dim) (GGUF llama "normal" RoPE).
+// The angles of RoPE for one kind of layer: pair i of a head turns by
+// position · inv_freq[i] radians, and its cosine and sine are scaled by mscale
+// (YaRN / LongRoPE attention factor; 1 otherwise). The pairs are
+// (x[2i], x[2i+1]) or (x[i], x[i + n_pairs]) by style.
+struct RopeFrequencies {
+  const float* inv_freq = nullptr;  // [n_pairs]
+  int64_t n_pairs = 0;              // rope_dim / 2
+  float mscale = 1.0f;
+  RopeStyle style = RopeStyle::kAdjacentPairs;
+};
+
+// inv_freq[i] = freq_base^(−2i/rope_dim), i < rope_dim / 2: plain RoPE, before any scaling.
+void RopeBaseFrequencies(float freq_base, int64_t rope_dim, float* inv_freq);
+
+// Rotates the first 2 · n_pairs dims of each head.
 //   x: [n_heads, head_dim], modified in place.
-void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int64_t position, float freq_base);
+void Rope(float* x, int64_t n_heads, int64_t head_dim, const RopeFrequencies& freqs, int64_t position);
 
 // x[i] = exp(x[i] − max) / Σ exp(x[j] − max); x: [n].
 void SoftmaxInPlace(float* x, int64_t n);
@@ -30,11 +44,16 @@ void SoftmaxInPlace(float* x, int64_t n);
 // out[i] = silu(gate[i]) · up[i] = gate[i] / (1 + exp(−gate[i])) · up[i]; all [n]. out may alias gate.
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
 
-// Attention of one query head over positions [0, n_positions):
-//   scores[p] = scale · q·k_p;  w = softmax(scores);  out = Σ_p w[p] · v_p
+// out[i] = gelu_tanh(gate[i]) · up[i], gelu_tanh(g) = ½g(1 + tanh(√(2/π)(g + 0.044715g³))); all [n].
+// out may alias gate.
+void GeGlu(const float* gate, const float* up, int64_t n, float* out);
+
+// Attention of one query head over the views' positions [0, n_positions):
+//   scores[p] = scale · q·k_p;  with softcap > 0: scores[p] = softcap · tanh(scores[p] / softcap);
+//   w = softmax(scores);  out = Σ_p w[p] · v_p
 //   q: [head_dim], out: [head_dim], scores: scratch of n_positions floats.
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float* scores, float* out);
+                float scale, float softcap, float* scores, float* out);
 
 // Stores one head's vector (head_dim floats) into a KV slot of `type`.
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst);
@@ -45,11 +64,12 @@ int64_t KvHeadBytes(GgmlType type, int64_t head_dim);
 namespace scalar {
 void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);
-void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int64_t position, float freq_base);
+void Rope(float* x, int64_t n_heads, int64_t head_dim, const RopeFrequencies& freqs, int64_t position);
 void SoftmaxInPlace(float* x, int64_t n);
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
+void GeGlu(const float* gate, const float* up, int64_t n, float* out);
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float* scores, float* out);
+                float scale, float softcap, float* scores, float* out);
 }  // namespace scalar
 
 }  // namespace ridge::kernels

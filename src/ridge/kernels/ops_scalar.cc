@@ -30,16 +30,19 @@ void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* o
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv * weight[i];
 }
 
-void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int64_t position, float freq_base) {
-  for (int64_t i = 0; i < rope_dim; i += 2) {
-    float freq = std::pow(freq_base, -static_cast<float>(i) / static_cast<float>(rope_dim));
-    float angle = static_cast<float>(position) * freq;
-    float c = std::cos(angle), s = std::sin(angle);
+void Rope(float* x, int64_t n_heads, int64_t head_dim, const RopeFrequencies& freqs, int64_t position) {
+  RIDGE_CHECK(freqs.n_pairs >= 0 && 2 * freqs.n_pairs <= head_dim);
+  // Adjacent pairs (2i, 2i+1), or halves (i, i + n_pairs).
+  const bool adjacent = freqs.style == RopeStyle::kAdjacentPairs;
+  for (int64_t i = 0; i < freqs.n_pairs; ++i) {
+    const float angle = static_cast<float>(position) * freqs.inv_freq[i];
+    const float c = std::cos(angle) * freqs.mscale, s = std::sin(angle) * freqs.mscale;
+    const int64_t first = adjacent ? 2 * i : i, second = adjacent ? 2 * i + 1 : i + freqs.n_pairs;
     for (int64_t h = 0; h < n_heads; ++h) {
-      float* pair = x + h * head_dim + i;
-      float a = pair[0], b = pair[1];
-      pair[0] = a * c - b * s;
-      pair[1] = a * s + b * c;
+      float* head = x + h * head_dim;
+      const float a = head[first], b = head[second];
+      head[first] = a * c - b * s;
+      head[second] = a * s + b * c;
     }
   }
 }
@@ -61,21 +64,31 @@ void SwiGlu(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void GeGlu(const float* gate, const float* up, int64_t n, float* out) {
+  constexpr float kSqrt2OverPi = 0.7978845608f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * (g + 0.044715f * g * g * g))) * up[i];
+  }
+}
+
 namespace {
 const uint8_t* KvAt(const KvHeadView& view, int64_t position) {
-  return view.blocks[position / view.block_tokens] + (position % view.block_tokens) * view.token_stride_bytes +
+  const int64_t p = view.first_position + position;
+  return view.blocks[p / view.block_tokens] + (p % view.block_tokens) * view.token_stride_bytes +
          view.head_offset_bytes;
 }
 }  // namespace
 
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float* scores, float* out) {
+                float scale, float softcap, float* scores, float* out) {
   std::vector<float> row(static_cast<size_t>(head_dim));
   for (int64_t p = 0; p < n_positions; ++p) {
     DequantizeRow(k.type, KvAt(k, p), row.data(), head_dim);
     double dot = 0.0;
     for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * row[d];
     scores[p] = static_cast<float>(dot) * scale;
+    if (softcap > 0.0f) scores[p] = softcap * std::tanh(scores[p] / softcap);
   }
   SoftmaxInPlace(scores, n_positions);
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;

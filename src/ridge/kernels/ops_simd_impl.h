@@ -126,6 +126,22 @@ void SwiGluImpl(const float* gate, const float* up, int64_t n, float* out) {
   if (i < n) V::StorePartial(out + i, n - i, f(V::LoadPartial(gate + i, n - i), V::LoadPartial(up + i, n - i)));
 }
 
+// gelu_tanh(g) = g · ½(1 + tanh(u)) = g / (1 + exp(−2u)), u = √(2/π)·(g + 0.044715·g³).
+template <typename V>
+void GeGluImpl(const float* gate, const float* up, int64_t n, float* out) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  const R one = V::Set1(1.0f), zero = V::Zero();
+  const R two_c = V::Set1(2.0f * 0.7978845608f), cubic = V::Set1(0.044715f);
+  auto f = [&](R g, R u) {
+    const R two_arg = V::Mul(two_c, V::Fma(V::Mul(cubic, V::Mul(g, g)), g, g));  // 2u
+    return V::Mul(V::Div(g, V::Add(one, V::Exp(V::Sub(zero, two_arg)))), u);
+  };
+  int64_t i = 0;
+  for (; i + L <= n; i += L) V::Store(out + i, f(V::Load(gate + i), V::Load(up + i)));
+  if (i < n) V::StorePartial(out + i, n - i, f(V::LoadPartial(gate + i, n - i), V::LoadPartial(up + i, n - i)));
+}
+
 // ---- attention -------------------------------------------------------------
 
 // Walks the positions of a (paged) KV head in order without a division each.
@@ -135,7 +151,10 @@ struct KvCursor {
   const KvHeadView& view;
   int64_t block = 0, in_block = 0;
   const uint8_t* ptr = nullptr;
-  explicit KvCursor(const KvHeadView& v) : view(v) {}
+  explicit KvCursor(const KvHeadView& v)
+      : view(v), block(v.first_position / v.block_tokens), in_block(v.first_position % v.block_tokens) {
+    if (in_block != 0) ptr = view.blocks[block] + view.head_offset_bytes + in_block * view.token_stride_bytes;
+  }
   const uint8_t* Next() {
     if (in_block == 0) ptr = view.blocks[block] + view.head_offset_bytes;
     const uint8_t* p = ptr;
@@ -336,9 +355,23 @@ bool StoreKvImpl(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) 
 }
 
 template <typename V>
-OpsKernels MakeOpsKernels() {
-  return OpsKernels{RmsNormImpl<V>, RotatePairsImpl<V>, SoftmaxImpl<V>, SwiGluImpl<V>, AttendHeadImpl<V>,
-                    StoreKvImpl<V>};
+bool HeadScoresImpl(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_positions, float scale,
+                    float* scores) {
+  if (!KvTypeSupported(k.type, head_dim)) return false;
+  WithKvType(k.type, [&](auto tag) { Scores<V, decltype(tag)::value>(q, head_dim, k, n_positions, scale, scores); });
+  return true;
+}
+
+template <typename V>
+bool HeadValuesImpl(const float* weights, int64_t n_positions, const KvHeadView& v, int64_t head_dim, float* out) {
+  if (!KvTypeSupported(v.type, head_dim)) return false;
+  if (n_positions <= 0) {
+    for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
+    return true;
+  }
+  WithKvType(v.type,
+             [&](auto tag) { WeightedSumAll<V, decltype(tag)::value>(weights, n_positions, v, head_dim, out); });
+  return true;
 }
 
 }  // namespace

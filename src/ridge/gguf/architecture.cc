@@ -1,0 +1,84 @@
+#include "ridge/gguf/architecture.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "ridge/base/error.h"
+
+namespace ridge {
+namespace {
+
+using enum RopeStyle;
+using enum FfnActivation;
+
+// Each row from llama.cpp's graph of that architecture and the model's published definition.
+constexpr std::array<ArchitectureSpec, 6> kArchitectures{{
+    // name     rope            act        qkvb_req qkvb_ok qknorm fqkv  fgu   sandw  scale  caps  global rfreq lrope
+    {"llama", kAdjacentPairs, kSilu, false, true, false, false, false, false, false, false, 0, true, false},
+    {"qwen2", kHalves, kSilu, true, true, false, false, false, false, false, false, 0, false, false},
+    {"qwen3", kHalves, kSilu, false, false, true, false, false, false, false, false, 0, false, false},
+    {"phi3", kHalves, kSilu, false, false, false, true, true, false, false, false, 0, false, true},
+    {"gemma2", kHalves, kGeluTanh, false, false, false, false, false, true, true, true, 2, false, false},
+    {"gemma3", kHalves, kGeluTanh, false, false, true, false, false, true, true, false, 6, false, false},
+}};
+
+}  // namespace
+
+const ArchitectureSpec* FindArchitecture(std::string_view name) {
+  for (const ArchitectureSpec& a : kArchitectures)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+const ArchitectureSpec& RequireArchitecture(std::string_view name, std::string_view file_path) {
+  if (const ArchitectureSpec* a = FindArchitecture(name)) return *a;
+  Fail("{}: general.architecture is '{}', which ridge does not run; supported: {}", file_path, name,
+       SupportedArchitectureNames());
+}
+
+std::string SupportedArchitectureNames() {
+  std::string names;
+  for (const ArchitectureSpec& a : kArchitectures) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  return names;
+}
+
+std::vector<TensorPresence> ModelTensors(const ArchitectureSpec& arch) {
+  std::vector<TensorPresence> t{{TensorRole::kTokenEmbd, true},
+                                {TensorRole::kOutputNorm, true},
+                                {TensorRole::kOutput, false}};  // absent: tied to token_embd
+  if (arch.rope_freqs) t.push_back({TensorRole::kRopeFreqs, false});
+  if (arch.long_rope) {
+    t.push_back({TensorRole::kRopeFactorsLong, false});
+    t.push_back({TensorRole::kRopeFactorsShort, false});
+  }
+  return t;
+}
+
+std::vector<TensorPresence> LayerTensors(const ArchitectureSpec& arch) {
+  using enum TensorRole;
+  std::vector<TensorPresence> t{{kAttnNorm, true}};
+  if (arch.fused_qkv) {
+    t.push_back({kAttnQkv, true});
+  } else {
+    t.insert(t.end(), {{kAttnQ, true}, {kAttnK, true}, {kAttnV, true}});
+  }
+  if (arch.qkv_bias_allowed)
+    t.insert(t.end(), {{kAttnQBias, arch.qkv_bias_required},
+                       {kAttnKBias, arch.qkv_bias_required},
+                       {kAttnVBias, arch.qkv_bias_required}});
+  if (arch.qk_norm) t.insert(t.end(), {{kAttnQNorm, true}, {kAttnKNorm, true}});
+  t.push_back({kAttnOutput, true});
+  if (arch.sandwich_norms) t.push_back({kPostAttnNorm, true});
+  t.push_back({kFfnNorm, true});
+  if (!arch.fused_gate_up) t.push_back({kFfnGate, true});
+  t.insert(t.end(), {{kFfnUp, true}, {kFfnDown, true}});
+  if (arch.sandwich_norms) t.push_back({kPostFfwNorm, true});
+  return t;
+}
+
+bool IsSlidingLayer(const ArchitectureSpec& arch, int64_t layer) {
+  return arch.global_layer_every == 0 || (layer + 1) % arch.global_layer_every != 0;
+}
+
+}  // namespace ridge
