@@ -4,10 +4,11 @@
 // invariant) is a finding. Inputs that parse are also checked for:
 //   - tensor views inside the file, non-overlapping, of the size their type says;
 //   - dequantizing each tensor's first row (arbitrary bytes must not trip UBSan);
-//   - LlamaConfig::FromGguf either succeeding consistently or throwing ridge::Error;
+//   - ModelConfig::FromGguf either succeeding consistently or throwing ridge::Error;
 //   - write -> read -> write giving the same bytes (the writer reproduces what it reads).
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,7 +20,7 @@
 #include "ridge/gguf/dequantize.h"
 #include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/gguf_writer.h"
-#include "ridge/model/llama_config.h"
+#include "ridge/model/model_config.h"
 
 namespace {
 
@@ -75,9 +76,13 @@ void CheckParsed(const ridge::GgufFile& f) {
     (void)v.AsFloat();
   }
   try {
-    const ridge::LlamaConfig c = ridge::LlamaConfig::FromGguf(f);
-    Check(c.n_heads > 0 && c.n_embd % c.n_heads == 0 && c.n_heads % c.n_kv_heads == 0, "config consistent");
-    Check(c.head_dim * c.n_heads == c.n_embd && c.n_vocab > 0, "config consistent");
+    const ridge::ModelConfig c = ridge::ModelConfig::FromGguf(f);
+    Check(c.n_heads > 0 && c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads == 0, "config consistent");
+    Check(c.head_dim > 0 && c.rope_dim <= c.head_dim && c.rope_dim % 2 == 0 && c.n_vocab > 0, "config consistent");
+    Check(c.sliding_window >= 0 && c.attn_softcap >= 0 && c.final_softcap >= 0, "variant keys in range");
+    Check(c.attention_scale > 0 && std::isfinite(c.attention_scale) && c.rope_scaling.factor > 0 &&
+              c.rope_scaling.original_context > 0 && c.rope_scaling.attn_factor > 0,
+          "variant keys in range");
   } catch (const ridge::Error&) {
   }
 }

@@ -71,6 +71,40 @@ int main(int argc, char** argv) {
       w.Write(dir + "/llama.gguf");
     }
     {
+      // The variant keys of gemma2 and a yarn-scaled qwen2, so mutations reach their checks.
+      ridge::GgufWriter w;
+      w.SetString("general.architecture", "gemma2");
+      w.SetU32("gemma2.context_length", 16);
+      w.SetU32("gemma2.embedding_length", 8);
+      w.SetU32("gemma2.block_count", 2);
+      w.SetU32("gemma2.feed_forward_length", 16);
+      w.SetU32("gemma2.attention.head_count", 2);
+      w.SetU32("gemma2.attention.head_count_kv", 1);
+      w.SetU32("gemma2.attention.key_length", 8);
+      w.SetU32("gemma2.attention.value_length", 8);
+      w.SetU32("gemma2.attention.sliding_window", 4);
+      w.SetF32("gemma2.attn_logit_softcapping", 50.0f);
+      w.SetF32("gemma2.final_logit_softcapping", 30.0f);
+      w.SetF32("gemma2.attention.layer_norm_rms_epsilon", 1e-6f);
+      w.Set("tokenizer.ggml.tokens", GgufValue::Array(T::kString, {GgufValue::String("<unk>"), GgufValue::String("a")}));
+      w.Write(dir + "/gemma2.gguf");
+    }
+    {
+      ridge::GgufWriter w;
+      w.SetString("general.architecture", "qwen2");
+      w.SetU32("qwen2.context_length", 64);
+      w.SetU32("qwen2.embedding_length", 8);
+      w.SetU32("qwen2.block_count", 1);
+      w.SetU32("qwen2.feed_forward_length", 16);
+      w.SetU32("qwen2.attention.head_count", 2);
+      w.SetF32("qwen2.attention.layer_norm_rms_epsilon", 1e-6f);
+      w.SetString("qwen2.rope.scaling.type", "yarn");
+      w.SetF32("qwen2.rope.scaling.factor", 4.0f);
+      w.SetU32("qwen2.rope.scaling.original_context_length", 16);
+      w.Set("tokenizer.ggml.tokens", GgufValue::Array(T::kString, {GgufValue::String("<unk>"), GgufValue::String("a")}));
+      w.Write(dir + "/qwen2_yarn.gguf");
+    }
+    {
       ridge::GgufWriter w;
       w.Write(dir + "/empty.gguf");
     }

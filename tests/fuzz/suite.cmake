@@ -41,7 +41,9 @@ set(RIDGE_FUZZ_SOURCES
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_value.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_file.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_writer.cc
-  ${CMAKE_SOURCE_DIR}/src/ridge/model/llama_config.cc)
+  ${CMAKE_SOURCE_DIR}/src/ridge/gguf/architecture.cc
+  ${CMAKE_SOURCE_DIR}/src/ridge/gguf/tensor_names.cc
+  ${CMAKE_SOURCE_DIR}/src/ridge/model/model_config.cc)
 # One object per source through the tree's compiler launcher (ccache), so that
 # the sources compile in parallel and a rebuild or a fresh clone reuses them.
 set(RIDGE_FUZZ_FLAGS -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ridge/base/cpu_features.h"
-#include "ridge/model/llama_model.h"
+#include "ridge/model/model.h"
 #include "random_model.h"
 
 namespace ridge {
@@ -25,9 +25,9 @@ constexpr SeqId kTraced = 0;
 // of them, `extra` tokens a step in all); returns the traced sequence's
 // logits at every position, [n][n_vocab].
 template <typename Chunk, typename Extra>
-std::vector<float> TracedLogits(LlamaModel& model, const std::vector<TokenId>& tokens, int others, Chunk chunk,
+std::vector<float> TracedLogits(Model& model, const std::vector<TokenId>& tokens, int others, Chunk chunk,
                                 Extra extra, std::mt19937& rng) {
-  const LlamaConfig& c = model.config();
+  const ModelConfig& c = model.config();
   const auto n = static_cast<int64_t>(tokens.size());
   ThreadPool pool(2);
   PagedKvCache cache(model.KvShape(GgmlType::kF16, 16), 64);
@@ -72,7 +72,7 @@ std::vector<float> TracedLogits(LlamaModel& model, const std::vector<TokenId>& t
 class ForwardBatchInvariance : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(ForwardBatchInvariance, LogitsAreTheSameBitsUnderAnySchedule) {
-  auto model = LlamaModel::Load(testing::RandomModelGguf(GetParam()));
+  auto model = Model::Load(testing::RandomModelGguf(GetParam()));
   const int64_t n_vocab = model->config().n_vocab;
   std::mt19937 rng(42);
   std::uniform_int_distribution<TokenId> any_token(3, static_cast<TokenId>(n_vocab - 1));

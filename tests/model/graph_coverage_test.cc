@@ -1,5 +1,6 @@
-// The loader runs the Llama graph only, so it refuses what that graph would
-// silently mis-run: another architecture, or a tensor it would not read.
+// The loader refuses what it would silently mis-run: an architecture it does
+// not know, a tensor the architecture's graph would not read, or one of the
+// wrong size.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,7 +9,7 @@
 #include "ridge/base/error.h"
 #include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/model_generator.h"
-#include "ridge/model/llama_model.h"
+#include "ridge/model/model.h"
 #include "test_paths.h"
 
 namespace ridge {
@@ -19,14 +20,14 @@ GgufWriter SmallLlama() {
   RandomModelOptions options;
   options.shape = {64, 128, 1, 2, 2, 64};
   options.seed = 3;
-  return BuildRandomLlamaGguf(vocab, options, nullptr);
+  return BuildRandomModelGguf(vocab, options, nullptr);
 }
 
 void ExpectRefused(const GgufWriter& w, const std::vector<std::string>& needles) {
   const std::string path = testing::ScratchDir("graph") + "/model.gguf";
   w.Write(path);
   try {
-    LlamaModel::Load(path);
+    Model::Load(path);
     ADD_FAILURE() << "expected the model to be refused";
   } catch (const Error& e) {
     for (const std::string& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
@@ -36,21 +37,35 @@ void ExpectRefused(const GgufWriter& w, const std::vector<std::string>& needles)
 TEST(LlamaGraph, PlainLlamaLoads) {
   const std::string path = testing::ScratchDir("graph") + "/model.gguf";
   SmallLlama().Write(path);
-  EXPECT_EQ(LlamaModel::Load(path)->config().n_layers, 1);
+  EXPECT_EQ(Model::Load(path)->config().n_layers, 1);
 }
 
-TEST(LlamaGraph, OtherArchitecturesAreRefused) {
+TEST(LlamaGraph, UnknownArchitecturesAreRefused) {
   GgufWriter w = SmallLlama();
-  w.SetString("general.architecture", "qwen2");
-  ExpectRefused(w, {"general.architecture", "'qwen2'", "'llama'"});
+  w.SetString("general.architecture", "falcon");
+  ExpectRefused(w, {"general.architecture", "'falcon'", "supported: llama, qwen2, qwen3, phi3, gemma2, gemma3"});
 }
 
 TEST(LlamaGraph, TensorsTheGraphWouldIgnoreAreRefused) {
-  for (const char* name : {"blk.0.attn_q.bias", "rope_freqs.weight"}) {
+  // Other architectures' tensors, and names outside every table.
+  for (const char* name : {"blk.0.attn_q_norm.weight", "blk.0.post_ffw_norm.weight", "rope_factors_long.weight",
+                           "blk.0.ffn_gate_inp.weight", "blk.7.attn_norm.weight"}) {
     GgufWriter w = SmallLlama();
     w.AddTensorBytes(name, GgmlType::kF32, {64}, std::vector<uint8_t>(64 * 4, 0));
     ExpectRefused(w, {name, "not part of the llama graph"});
   }
+}
+
+TEST(LlamaGraph, MisSizedOptionalTensorsAreRefused) {
+  GgufWriter w = SmallLlama();  // head_dim 32: rope_freqs holds 16 divisors
+  w.AddTensorBytes("rope_freqs.weight", GgmlType::kF32, {64}, std::vector<uint8_t>(64 * 4, 0));
+  ExpectRefused(w, {"rope_freqs.weight", "has shape [64], expected [16]"});
+  GgufWriter zeros = SmallLlama();
+  zeros.AddTensorBytes("rope_freqs.weight", GgmlType::kF32, {16}, std::vector<uint8_t>(16 * 4, 0));
+  ExpectRefused(zeros, {"rope_freqs.weight", "is not a positive frequency factor"});
+  GgufWriter bias = SmallLlama();
+  bias.AddTensorBytes("blk.0.attn_k.bias", GgmlType::kF32, {32}, std::vector<uint8_t>(32 * 4, 0));
+  ExpectRefused(bias, {"blk.0.attn_k.bias", "has shape [32], expected [64]"});
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// LlamaConfig::FromGguf: reads llama.* keys, fills defaults, rejects
+// ModelConfig::FromGguf: reads llama.* keys, fills defaults, rejects
 // inconsistent shapes naming the key; KvBytesPerToken follows the reference formula.
-#include "ridge/model/llama_config.h"
+#include "ridge/model/model_config.h"
 
 #include <gtest/gtest.h>
 
@@ -39,7 +39,7 @@ GgufFile Write(const std::function<void(GgufWriter&)>& edit = nullptr) {
 void ExpectConfigError(const std::function<void(GgufWriter&)>& edit, const std::string& needle) {
   const GgufFile f = Write(edit);
   try {
-    LlamaConfig::FromGguf(f);
+    ModelConfig::FromGguf(f);
     FAIL() << "expected an error mentioning " << needle;
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
@@ -47,8 +47,8 @@ void ExpectConfigError(const std::function<void(GgufWriter&)>& edit, const std::
   }
 }
 
-TEST(LlamaConfig, ReadsStories260KShape) {
-  const LlamaConfig c = LlamaConfig::FromGguf(Write());
+TEST(ModelConfig, ReadsStories260KShape) {
+  const ModelConfig c = ModelConfig::FromGguf(Write());
   EXPECT_EQ(c.architecture, "llama");
   EXPECT_EQ(c.n_vocab, 512);
   EXPECT_EQ(c.n_ctx_train, 512);
@@ -65,12 +65,12 @@ TEST(LlamaConfig, ReadsStories260KShape) {
   EXPECT_EQ(KvBytesPerToken(c.n_layers, c.n_kv_heads, c.head_dim, 1), 320.0);
 }
 
-TEST(LlamaConfig, KvFormulaWorkedExample) {
+TEST(ModelConfig, KvFormulaWorkedExample) {
   // inference-basics.md: L=32, H_kv=32, d_head=128, FP16 -> 524,288 bytes per token.
   EXPECT_EQ(KvBytesPerToken(32, 32, 128, 2), 524288.0);
 }
 
-TEST(LlamaConfig, DefaultsWhenOptionalKeysAreAbsent) {
+TEST(ModelConfig, DefaultsWhenOptionalKeysAreAbsent) {
   GgufWriter w;
   w.SetString("general.architecture", "llama");
   w.SetU32("llama.context_length", 16);
@@ -82,7 +82,7 @@ TEST(LlamaConfig, DefaultsWhenOptionalKeysAreAbsent) {
   w.AddTensorBytes("token_embd.weight", GgmlType::kF32, {32, 10}, std::vector<uint8_t>(32 * 10 * 4));
   const std::string path = testing::ScratchDir("llama-config-defaults") + "/d.gguf";
   w.Write(path);
-  const LlamaConfig c = LlamaConfig::FromGguf(GgufFile::Open(path));
+  const ModelConfig c = ModelConfig::FromGguf(GgufFile::Open(path));
   EXPECT_EQ(c.n_kv_heads, 4);
   EXPECT_EQ(c.head_dim, 8);
   EXPECT_EQ(c.rope_dim, 8);
@@ -90,9 +90,9 @@ TEST(LlamaConfig, DefaultsWhenOptionalKeysAreAbsent) {
   EXPECT_EQ(c.n_vocab, 10) << "from token_embd.weight when there is no token list";
 }
 
-TEST(LlamaConfig, RealLlama2VocabFile) {
-  const LlamaConfig c =
-      LlamaConfig::FromGguf(GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf"));
+TEST(ModelConfig, RealLlama2VocabFile) {
+  const ModelConfig c =
+      ModelConfig::FromGguf(GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf"));
   EXPECT_EQ(c.n_layers, 32);
   EXPECT_EQ(c.n_heads, 32);
   EXPECT_EQ(c.n_kv_heads, 32);
@@ -101,7 +101,7 @@ TEST(LlamaConfig, RealLlama2VocabFile) {
   EXPECT_EQ(KvBytesPerToken(c.n_layers, c.n_kv_heads, c.head_dim, 2), 524288.0);
 }
 
-TEST(LlamaConfig, RejectsInconsistentShapes) {
+TEST(ModelConfig, RejectsInconsistentShapes) {
   ExpectConfigError([](GgufWriter& w) { w.SetU32("llama.attention.head_count", 6); },
                     "llama.embedding_length 64 is not divisible by llama.attention.head_count 6");
   ExpectConfigError([](GgufWriter& w) { w.SetU32("llama.attention.head_count_kv", 3); },
@@ -114,8 +114,8 @@ TEST(LlamaConfig, RejectsInconsistentShapes) {
   ExpectConfigError([](GgufWriter& w) { w.SetU32("llama.rope.dimension_count", 16); }, "at most the head dim 8");
   ExpectConfigError([](GgufWriter& w) { w.SetF32("llama.attention.layer_norm_rms_epsilon", 0.0f); },
                     "layer_norm_rms_epsilon 0 is not in (0, 1)");
-  ExpectConfigError([](GgufWriter& w) { w.SetU32("llama.attention.key_length", 16); },
-                    "llama.attention.key_length = 16 differs");
+  ExpectConfigError([](GgufWriter& w) { w.SetU32("llama.attention.value_length", 16); },
+                    "llama.attention.value_length = 16 differs from the key length 8");
   ExpectConfigError([](GgufWriter& w) { w.SetString("llama.block_count", "five"); },
                     "'llama.block_count' is a string but an integer was expected");
   ExpectConfigError(
@@ -125,14 +125,74 @@ TEST(LlamaConfig, RejectsInconsistentShapes) {
       "tokenizer.ggml.tokens has 512 tokens but token_embd.weight has 500 rows");
 }
 
-TEST(LlamaConfig, NamesMissingKeys) {
+// Heads that do not tile n_embd (qwen3, gemma) give their size as key_length.
+TEST(ModelConfig, KeyLengthSetsTheHeadSize) {
+  const ModelConfig c = ModelConfig::FromGguf(Write([](GgufWriter& w) {
+    w.SetU32("llama.attention.key_length", 16);
+    w.SetU32("llama.attention.value_length", 16);
+  }));
+  EXPECT_EQ(c.head_dim, 16);
+  EXPECT_EQ(c.q_dim(), 128);
+  EXPECT_EQ(c.kv_dim(), 64);
+}
+
+// Every variant key, hostile or inconsistent, is an error naming the key.
+TEST(ModelConfig, RejectsHostileVariantKeys) {
+  ExpectConfigError([](GgufWriter& w) { w.SetU32("llama.attention.sliding_window", 0); },
+                    "llama.attention.sliding_window = 0 must be at least 1");
+  ExpectConfigError([](GgufWriter& w) { w.SetI32("llama.attention.sliding_window", -4); },
+                    "llama.attention.sliding_window = -4");
+  ExpectConfigError([](GgufWriter& w) { w.SetString("llama.rope.scaling.type", "ntk-magic"); },
+                    "llama.rope.scaling.type = 'ntk-magic' is not a RoPE scaling ridge knows");
+  ExpectConfigError([](GgufWriter& w) { w.SetString("llama.rope.scaling.type", "yarn"); },
+                    "'llama.rope.scaling.factor' is missing");
+  ExpectConfigError(
+      [](GgufWriter& w) {
+        w.SetString("llama.rope.scaling.type", "linear");
+        w.SetF32("llama.rope.scaling.factor", -2.0f);
+      },
+      "'llama.rope.scaling.factor' = -2 must be a positive number");
+  ExpectConfigError([](GgufWriter& w) { w.SetF32("llama.attention.scale", 0.0f); },
+                    "'llama.attention.scale' = 0 must be a positive number");
+  ExpectConfigError([](GgufWriter& w) { w.SetF32("llama.rope.freq_base", std::nanf("")); },
+                    "'llama.rope.freq_base' = nan must be a positive number");
+  ExpectConfigError([](GgufWriter& w) { w.SetString("general.architecture", "mamba"); },
+                    "general.architecture is 'mamba', which ridge does not run; supported: llama, qwen2");
+}
+
+TEST(ModelConfig, GemmaSoftCapsMustBePositive) {
+  const auto gemma = [](GgufWriter& w) {
+    w.SetString("general.architecture", "gemma2");
+    for (auto [key, value] : {std::pair{"context_length", 512}, {"embedding_length", 64}, {"block_count", 5},
+                              {"feed_forward_length", 172}, {"attention.head_count", 8},
+                              {"attention.head_count_kv", 4}, {"rope.dimension_count", 8}})
+      w.SetU32(std::string("gemma2.") + key, static_cast<uint32_t>(value));
+    w.SetF32("gemma2.attention.layer_norm_rms_epsilon", 1e-6f);
+  };
+  const ModelConfig c = ModelConfig::FromGguf(Write([&](GgufWriter& w) {
+    gemma(w);
+    w.SetF32("gemma2.attn_logit_softcapping", 50.0f);
+    w.SetF32("gemma2.final_logit_softcapping", 30.0f);
+  }));
+  EXPECT_EQ(c.attn_softcap, 50.0f);
+  EXPECT_EQ(c.final_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(c.embedding_scale, 8.0f);  // sqrt(64)
+  ExpectConfigError(
+      [&](GgufWriter& w) {
+        gemma(w);
+        w.SetF32("gemma2.attn_logit_softcapping", 0.0f);
+      },
+      "'gemma2.attn_logit_softcapping' = 0 must be a positive number");
+}
+
+TEST(ModelConfig, NamesMissingKeys) {
   GgufWriter w;
   w.SetString("general.architecture", "llama");
   const std::string path = testing::ScratchDir("llama-config-missing") + "/m.gguf";
   w.Write(path);
   const GgufFile f = GgufFile::Open(path);
   try {
-    LlamaConfig::FromGguf(f);
+    ModelConfig::FromGguf(f);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("required metadata key 'llama.context_length' is missing"),
@@ -142,7 +202,7 @@ TEST(LlamaConfig, NamesMissingKeys) {
   GgufWriter none;
   none.SetU32("x", 1);
   none.Write(path);
-  EXPECT_THROW(LlamaConfig::FromGguf(GgufFile::Open(path)), Error);  // no general.architecture
+  EXPECT_THROW(ModelConfig::FromGguf(GgufFile::Open(path)), Error);  // no general.architecture
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
 #include "ridge/gguf/dequantize.h"
-#include "ridge/model/llama_model.h"
+#include "ridge/model/model.h"
 #include "stories_model.h"
 
 namespace ridge {
@@ -28,8 +28,8 @@ class PrefillDecodeTest : public ::testing::TestWithParam<Isa> {
 };
 
 TEST_P(PrefillDecodeTest, SameLogitsAndKvAsOneTokenAtATime) {
-  auto model = LlamaModel::Load(testing::Stories260kGguf());
-  const LlamaConfig& c = model->config();
+  auto model = Model::Load(testing::Stories260kGguf());
+  const ModelConfig& c = model->config();
   ThreadPool pool(2);
   const std::vector<TokenId> prompt = {1, 403, 407, 261, 378, 11, 300, 290, 263, 310, 299, 280, 260, 401, 305, 270, 280, 30, 40};
   const int64_t n = static_cast<int64_t>(prompt.size());
@@ -64,8 +64,8 @@ TEST_P(PrefillDecodeTest, SameLogitsAndKvAsOneTokenAtATime) {
       }
 }
 
-TEST(LlamaModel, RejectsTokensOutsideTheVocabularyAndContext) {
-  auto model = LlamaModel::Load(testing::Stories260kGguf());
+TEST(Model, RejectsTokensOutsideTheVocabularyAndContext) {
+  auto model = Model::Load(testing::Stories260kGguf());
   ThreadPool pool(1);
   PagedKvCache cache(model->KvShape(GgmlType::kF32, 16), 2);
   ASSERT_TRUE(cache.Reserve(0, 2));

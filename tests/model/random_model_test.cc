@@ -7,13 +7,13 @@
 
 #include "random_model.h"
 #include "ridge/base/cpu_features.h"
-#include "ridge/model/llama_model.h"
+#include "ridge/model/model.h"
 
 namespace ridge {
 namespace {
 
 // Logits of an N-token prefill followed by decode steps, on the active ISA.
-std::vector<float> RunLogits(LlamaModel& model, const std::vector<TokenId>& tokens, int64_t n_prefill) {
+std::vector<float> RunLogits(Model& model, const std::vector<TokenId>& tokens, int64_t n_prefill) {
   const int64_t n_vocab = model.config().n_vocab;
   ThreadPool pool(2);
   PagedKvCache cache(model.KvShape(GgmlType::kF32, 16), 4);
@@ -36,7 +36,7 @@ std::vector<float> RunLogits(LlamaModel& model, const std::vector<TokenId>& toke
 class RandomModelTest : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(RandomModelTest, SimdAgreesWithScalarAndLogitsAreFinite) {
-  auto model = LlamaModel::Load(testing::RandomModelGguf(GetParam()));
+  auto model = Model::Load(testing::RandomModelGguf(GetParam()));
   std::vector<TokenId> tokens;
   for (int i = 0; i < 40; ++i) tokens.push_back(static_cast<TokenId>((i * 7919 + 13) % 32000));
   SetIsaOverride(Isa::kScalar);

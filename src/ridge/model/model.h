@@ -1,7 +1,8 @@
 #pragma once
-// A Llama-family decoder loaded from GGUF, its weights used in place from the
-// file's memory (by default a copy in 2 MiB pages, see MappedFile), and its
-// forward pass over a Batch with a paged KV cache.
+// A decoder of one of the architectures in gguf/architecture.h loaded from
+// GGUF, its weights used in place from the file's memory (by default a copy in
+// 2 MiB pages, see MappedFile), and its forward pass over a Batch with a paged
+// KV cache.
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,20 +12,31 @@
 #include "ridge/kernels/ops.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/batch.h"
-#include "ridge/model/llama_config.h"
+#include "ridge/model/model_config.h"
+#include "ridge/model/rope_table.h"
 
 namespace ridge {
 
+// Vectors are empty where the architecture has no such tensor. A fused
+// tensor (attn_qkv, phi3's gate+up in ffn_up) is split into row views of the
+// same file bytes, so every architecture runs the same matmuls.
 struct LayerWeights {
-  std::vector<float> attn_norm;  // [n_embd]
-  kernels::WeightMatrix wq;      // [n_heads · head_dim, n_embd]
-  kernels::WeightMatrix wk;      // [n_kv_heads · head_dim, n_embd]
-  kernels::WeightMatrix wv;      // [n_kv_heads · head_dim, n_embd]
-  kernels::WeightMatrix wo;      // [n_embd, n_heads · head_dim]
-  std::vector<float> ffn_norm;   // [n_embd]
-  kernels::WeightMatrix w_gate;  // [n_ff, n_embd]
-  kernels::WeightMatrix w_up;    // [n_ff, n_embd]
-  kernels::WeightMatrix w_down;  // [n_embd, n_ff]
+  std::vector<float> attn_norm;       // [n_embd]
+  kernels::WeightMatrix wq;           // [n_heads · head_dim, n_embd]
+  kernels::WeightMatrix wk;           // [n_kv_heads · head_dim, n_embd]
+  kernels::WeightMatrix wv;           // [n_kv_heads · head_dim, n_embd]
+  std::vector<float> q_bias;          // [n_heads · head_dim]     (qwen2)
+  std::vector<float> k_bias;          // [n_kv_heads · head_dim]
+  std::vector<float> v_bias;          // [n_kv_heads · head_dim]
+  std::vector<float> q_norm;          // [head_dim]               (qwen3, gemma3)
+  std::vector<float> k_norm;          // [head_dim]
+  kernels::WeightMatrix wo;           // [n_embd, n_heads · head_dim]
+  std::vector<float> post_attn_norm;  // [n_embd]                 (gemma2/3)
+  std::vector<float> ffn_norm;        // [n_embd]
+  kernels::WeightMatrix w_gate;       // [n_ff, n_embd]
+  kernels::WeightMatrix w_up;         // [n_ff, n_embd]
+  kernels::WeightMatrix w_down;       // [n_embd, n_ff]
+  std::vector<float> post_ffw_norm;   // [n_embd]                 (gemma2/3)
 };
 
 struct ModelWeights {
@@ -33,18 +45,20 @@ struct ModelWeights {
   std::vector<float> output_norm;    // [n_embd]
   kernels::WeightMatrix output;      // [n_vocab, n_embd]; token_embd when tied
   bool tied_output = false;
+  RopeTable rope_global, rope_sliding;
   int64_t weight_bytes = 0;          // every matrix, as stored
 };
 
-class LlamaModel {
+class Model {
  public:
-  // Opens and validates a llama GGUF; throws ridge::Error naming the missing or
-  // mis-shaped tensor.
-  static std::unique_ptr<LlamaModel> Load(const std::string& path,
+  // Opens and validates a GGUF; throws ridge::Error naming the architecture
+  // ridge does not run, the missing or mis-shaped tensor, or a tensor the
+  // architecture's graph would not read.
+  static std::unique_ptr<Model> Load(const std::string& path,
                                           FileBacking backing = FileBacking::kHugePageMemory);
-  ~LlamaModel();
+  ~Model();
 
-  const LlamaConfig& config() const { return config_; }
+  const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return file_; }
   const ModelWeights& weights() const { return weights_; }
   // The shape a KV cache for this model must have, with the given element type and block size.
@@ -61,15 +75,21 @@ class LlamaModel {
   double ForwardFlops(int64_t n_tokens, int64_t attended_positions) const;
 
  private:
-  LlamaModel(GgufFile file, LlamaConfig config, ModelWeights weights);
+  Model(GgufFile file, ModelConfig config, ModelWeights weights);
   struct Scratch;
   void EmbedTokens(const Batch& batch, float* x);
   void AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, float* x,
                       ThreadPool& pool);
+  void ProjectQkv(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
+  void PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache);
+  void Attend(int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool);
   void FeedForwardBlock(const LayerWeights& w, int64_t n_tokens, float* x, ThreadPool& pool);
+  // x[t] += norm(proj[t]) (post_norm empty: x[t] += proj[t]) for every token.
+  void AddResidual(const std::vector<float>& post_norm, int64_t n_tokens, float* x);
 
   GgufFile file_;
-  LlamaConfig config_;
+  ModelConfig config_;
+  const ArchitectureSpec& arch_;
   ModelWeights weights_;
   std::unique_ptr<Scratch> scratch_;
 };
