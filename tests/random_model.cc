@@ -21,7 +21,7 @@ const std::string& RandomModelGguf(GgmlType type) {
   options.type = type;
   options.seed = 7;
   std::string path = ScratchDir("random") + "/random-" + GgmlTypeName(type) + ".gguf";
-  BuildRandomLlamaGguf(vocab, options, nullptr).Write(path);
+  BuildRandomModelGguf(vocab, options, nullptr).Write(path);
   return paths[type] = path;
 }
 

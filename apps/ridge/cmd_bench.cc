@@ -47,7 +47,7 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
       auto kv = ParseGgmlType(a->kv_type);
       if (!kv) Fail("--kv-type: unknown type '{}'", a->kv_type);
       a->options.kv_type = *kv;
-      auto model = LlamaModel::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
+      auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ModelBenchReport report;
       report.weight_memory = DescribeMemory(model->file().memory());
       const ModelShape shape = ShapeFromGguf(model->file());

@@ -1,5 +1,6 @@
-// ridge gen-model: a llama GGUF of any shape with seeded random weights and a
-// real tokenizer, for benchmarks and kernel tests at full model size.
+// ridge gen-model: a GGUF of any supported architecture and shape with seeded
+// random weights and a real tokenizer, for benchmarks, kernel tests at full
+// model size and the reference-oracle tests of every architecture.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -19,9 +20,10 @@ namespace ridge::app {
 namespace {
 
 struct GenModelArgs {
-  std::string preset, vocab_from, type, output, name;
-  int64_t dim = 0, ffn = 0, layers = 0, heads = 0, kv_heads = 0, ctx = 0;
-  float rope_freq_base = 0.0f;
+  std::string preset, vocab_from, type, output, name, arch, rope_scaling;
+  int64_t dim = 0, ffn = 0, layers = 0, heads = 0, kv_heads = 0, ctx = 0, head_dim = 0, sliding_window = -1;
+  int64_t rope_original_ctx = 0;
+  float rope_freq_base = 0.0f, rope_factor = 0.0f, attn_softcap = -1.0f, final_softcap = -1.0f;
   uint64_t seed = 0;
   int threads = 0;
 };
@@ -31,20 +33,36 @@ std::string SharedDir() {
   return RIDGE_SHARED_DIR_DEFAULT;
 }
 
-// The vocabulary file of a preset, by its size: Llama 2 (SentencePiece) or Llama 3 (BPE).
+// The vocabulary file of a preset, by its size: the model's own where
+// ../shared/vocab has it, else one of the same size (the preset says which).
 std::string DefaultVocab(const ModelPreset& preset) {
-  const char* file = preset.config.n_vocab == 32000    ? "ggml-vocab-llama-spm.gguf"
-                     : preset.config.n_vocab == 128256 ? "ggml-vocab-llama-bpe.gguf"
-                                                       : nullptr;
+  const int64_t n = preset.config.n_vocab;
+  const char* file = n == 32000    ? "ggml-vocab-llama-spm.gguf"
+                     : n == 128256 ? "ggml-vocab-llama-bpe.gguf"
+                     : n == 151936 ? "ggml-vocab-qwen2.gguf"
+                     : n == 32064  ? "ggml-vocab-phi-3.gguf"
+                     : n == 49152  ? "ggml-vocab-starcoder.gguf"
+                     : n == 256000 ? "ggml-vocab-command-r.gguf"
+                     : n == 262144 ? "ggml-vocab-gemma-4.gguf"
+                                   : nullptr;
   if (!file)
     Fail("gen-model: preset {} has a {}-token vocabulary with no default file; give --vocab-from", preset.name,
          preset.config.n_vocab);
   return (std::filesystem::path(SharedDir()) / "vocab" / file).string();
 }
 
+RandomRopeScaling ParseRopeScaling(const std::string& name) {
+  if (name == "none") return RandomRopeScaling::kNone;
+  if (name == "linear") return RandomRopeScaling::kLinear;
+  if (name == "yarn") return RandomRopeScaling::kYarn;
+  if (name == "llama3") return RandomRopeScaling::kLlama3;
+  if (name == "longrope") return RandomRopeScaling::kLongRope;
+  Fail("--rope-scaling {}: use none, linear, yarn, llama3 or longrope", name);
+}
+
 int RunGenModel(const GenModelArgs& a) {
   const auto type = ParseGgmlType(a.type);
-  if (!type) Fail("--type {}: unknown type; use F32, F16, BF16, Q8_0 or Q4_0", a.type);
+  if (!type) Fail("--type {}: unknown type", a.type);
   RandomModelOptions options;
   options.type = *type;
   options.seed = a.seed;
@@ -54,9 +72,20 @@ int RunGenModel(const GenModelArgs& a) {
   if (!a.preset.empty()) {
     if (custom) Fail("gen-model: give either --preset or --dim/--ffn/--layers/--heads/--kv-heads, not both");
     const ModelPreset& p = FindModelPreset(a.preset);
-    const LlamaConfig& c = p.config;
+    const ModelConfig& c = p.config;
     options.shape = {c.n_embd, c.n_ff, c.n_layers, c.n_heads, c.n_kv_heads, c.n_ctx_train, c.rope_freq_base,
                      c.rms_eps, p.tied_embeddings};
+    RandomModelShape& s = options.shape;
+    s.architecture = c.architecture;
+    if (c.head_dim * c.n_heads != c.n_embd) s.head_dim = c.head_dim;
+    s.sliding_window = c.sliding_window;
+    s.attn_softcap = c.attn_softcap;
+    s.final_softcap = c.final_softcap;
+    if (c.architecture == "gemma3") s.rope_freq_base_swa = c.rope_freq_base_swa;
+    s.rope_scaling = p.rope_scaling;
+    s.rope_factor = c.rope_scaling.factor;
+    s.rope_original_context = c.rope_scaling.original_context;
+    if (!p.vocab_note.empty()) std::printf("note: %s: %s\n", p.name.c_str(), p.vocab_note.c_str());
     options.name = p.name + "-random";
     expected_vocab = c.n_vocab;
     if (vocab_path.empty()) vocab_path = DefaultVocab(p);
@@ -71,6 +100,15 @@ int RunGenModel(const GenModelArgs& a) {
     options.shape.n_kv_heads = a.kv_heads ? a.kv_heads : a.heads;
     options.name = "ridge-random";
   }
+  RandomModelShape& s = options.shape;
+  if (!a.arch.empty()) s.architecture = a.arch;
+  if (a.head_dim) s.head_dim = a.head_dim;
+  if (a.sliding_window >= 0) s.sliding_window = a.sliding_window;
+  if (a.attn_softcap >= 0.0f) s.attn_softcap = a.attn_softcap;
+  if (a.final_softcap >= 0.0f) s.final_softcap = a.final_softcap;
+  if (!a.rope_scaling.empty()) s.rope_scaling = ParseRopeScaling(a.rope_scaling);
+  if (a.rope_factor > 0.0f) s.rope_factor = a.rope_factor;
+  if (a.rope_original_ctx) s.rope_original_context = a.rope_original_ctx;
   if (a.ctx) options.shape.n_ctx = a.ctx;
   if (a.rope_freq_base != 0.0f) options.shape.rope_freq_base = a.rope_freq_base;
   if (!a.name.empty()) options.name = a.name;
@@ -82,7 +120,7 @@ int RunGenModel(const GenModelArgs& a) {
          vocab_path, n_vocab);
   if (a.threads < 0) Fail("--threads must be >= 1 (0 = all hardware threads), got {}", a.threads);
   ThreadPool pool(a.threads ? a.threads : HardwareThreads());
-  const GgufWriter writer = BuildRandomLlamaGguf(vocab, options, &pool);
+  const GgufWriter writer = BuildRandomModelGguf(vocab, options, &pool);
   {
     ProgressBar bar("writing " + a.output);
     writer.Write(a.output, [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
@@ -91,10 +129,9 @@ int RunGenModel(const GenModelArgs& a) {
   const GgufFile written = GgufFile::Open(a.output);
   int64_t n_params = 0;
   for (const GgufTensorInfo& t : written.tensors()) n_params += t.n_elements;
-  const RandomLlamaShape& s = options.shape;
-  std::printf("wrote %s: llama, %lld layers, dim %lld, ffn %lld, %lld heads (%lld kv), vocab %lld, %zu tensors, "
+  std::printf("wrote %s: %s, %lld layers, dim %lld, ffn %lld, %lld heads (%lld kv), vocab %lld, %zu tensors, "
               "%.3f B parameters, %s, seed %llu, %.1f MiB\n",
-              a.output.c_str(), static_cast<long long>(s.n_layers), static_cast<long long>(s.n_embd),
+              a.output.c_str(), s.architecture.c_str(), static_cast<long long>(s.n_layers), static_cast<long long>(s.n_embd),
               static_cast<long long>(s.n_ff), static_cast<long long>(s.n_heads), static_cast<long long>(s.n_kv_heads),
               static_cast<long long>(n_vocab), written.tensors().size(), static_cast<double>(n_params) / 1e9,
               GgmlTypeName(options.type), static_cast<unsigned long long>(options.seed),
@@ -102,18 +139,26 @@ int RunGenModel(const GenModelArgs& a) {
   return 0;
 }
 
-CommandRegistration kGenModel{{"gen-model", "Write a llama GGUF with seeded random weights and a real tokenizer",
+CommandRegistration kGenModel{{"gen-model", "Write a GGUF of any supported architecture with seeded random weights",
   [](CLI::App& sub) -> std::function<int()> {
     auto args = std::make_shared<GenModelArgs>();
     sub.add_option("--preset", args->preset, "a known shape: " + ModelPresetNames());
+    sub.add_option("--arch", args->arch, "architecture: " + SupportedArchitectureNames() + " (default: the preset's, else llama)");
     sub.add_option("--dim", args->dim, "embedding length");
     sub.add_option("--ffn", args->ffn, "feed-forward length");
     sub.add_option("--layers", args->layers, "number of blocks");
     sub.add_option("--heads", args->heads, "attention heads");
     sub.add_option("--kv-heads", args->kv_heads, "key/value heads (default: --heads)");
+    sub.add_option("--head-dim", args->head_dim, "head size when heads do not tile dim (key_length)");
+    sub.add_option("--sliding-window", args->sliding_window, "attention window in tokens (0: none)");
+    sub.add_option("--attn-softcap", args->attn_softcap, "attention logit soft-cap (gemma2; 0: none)");
+    sub.add_option("--final-softcap", args->final_softcap, "final logit soft-cap (gemma2; 0: none)");
+    sub.add_option("--rope-scaling", args->rope_scaling, "none, linear, yarn, llama3 (rope_freqs) or longrope (phi3)");
+    sub.add_option("--rope-factor", args->rope_factor, "RoPE scaling factor");
+    sub.add_option("--rope-original-ctx", args->rope_original_ctx, "RoPE scaling's original context length");
     sub.add_option("--vocab-from", args->vocab_from,
                    "GGUF whose tokenizer.* keys are copied (default for presets: ../shared/vocab by vocabulary size)");
-    sub.add_option("--type", args->type, "type of the 2-D weights: F32, F16, BF16, Q8_0, Q4_0; norms stay F32")
+    sub.add_option("--type", args->type, "type of the 2-D weights (any type `ridge quantize` writes); norms stay F32")
         ->required();
     sub.add_option("--seed", args->seed, "seed of the weights (default 0)");
     sub.add_option("--ctx", args->ctx, "llama.context_length (default: the preset's, else 2048)");

@@ -9,7 +9,8 @@
 #include "ridge/base/error.h"
 #include "ridge/command.h"
 #include "ridge/gguf/gguf_file.h"
-#include "ridge/model/llama_config.h"
+#include "ridge/gguf/tensor_names.h"
+#include "ridge/model/model_config.h"
 
 namespace ridge::app {
 namespace {
@@ -88,12 +89,56 @@ std::string HumanCount(double n) {
   return fmt::format("{:.0f}", n);
 }
 
+const char* RopeScalingName(RopeScalingType t) {
+  switch (t) {
+    case RopeScalingType::kNone: return "none";
+    case RopeScalingType::kLinear: return "linear";
+    case RopeScalingType::kYarn: return "yarn";
+    case RopeScalingType::kLongRope: return "longrope";
+  }
+  return "?";
+}
+
+// The variant of each step of the block this file runs with, one per line.
+void PrintVariant(const GgufFile& f, const ModelConfig& c) {
+  const ArchitectureSpec& a = c.arch();
+  auto has = [&](TensorRole role) { return f.FindTensor(TensorName(role, role == TensorRole::kAttnQBias ? 0 : -1)); };
+  std::printf("  RoPE: %s pairs, base %g, %lld of %lld dims",
+              a.rope_style == RopeStyle::kHalves ? "halves (neox)" : "adjacent (normal)", c.rope_freq_base,
+              static_cast<long long>(c.rope_dim), static_cast<long long>(c.head_dim));
+  if (c.rope_scaling.type != RopeScalingType::kNone)
+    std::printf(", scaling %s factor %g over original context %lld, attention factor %g",
+                RopeScalingName(c.rope_scaling.type), c.rope_scaling.factor,
+                static_cast<long long>(c.rope_scaling.original_context), c.rope_scaling.attn_factor);
+  if (has(TensorRole::kRopeFreqs)) std::printf(", rope_freqs divisors (Llama 3.1 scaling)");
+  if (has(TensorRole::kRopeFactorsLong)) std::printf(", LongRoPE factors");
+  std::printf("\n  attention: scale %g", c.attention_scale);
+  if (a.fused_qkv) std::printf(", fused attn_qkv");
+  if (has(TensorRole::kAttnQBias)) std::printf(", Q/K/V biases");
+  if (a.qk_norm) std::printf(", per-head Q/K RMSNorm");
+  if (c.attn_softcap > 0) std::printf(", score soft-cap %g", c.attn_softcap);
+  if (c.sliding_window > 0) {
+    int64_t sliding = 0;
+    for (int64_t l = 0; l < c.n_layers; ++l) sliding += c.IsSlidingLayer(l) ? 1 : 0;
+    std::printf(", sliding window %lld tokens on %lld of %lld layers", static_cast<long long>(c.sliding_window),
+                static_cast<long long>(sliding), static_cast<long long>(c.n_layers));
+    if (a.global_layer_every != 0 && c.rope_freq_base_swa != c.rope_freq_base)
+      std::printf(" (their RoPE base %g)", c.rope_freq_base_swa);
+  }
+  std::printf("\n  FFN: %s%s; norms: RMSNorm%s%s\n",
+              a.ffn_activation == FfnActivation::kGeluTanh ? "GeGLU (gelu tanh)" : "SwiGLU (silu)",
+              a.fused_gate_up ? ", gate+up fused in ffn_up" : "", a.sandwich_norms ? " before and after each block" : "",
+              c.embedding_scale != 1.0f ? fmt::format(", embeddings x {:.4g}", c.embedding_scale).c_str() : "");
+  std::printf("  output: %s%s\n", has(TensorRole::kOutput) ? "output.weight" : "tied to token_embd",
+              c.final_softcap > 0 ? fmt::format(", logit soft-cap {:g}", c.final_softcap).c_str() : "");
+}
+
 void PrintModel(const GgufFile& f) {
-  LlamaConfig c;
+  ModelConfig c;
   try {
-    c = LlamaConfig::FromGguf(f);
+    c = ModelConfig::FromGguf(f);
   } catch (const Error& e) {
-    std::printf("\nmodel: no Llama-family model description here (%s)\n", e.what());
+    std::printf("\nmodel: no model description ridge can run here (%s)\n", e.what());
     return;
   }
   std::printf("\nmodel (%s)\n", c.architecture.c_str());
@@ -101,12 +146,14 @@ void PrintModel(const GgufFile& f) {
               static_cast<long long>(c.n_layers), static_cast<long long>(c.n_heads),
               static_cast<long long>(c.n_kv_heads), static_cast<long long>(c.head_dim),
               static_cast<long long>(c.n_embd), static_cast<long long>(c.n_ff));
-  std::printf("  vocab %lld, training context %lld, rope dim %lld, rope base %g, rms eps %g\n",
-              static_cast<long long>(c.n_vocab), static_cast<long long>(c.n_ctx_train),
-              static_cast<long long>(c.rope_dim), c.rope_freq_base, c.rms_eps);
+  std::printf("  vocab %lld, training context %lld, rms eps %g\n", static_cast<long long>(c.n_vocab),
+              static_cast<long long>(c.n_ctx_train), c.rms_eps);
+  PrintVariant(f, c);
   std::printf("\nKV cache: per token = 2 (K and V) × %lld layers × %lld KV heads × %lld head dim × bytes per element\n",
               static_cast<long long>(c.n_layers), static_cast<long long>(c.n_kv_heads),
               static_cast<long long>(c.head_dim));
+  int64_t sliding = 0;
+  for (int64_t l = 0; l < c.n_layers; ++l) sliding += c.IsSlidingLayer(l) ? 1 : 0;
   struct Cache {
     const char* name;
     double bytes_per_element;
@@ -116,7 +163,21 @@ void PrintModel(const GgufFile& f) {
     std::printf("  %s (%g byte%s/element): %.0f bytes per token; 1 token: %s; 4096 tokens: %.0f bytes (%s)\n", k.name,
                 k.bytes_per_element, k.bytes_per_element == 1 ? "" : "s", per_token, HumanBytes(per_token).c_str(),
                 per_token * 4096, HumanBytes(per_token * 4096).c_str());
+    if (sliding == 0) continue;
+    // A sliding layer needs its last `window` tokens only.
+    const double layer_token = per_token / static_cast<double>(c.n_layers);
+    for (int64_t ctx : {int64_t{4096}, c.n_ctx_train}) {
+      const double needed = layer_token * (static_cast<double>(c.n_layers - sliding) * static_cast<double>(ctx) +
+                                           static_cast<double>(sliding) *
+                                               static_cast<double>(std::min(ctx, c.sliding_window)));
+      std::printf("         with the window: %lld tokens need %.0f bytes (%s), %.1f%% of the full %s\n",
+                  static_cast<long long>(ctx), needed, HumanBytes(needed).c_str(),
+                  100.0 * needed / (per_token * static_cast<double>(ctx)),
+                  HumanBytes(per_token * static_cast<double>(ctx)).c_str());
+    }
   }
+  if (sliding > 0)
+    std::printf("  (ridge's paged cache keeps every position of every layer today: it allocates the full figure)\n");
 }
 
 int RunInspect(const std::string& path) {

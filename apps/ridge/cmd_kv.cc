@@ -54,7 +54,7 @@ int RunKv(const KvArgs& a) {
       const ModelPreset& preset = FindModelPreset(a.preset.empty() ? "llama-2-7b" : a.preset);
       model = ShapeFromPreset(preset, ParseType(a.weight_type.empty() ? "f16" : a.weight_type, "--weight-type"));
     }
-    const LlamaConfig& c = model->config;
+    const ModelConfig& c = model->config;
     shape = {c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim};
     name = fmt::format("{}: {} layers × {} KV heads ({} query heads) × head dim {}", model->name, c.n_layers,
                        c.n_kv_heads, c.n_heads, c.head_dim);

@@ -69,7 +69,7 @@ void PrintList() {
   std::printf("  %-8s this machine, from `ridge roofline --probe` (saved in %s)\n", "host", DefaultProbePath().c_str());
   std::printf("model presets (--preset):\n");
   for (const ModelPreset& p : ModelPresets()) {
-    const LlamaConfig& c = p.config;
+    const ModelConfig& c = p.config;
     std::printf("  %-15s dim %-5lld ffn %-6lld layers %-3lld heads %-3lld kv heads %-3lld vocab %-7lld %s\n",
                 p.name.c_str(), static_cast<long long>(c.n_embd), static_cast<long long>(c.n_ff),
                 static_cast<long long>(c.n_layers), static_cast<long long>(c.n_heads),
@@ -194,7 +194,7 @@ int RunRoofline(const RooflineArgs& a) {
   const std::string act = !a.act_type.empty() ? a.act_type : hw_name == "host" ? "f32" : "bf16";
   options.activation_bytes = BytesPerWeight(ParseType(act, "--act-type"));
 
-  const LlamaConfig& c = shape.config;
+  const ModelConfig& c = shape.config;
   std::printf("model    %s: %s weights (%s), dim %lld, ffn %lld, %lld layers, %lld heads / %lld KV heads, vocab %lld%s\n",
               shape.name.c_str(), shape.weight_types.c_str(), FormatBytes(shape.total_weight_bytes).c_str(),
               static_cast<long long>(c.n_embd), static_cast<long long>(c.n_ff), static_cast<long long>(c.n_layers),

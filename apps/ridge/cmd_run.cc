@@ -30,7 +30,7 @@ struct RunArgs {
   bool mmap = false;
 };
 
-void PrintSummary(const GenerationResult& r, const LlamaModel& model, bool verbose) {
+void PrintSummary(const GenerationResult& r, const Model& model, bool verbose) {
   std::fprintf(stderr, "\n\n--- ridge run ---\n");
   std::fprintf(stderr, "prompt tokens      %zu\n", r.prompt_tokens.size());
   std::fprintf(stderr, "output tokens      %zu  (finish: %s)\n", r.output_tokens.size(), FinishReasonName(r.finish_reason));
@@ -47,7 +47,7 @@ void PrintSummary(const GenerationResult& r, const LlamaModel& model, bool verbo
     std::fprintf(stderr, "note: generation stopped because the model's context of %lld tokens is full\n",
                  static_cast<long long>(model.config().n_ctx_train));
   if (verbose) {
-    const LlamaConfig& c = model.config();
+    const ModelConfig& c = model.config();
     std::fprintf(stderr, "\nKV lifecycle: allocated %lld blocks of %lld tokens at request start (%lld bytes), "
                  "filled by prefill (%zu tokens), appended by decode, freed at the end\n",
                  static_cast<long long>(r.kv.blocks_total), static_cast<long long>(r.kv.token_slots_allocated / std::max<int64_t>(r.kv.blocks_used, 1)),
@@ -86,7 +86,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     return [a]() {
-      auto model = LlamaModel::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
+      auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
       GenerateOptions options;

@@ -94,7 +94,7 @@ int Serve(const ServeArgs& a) {
       Fail("--chat-template: '{}' is not one of llama2, llama3, chatml, plain", a.chat_template);
   }
 
-  auto model = LlamaModel::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
+  auto model = Model::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
   Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
   // A pool larger than max-running full contexts can never be used: do not
   // allocate (and zero) it. Tiny models would otherwise take gigabytes.

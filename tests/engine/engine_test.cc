@@ -254,7 +254,7 @@ TEST_F(EngineTest, CancelledRequestFreesItsBlocks) {
 // activation quantization and prefill tiling must not make a token's result
 // depend on what else is in its batch.
 TEST(EngineRandomModel, BatchedGreedyEqualsAloneOnQ8_0) {
-  auto model = LlamaModel::Load(testing::RandomModelGguf(GgmlType::kQ8_0));
+  auto model = Model::Load(testing::RandomModelGguf(GgmlType::kQ8_0));
   Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
   EngineOptions options;
   options.n_threads = 2;

@@ -37,7 +37,7 @@ class GoldenTest : public ::testing::TestWithParam<Isa> {
 };
 
 TEST_P(GoldenTest, GreedyMatchesLlama2cReference) {
-  auto model = LlamaModel::Load(testing::Stories260kGguf());
+  auto model = Model::Load(testing::Stories260kGguf());
   Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
   ThreadPool pool(2);
   Generator generator(*model, tokenizer, pool);
@@ -66,7 +66,7 @@ TEST_P(GoldenTest, GreedyMatchesLlama2cReference) {
 }
 
 TEST_P(GoldenTest, F16KvCacheGivesTheSameGreedyStory) {
-  auto model = LlamaModel::Load(testing::Stories260kGguf());
+  auto model = Model::Load(testing::Stories260kGguf());
   Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
   ThreadPool pool(2);
   Generator generator(*model, tokenizer, pool);

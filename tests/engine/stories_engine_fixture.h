@@ -12,7 +12,7 @@ namespace ridge {
 class StoriesEngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    model_ = LlamaModel::Load(testing::Stories260kGguf()).release();
+    model_ = Model::Load(testing::Stories260kGguf()).release();
     tokenizer_ = new Tokenizer(Tokenizer::FromGguf(model_->file()));
   }
   static void TearDownTestSuite() {
@@ -39,7 +39,7 @@ class StoriesEngineTest : public ::testing::Test {
     EXPECT_EQ(s.kv.sequences, 0);
   }
 
-  inline static LlamaModel* model_ = nullptr;
+  inline static Model* model_ = nullptr;
   inline static Tokenizer* tokenizer_ = nullptr;
 };
 

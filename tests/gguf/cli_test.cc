@@ -53,7 +53,7 @@ TEST(RidgeCli, InspectTokenizerOnlyFile) {
   ASSERT_EQ(r.exit_code, 0) << r.output();
   EXPECT_TRUE(r.Has("tensors (0)")) << r.output();
   EXPECT_TRUE(r.Has("[50257 strings:")) << r.output();
-  EXPECT_TRUE(r.Has("model: no Llama-family model description here")) << r.output();
+  EXPECT_TRUE(r.Has("model: no model description ridge can run here")) << r.output();
 }
 
 TEST(RidgeCli, CorruptFileGivesNonZeroExitAndClearMessage) {

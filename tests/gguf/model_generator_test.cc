@@ -47,7 +47,7 @@ RandomModelOptions TinyOptions(GgmlType type, uint64_t seed = 1) {
 std::string Generate(const RandomModelOptions& options, ThreadPool* pool = nullptr) {
   const GgufFile vocab = GgufFile::Open(SpmVocab());
   const std::string path = testing::TempDir("gen") + "/model.gguf";
-  BuildRandomLlamaGguf(vocab, options, pool).Write(path);
+  BuildRandomModelGguf(vocab, options, pool).Write(path);
   return path;
 }
 
@@ -236,7 +236,7 @@ TEST(GenModel, VocabularyFileWithoutTokensIsAnError) {
   w.Write(path);
   const GgufFile f = GgufFile::Open(path);
   try {
-    BuildRandomLlamaGguf(f, TinyOptions(GgmlType::kF32), nullptr);
+    BuildRandomModelGguf(f, TinyOptions(GgmlType::kF32), nullptr);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("tokenizer.ggml.tokens"));

@@ -39,7 +39,7 @@ std::string TinyModel(GgmlType type) {
   o.seed = 3;
   const GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
   const std::string path = testing::TempDir("quant-src") + "/model.gguf";
-  BuildRandomLlamaGguf(vocab, o, nullptr).Write(path);
+  BuildRandomModelGguf(vocab, o, nullptr).Write(path);
   return path;
 }
 

@@ -31,7 +31,7 @@ ProbeResult FakeProbe() {
 }
 
 TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
-  auto model = LlamaModel::Load(testing::Stories260kGguf());
+  auto model = Model::Load(testing::Stories260kGguf());
   ModelBenchOptions o;
   o.n_prompt = 32;
   o.n_gen = 8;
@@ -72,7 +72,7 @@ TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
 }
 
 TEST(ModelBench, BatchedSweepAccountsKvBytes) {
-  auto model = LlamaModel::Load(testing::Stories260kGguf());
+  auto model = Model::Load(testing::Stories260kGguf());
   ModelBenchOptions o;
   o.n_prompt = 16;
   o.n_gen = 4;

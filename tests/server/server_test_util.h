@@ -27,8 +27,8 @@
 namespace ridge::server::testing {
 
 // stories260K (F32) loaded once per process.
-inline LlamaModel& StoriesModel() {
-  static LlamaModel* model = LlamaModel::Load(ridge::testing::Stories260kGguf()).release();
+inline Model& StoriesModel() {
+  static Model* model = Model::Load(ridge::testing::Stories260kGguf()).release();
   return *model;
 }
 
@@ -58,13 +58,13 @@ inline const std::string& LongContextModelPath() {
     options.name = "long-context-test";
     const std::string path = ridge::testing::ScratchDir("server-long") + "/long.gguf";
     GgufFile vocab = GgufFile::Open(ridge::testing::Stories260kGguf());
-    BuildRandomLlamaGguf(vocab, options, nullptr).Write(path);
+    BuildRandomModelGguf(vocab, options, nullptr).Write(path);
     return path;
   }();
   return path;
 }
-inline LlamaModel& LongContextModel() {
-  static LlamaModel* model = LlamaModel::Load(LongContextModelPath()).release();
+inline Model& LongContextModel() {
+  static Model* model = Model::Load(LongContextModelPath()).release();
   return *model;
 }
 inline const Tokenizer& LongContextTokenizer() {
@@ -110,7 +110,7 @@ inline ServerOptions TestServerOptions() {
 class TestServer {
  public:
   explicit TestServer(EngineOptions engine = TestEngineOptions(), ServerOptions options = TestServerOptions());
-  TestServer(LlamaModel& model, const Tokenizer& tokenizer, EngineOptions engine,
+  TestServer(Model& model, const Tokenizer& tokenizer, EngineOptions engine,
              ServerOptions options = TestServerOptions());
   ~TestServer();
   OpenAiServer& server() { return *server_; }
@@ -138,7 +138,7 @@ inline TestServer::TestServer(EngineOptions engine, ServerOptions options) {
   port_ = server_->Start();
 }
 
-inline TestServer::TestServer(LlamaModel& model, const Tokenizer& tokenizer, EngineOptions engine,
+inline TestServer::TestServer(Model& model, const Tokenizer& tokenizer, EngineOptions engine,
                               ServerOptions options) {
   server_ = std::make_unique<OpenAiServer>(model, tokenizer, engine, options);
   port_ = server_->Start();

@@ -28,7 +28,7 @@ struct Engine::Sequence {
 
 namespace {
 
-int64_t PoolBlocks(const LlamaModel& model, const EngineOptions& o) {
+int64_t PoolBlocks(const Model& model, const EngineOptions& o) {
   KvCacheShape shape = model.KvShape(o.kv_type, o.kv_block_tokens);
   if (o.kv_tokens > 0) return (o.kv_tokens + o.kv_block_tokens - 1) / o.kv_block_tokens;
   int64_t blocks = PagedKvCache::BlocksForBudget(shape, o.kv_memory_bytes);
@@ -40,7 +40,7 @@ int64_t PoolBlocks(const LlamaModel& model, const EngineOptions& o) {
 
 }  // namespace
 
-Engine::Engine(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options)
+Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& options)
     : model_(model),
       options_(options),
       pool_(options.n_threads > 0 ? options.n_threads : HardwareThreads()),
@@ -63,7 +63,7 @@ Engine::Engine(LlamaModel& model, const Tokenizer& tokenizer, const EngineOption
 Engine::~Engine() { Stop(/*cancel_running=*/true); }
 
 std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
-  const LlamaConfig& c = model_.config();
+  const ModelConfig& c = model_.config();
   const int64_t n_prompt = static_cast<int64_t>(params.prompt.size());
   if (n_prompt == 0) Fail("the prompt has no tokens");
   for (TokenId t : params.prompt)

@@ -43,7 +43,7 @@
 #include "ridge/base/thread_pool.h"
 #include "ridge/engine/request_stream.h"
 #include "ridge/kv/paged_kv_cache.h"
-#include "ridge/model/llama_model.h"
+#include "ridge/model/model.h"
 #include "ridge/sampling/sampler.h"
 #include "ridge/tokenizer/tokenizer.h"
 
@@ -117,7 +117,7 @@ struct EngineStats {
 class Engine {
  public:
   // The tokenizer tells which tokens end generation (EOS, end-of-turn) and BOS.
-  Engine(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& options);
+  Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& options);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -141,7 +141,7 @@ class Engine {
   void Stop(bool cancel_running = false);
 
   EngineStats Stats() const;  // thread-safe snapshot, updated after every step
-  const LlamaModel& model() const { return model_; }
+  const Model& model() const { return model_; }
   const EngineOptions& options() const { return options_; }
   int64_t kv_blocks() const { return cache_.n_blocks(); }
   // Optional: receives finished requests and the running/waiting/KV gauges.
@@ -176,7 +176,7 @@ class Engine {
   void EndEverything(FinishKind kind, const std::string& error = {});
   void Die(const std::string& reason);
 
-  LlamaModel& model_;
+  Model& model_;
   EngineOptions options_;
   ThreadPool pool_;
   PagedKvCache cache_;

@@ -81,7 +81,7 @@ class StopStringFilter {
 
 GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_tokens, const GenerateOptions& options,
                                                const TextCallback& on_text, Clock::time_point start) {
-  const LlamaConfig& config = model_.config();
+  const ModelConfig& config = model_.config();
   if (prompt_tokens.empty()) Fail("the prompt is empty and the vocabulary has no BOS token to start from");
   if (static_cast<int64_t>(prompt_tokens.size()) >= config.n_ctx_train)
     Fail("the prompt has {} tokens but the model's context holds {}; nothing can be generated",

@@ -14,7 +14,7 @@
 #include "ridge/base/clock.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/kv/paged_kv_cache.h"
-#include "ridge/model/llama_model.h"
+#include "ridge/model/model.h"
 #include "ridge/sampling/sampling_params.h"
 #include "ridge/tokenizer/tokenizer.h"
 
@@ -52,7 +52,7 @@ struct GenerationResult {
 
 class Generator {
  public:
-  Generator(LlamaModel& model, const Tokenizer& tokenizer, ThreadPool& pool)
+  Generator(Model& model, const Tokenizer& tokenizer, ThreadPool& pool)
       : model_(model), tokenizer_(tokenizer), pool_(pool) {}
 
   using TextCallback = std::function<void(std::string_view text)>;
@@ -64,7 +64,7 @@ class Generator {
                                       const TextCallback& on_text, Clock::time_point start);
 
  private:
-  LlamaModel& model_;
+  Model& model_;
   const Tokenizer& tokenizer_;
   ThreadPool& pool_;
 };

@@ -5,6 +5,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/gguf/dequantize.h"
+#include "ridge/gguf/tensor_names.h"
 
 namespace ridge {
 namespace {
@@ -73,16 +74,18 @@ Llama2cCheckpoint Llama2cCheckpoint::Open(const std::string& path) {
     return at;
   };
   struct Layered {
-    const char* name;
+    TensorRole role;
     std::vector<int64_t> dims;
     bool norm;
     uint64_t at = 0;
   };
   const uint64_t embd_at = take(h.vocab_size * dim);
   std::vector<Layered> layered = {
-      {"attn_norm", {dim}, true},      {"attn_q", {dim, dim}, false},   {"attn_k", {dim, kv}, false},
-      {"attn_v", {dim, kv}, false},    {"attn_output", {dim, dim}, false}, {"ffn_norm", {dim}, true},
-      {"ffn_gate", {dim, hid}, false}, {"ffn_down", {hid, dim}, false},  {"ffn_up", {dim, hid}, false},
+      {TensorRole::kAttnNorm, {dim}, true},         {TensorRole::kAttnQ, {dim, dim}, false},
+      {TensorRole::kAttnK, {dim, kv}, false},       {TensorRole::kAttnV, {dim, kv}, false},
+      {TensorRole::kAttnOutput, {dim, dim}, false}, {TensorRole::kFfnNorm, {dim}, true},
+      {TensorRole::kFfnGate, {dim, hid}, false},    {TensorRole::kFfnDown, {hid, dim}, false},
+      {TensorRole::kFfnUp, {dim, hid}, false},
   };
   for (auto& a : layered) {
     int64_t per_layer = 1;
@@ -99,18 +102,18 @@ Llama2cCheckpoint Llama2cCheckpoint::Open(const std::string& path) {
          h.shared_classifier ? "" : " with its own classifier", h.seq_len, size,
          size < offset ? " (truncated)" : " (trailing data)");
 
-  c.tensors.push_back({"token_embd.weight", {dim, h.vocab_size}, embd_at, h.vocab_size * dim, false});
+  c.tensors.push_back({TensorName(TensorRole::kTokenEmbd), {dim, h.vocab_size}, embd_at, h.vocab_size * dim, false});
   for (int64_t l = 0; l < L; ++l) {
     for (const auto& a : layered) {
       int64_t n = 1;
       for (int64_t d : a.dims) n *= d;
-      c.tensors.push_back({fmt::format("blk.{}.{}.weight", l, a.name), a.dims, a.at + static_cast<uint64_t>(l * n) * 4,
+      c.tensors.push_back({TensorName(a.role, l), a.dims, a.at + static_cast<uint64_t>(l * n) * 4,
                            n, a.norm});
     }
   }
-  c.tensors.push_back({"output_norm.weight", {dim}, final_norm_at, dim, true});
+  c.tensors.push_back({TensorName(TensorRole::kOutputNorm), {dim}, final_norm_at, dim, true});
   if (!h.shared_classifier)
-    c.tensors.push_back({"output.weight", {dim, h.vocab_size}, wcls_at, h.vocab_size * dim, false});
+    c.tensors.push_back({TensorName(TensorRole::kOutput), {dim, h.vocab_size}, wcls_at, h.vocab_size * dim, false});
   return c;
 }
 

@@ -6,6 +6,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/base/thread_pool.h"
+#include "ridge/gguf/architecture.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/gguf/quantize_file.h"
 #include "ridge/gguf/row_chunks.h"
@@ -49,32 +50,155 @@ class Xoshiro256 {
   uint64_t s_[4];
 };
 
+// How the values of a generated tensor are drawn.
+enum class Fill { kWeight, kNorm, kBias, kRopeDivisors };
+
 struct TensorSpec {
   std::string name;
   std::vector<int64_t> dims;  // dims[0] = row length
-  bool is_norm;
+  Fill fill;
 };
 
-std::vector<TensorSpec> LlamaTensors(const RandomLlamaShape& s, int64_t n_vocab) {
-  const int64_t head_dim = s.n_embd / s.n_heads;
-  const int64_t n_kv_embd = head_dim * s.n_kv_heads;
-  std::vector<TensorSpec> t;
-  t.push_back({"token_embd.weight", {s.n_embd, n_vocab}, false});
-  for (int64_t i = 0; i < s.n_layers; ++i) {
-    const std::string b = "blk." + std::to_string(i) + ".";
-    t.push_back({b + "attn_norm.weight", {s.n_embd}, true});
-    t.push_back({b + "attn_q.weight", {s.n_embd, s.n_embd}, false});
-    t.push_back({b + "attn_k.weight", {s.n_embd, n_kv_embd}, false});
-    t.push_back({b + "attn_v.weight", {s.n_embd, n_kv_embd}, false});
-    t.push_back({b + "attn_output.weight", {s.n_embd, s.n_embd}, false});
-    t.push_back({b + "ffn_norm.weight", {s.n_embd}, true});
-    t.push_back({b + "ffn_gate.weight", {s.n_embd, s.n_ff}, false});
-    t.push_back({b + "ffn_up.weight", {s.n_embd, s.n_ff}, false});
-    t.push_back({b + "ffn_down.weight", {s.n_ff, s.n_embd}, false});
+int64_t HeadDim(const RandomModelShape& s) { return s.head_dim ? s.head_dim : s.n_embd / s.n_heads; }
+
+// The shape of a role's tensor, GGUF dims (fastest first).
+std::vector<int64_t> RoleDims(TensorRole role, const RandomModelShape& s, int64_t n_vocab) {
+  const int64_t hd = HeadDim(s), q = s.n_heads * hd, kv = s.n_kv_heads * hd;
+  using enum TensorRole;
+  switch (role) {
+    case kTokenEmbd:
+    case kOutput: return {s.n_embd, n_vocab};
+    case kRopeFreqs:
+    case kRopeFactorsLong:
+    case kRopeFactorsShort: return {hd / 2};
+    case kAttnNorm:
+    case kOutputNorm:
+    case kPostAttnNorm:
+    case kFfnNorm:
+    case kPostFfwNorm: return {s.n_embd};
+    case kAttnQ: return {s.n_embd, q};
+    case kAttnK:
+    case kAttnV: return {s.n_embd, kv};
+    case kAttnQkv: return {s.n_embd, q + 2 * kv};
+    case kAttnQBias: return {q};
+    case kAttnKBias:
+    case kAttnVBias: return {kv};
+    case kAttnQNorm:
+    case kAttnKNorm: return {hd};
+    case kAttnOutput: return {q, s.n_embd};
+    case kFfnGate: return {s.n_embd, s.n_ff};
+    case kFfnUp: return {s.n_embd, s.n_ff};
+    case kFfnDown: return {s.n_ff, s.n_embd};
   }
-  t.push_back({"output_norm.weight", {s.n_embd}, true});
-  if (!s.tied_embeddings) t.push_back({"output.weight", {s.n_embd, n_vocab}, false});
+  CheckFailed("a tensor role", __FILE__, __LINE__);
+}
+
+Fill RoleFill(TensorRole role) {
+  using enum TensorRole;
+  switch (role) {
+    case kAttnNorm:
+    case kOutputNorm:
+    case kPostAttnNorm:
+    case kFfnNorm:
+    case kPostFfwNorm:
+    case kAttnQNorm:
+    case kAttnKNorm: return Fill::kNorm;
+    case kAttnQBias:
+    case kAttnKBias:
+    case kAttnVBias: return Fill::kBias;
+    case kRopeFreqs:
+    case kRopeFactorsLong:
+    case kRopeFactorsShort: return Fill::kRopeDivisors;
+    default: return Fill::kWeight;
+  }
+}
+
+// Whether the file holds an optional tensor of the architecture.
+bool Wanted(TensorRole role, const RandomModelShape& s) {
+  using enum TensorRole;
+  switch (role) {
+    case kOutput: return !s.tied_embeddings;
+    case kRopeFreqs: return s.rope_scaling == RandomRopeScaling::kLlama3;
+    case kRopeFactorsLong:
+    case kRopeFactorsShort: return s.rope_scaling == RandomRopeScaling::kLongRope;
+    default: return false;  // optional biases of llama files
+  }
+}
+
+std::vector<TensorSpec> ModelTensorSpecs(const RandomModelShape& s, int64_t n_vocab) {
+  const ArchitectureSpec& arch = RequireArchitecture(s.architecture, "gen-model");
+  std::vector<TensorSpec> t;
+  auto add = [&](TensorPresence p, int64_t layer) {
+    if (!p.required && !Wanted(p.role, s)) return;
+    std::vector<int64_t> dims = RoleDims(p.role, s, n_vocab);
+    if (p.role == TensorRole::kFfnUp && arch.fused_gate_up) dims[1] *= 2;  // gate rows, then up rows
+    t.push_back({TensorName(p.role, layer), std::move(dims), RoleFill(p.role)});
+  };
+  const std::vector<TensorPresence> model = ModelTensors(arch);
+  add(model[0], -1);  // token_embd first, as llama.cpp orders them
+  for (const TensorPresence& p : model)
+    if (p.role != TensorRole::kTokenEmbd && p.role != TensorRole::kOutputNorm && p.role != TensorRole::kOutput)
+      add(p, -1);
+  for (int64_t l = 0; l < s.n_layers; ++l)
+    for (const TensorPresence& p : LayerTensors(arch)) add(p, l);
+  add({TensorRole::kOutputNorm, true}, -1);
+  add({TensorRole::kOutput, false}, -1);
   return t;
+}
+
+// Llama 3.1's frequency divisors (what llama.cpp's converter writes as
+// rope_freqs.weight): 1 for wavelengths under original_context / 4, `factor`
+// over original_context / 1, smoothly between.
+std::vector<float> Llama3Divisors(const RandomModelShape& s) {
+  const int64_t rope_dim = HeadDim(s);
+  const double low_freq_factor = 1.0, high_freq_factor = 4.0, orig = static_cast<double>(s.rope_original_context);
+  std::vector<float> d(static_cast<size_t>(rope_dim / 2));
+  for (int64_t i = 0; i < rope_dim / 2; ++i) {
+    const double freq = std::pow(static_cast<double>(s.rope_freq_base), -2.0 * static_cast<double>(i) / rope_dim);
+    const double wavelen = 2.0 * 3.14159265358979323846 / freq;
+    double divisor;
+    if (wavelen < orig / high_freq_factor) {
+      divisor = 1.0;
+    } else if (wavelen > orig / low_freq_factor) {
+      divisor = s.rope_factor;
+    } else {
+      const double smooth = (orig / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+      divisor = 1.0 / ((1.0 - smooth) / s.rope_factor + smooth);
+    }
+    d[static_cast<size_t>(i)] = static_cast<float>(divisor);
+  }
+  return d;
+}
+
+// Uniform values in [lo, hi) for a 1-D tensor, seeded by its name.
+std::vector<float> UniformVector(uint64_t seed, const std::string& name, int64_t n, float lo, float hi) {
+  std::vector<float> v(static_cast<size_t>(n));
+  RandomWeightRow(seed, name, 0, v.data(), n);  // uniform in [-a, a), a = sqrt(3 / n)
+  const float a = static_cast<float>(std::sqrt(3.0 / static_cast<double>(n)));
+  for (float& x : v) x = lo + (hi - lo) * (x / (2.0f * a) + 0.5f);
+  return v;
+}
+
+std::vector<float> VectorValues(const TensorSpec& t, const RandomModelShape& s, uint64_t seed) {
+  const int64_t n = t.dims[0];
+  switch (t.fill) {
+    case Fill::kNorm:
+      return s.architecture == "llama" ? std::vector<float>(static_cast<size_t>(n), 1.0f)
+                                       : UniformVector(seed, t.name, n, 0.75f, 1.25f);
+    case Fill::kBias: return UniformVector(seed, t.name, n, -0.5f, 0.5f);
+    case Fill::kRopeDivisors:
+      if (t.name == TensorName(TensorRole::kRopeFreqs)) return Llama3Divisors(s);
+      return t.name == TensorName(TensorRole::kRopeFactorsLong) ? UniformVector(seed, t.name, n, 1.0f, 4.0f)
+                                                                : UniformVector(seed, t.name, n, 1.0f, 1.2f);
+    case Fill::kWeight: break;
+  }
+  CheckFailed("a 1-D fill", __FILE__, __LINE__);
+}
+
+std::vector<uint8_t> VectorBytes(const std::vector<float>& v) {
+  std::vector<uint8_t> bytes(v.size() * sizeof(float));
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return bytes;
 }
 
 void CheckPositive(const char* field, int64_t v) {
@@ -110,7 +234,11 @@ int64_t VocabSize(const GgufFile& vocab) {
 }
 
 void ValidateRandomModel(const RandomModelOptions& options, int64_t n_vocab) {
-  const RandomLlamaShape& s = options.shape;
+  const RandomModelShape& s = options.shape;
+  const ArchitectureSpec* arch = FindArchitecture(s.architecture);
+  if (!arch)
+    Fail("gen-model: architecture '{}' is not one ridge runs; supported: {}", s.architecture,
+         SupportedArchitectureNames());
   CheckPositive("dim (embedding length)", s.n_embd);
   CheckPositive("ffn (feed-forward length)", s.n_ff);
   CheckPositive("layers", s.n_layers);
@@ -119,56 +247,89 @@ void ValidateRandomModel(const RandomModelOptions& options, int64_t n_vocab) {
   CheckPositive("ctx", s.n_ctx);
   CheckPositive("vocabulary size", n_vocab);
   constexpr int64_t kMaxDim = int64_t{1} << 20;  // keeps every product far from overflow
-  if (s.n_embd > kMaxDim || s.n_ff > kMaxDim || n_vocab > kMaxDim || s.n_layers > 4096 || s.n_ctx > 0xffffffffll)
-    Fail("gen-model: shape too large (dim {}, ffn {}, vocab {}, layers {}, ctx {})", s.n_embd, s.n_ff, n_vocab,
-         s.n_layers, s.n_ctx);
-  if (s.n_embd % s.n_heads != 0)
-    Fail("gen-model: dim {} is not a multiple of heads {}", s.n_embd, s.n_heads);
+  if (s.n_embd > kMaxDim || s.n_ff > kMaxDim || n_vocab > kMaxDim || s.n_layers > 4096 || s.n_ctx > 0xffffffffll ||
+      s.head_dim < 0 || s.head_dim > 4096)
+    Fail("gen-model: shape too large (dim {}, ffn {}, vocab {}, layers {}, ctx {}, head dim {})", s.n_embd, s.n_ff,
+         n_vocab, s.n_layers, s.n_ctx, s.head_dim);
+  if (s.head_dim == 0 && s.n_embd % s.n_heads != 0)
+    Fail("gen-model: dim {} is not a multiple of heads {} (give --head-dim)", s.n_embd, s.n_heads);
   if (s.n_heads % s.n_kv_heads != 0)
     Fail("gen-model: heads {} is not a multiple of kv-heads {}", s.n_heads, s.n_kv_heads);
-  if ((s.n_embd / s.n_heads) % 2 != 0)
-    Fail("gen-model: head dimension {} (dim / heads) must be even for RoPE", s.n_embd / s.n_heads);
+  if (HeadDim(s) % 2 != 0) Fail("gen-model: head dimension {} must be even for RoPE", HeadDim(s));
   if (!(std::isfinite(s.rope_freq_base) && s.rope_freq_base > 0.0f))
     Fail("gen-model: rope freq base must be > 0, got {}", s.rope_freq_base);
   if (!(std::isfinite(s.rms_eps) && s.rms_eps > 0.0f)) Fail("gen-model: rms eps must be > 0, got {}", s.rms_eps);
+  if (s.sliding_window < 0) Fail("gen-model: sliding window must be >= 0 tokens, got {}", s.sliding_window);
+  if (s.attn_softcap < 0.0f || s.final_softcap < 0.0f || ((s.attn_softcap > 0 || s.final_softcap > 0) && !arch->soft_caps))
+    Fail("gen-model: soft-caps must be >= 0 and exist in gemma2 only (architecture {})", s.architecture);
+  if (s.rope_scaling == RandomRopeScaling::kLlama3 && !arch->rope_freqs)
+    Fail("gen-model: llama3 RoPE divisors (rope_freqs.weight) exist in llama files only, not {}", s.architecture);
+  if (s.rope_scaling == RandomRopeScaling::kLongRope && !arch->long_rope)
+    Fail("gen-model: LongRoPE factors exist in phi3 files only, not {}", s.architecture);
+  if (s.rope_scaling != RandomRopeScaling::kNone &&
+      (!(s.rope_factor > 0.0f && std::isfinite(s.rope_factor)) || s.rope_original_context <= 0))
+    Fail("gen-model: RoPE scaling needs a factor > 0 and an original context > 0 (got {} and {})", s.rope_factor,
+         s.rope_original_context);
   if (!CanQuantizeTo(options.type))
-    Fail("gen-model: type {} cannot be written; use F32, F16, BF16, Q8_0 or Q4_0", GgmlTypeName(options.type));
+    Fail("gen-model: type {} cannot be written", GgmlTypeName(options.type));
   const int64_t block = TraitsOf(options.type).block_elems;
-  if (s.n_embd % block != 0)
-    Fail("gen-model: dim {} is not a multiple of the {} block size {}", s.n_embd, GgmlTypeName(options.type), block);
-  if (s.n_ff % block != 0)
-    Fail("gen-model: ffn {} is not a multiple of the {} block size {}", s.n_ff, GgmlTypeName(options.type), block);
+  for (auto [what, n] : {std::pair{"dim", s.n_embd}, {"ffn", s.n_ff}, {"heads × head dim", s.n_heads * HeadDim(s)}})
+    if (n % block != 0)
+      Fail("gen-model: {} {} is not a multiple of the {} block size {}", what, n, GgmlTypeName(options.type), block);
 }
 
-GgufWriter BuildRandomLlamaGguf(const GgufFile& vocab, const RandomModelOptions& options, ThreadPool* pool) {
+GgufWriter BuildRandomModelGguf(const GgufFile& vocab, const RandomModelOptions& options, ThreadPool* pool) {
   const int64_t n_vocab = VocabSize(vocab);
   ValidateRandomModel(options, n_vocab);
-  const RandomLlamaShape& s = options.shape;
+  const RandomModelShape& s = options.shape;
+  const std::string a = s.architecture;
 
   GgufWriter w;
-  w.SetString("general.architecture", "llama");
+  w.SetString("general.architecture", a);
   w.SetString("general.name", options.name);
   w.SetU32("general.file_type", LlamaFileType(options.type));
   if (TraitsOf(options.type).block_elems > 1) w.SetU32("general.quantization_version", kGgmlQuantizationVersion);
-  w.SetU32("llama.vocab_size", static_cast<uint32_t>(n_vocab));
-  w.SetU32("llama.context_length", static_cast<uint32_t>(s.n_ctx));
-  w.SetU32("llama.embedding_length", static_cast<uint32_t>(s.n_embd));
-  w.SetU32("llama.block_count", static_cast<uint32_t>(s.n_layers));
-  w.SetU32("llama.feed_forward_length", static_cast<uint32_t>(s.n_ff));
-  w.SetU32("llama.rope.dimension_count", static_cast<uint32_t>(s.n_embd / s.n_heads));
-  w.SetU32("llama.attention.head_count", static_cast<uint32_t>(s.n_heads));
-  w.SetU32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
-  w.SetF32("llama.attention.layer_norm_rms_epsilon", s.rms_eps);
-  w.SetF32("llama.rope.freq_base", s.rope_freq_base);
+  w.SetU32(a + ".vocab_size", static_cast<uint32_t>(n_vocab));
+  w.SetU32(a + ".context_length", static_cast<uint32_t>(s.n_ctx));
+  w.SetU32(a + ".embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.SetU32(a + ".block_count", static_cast<uint32_t>(s.n_layers));
+  w.SetU32(a + ".feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.SetU32(a + ".rope.dimension_count", static_cast<uint32_t>(HeadDim(s)));
+  w.SetU32(a + ".attention.head_count", static_cast<uint32_t>(s.n_heads));
+  w.SetU32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
+  if (s.head_dim) {
+    w.SetU32(a + ".attention.key_length", static_cast<uint32_t>(s.head_dim));
+    w.SetU32(a + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
+  }
+  w.SetF32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  w.SetF32(a + ".rope.freq_base", s.rope_freq_base);
+  if (s.rope_freq_base_swa > 0) w.SetF32(a + ".rope.freq_base_swa", s.rope_freq_base_swa);
+  if (s.sliding_window > 0) w.SetU32(a + ".attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+  if (s.attn_softcap > 0) w.SetF32(a + ".attn_logit_softcapping", s.attn_softcap);
+  if (s.final_softcap > 0) w.SetF32(a + ".final_logit_softcapping", s.final_softcap);
+  switch (s.rope_scaling) {
+    case RandomRopeScaling::kNone: break;
+    case RandomRopeScaling::kLinear:
+    case RandomRopeScaling::kYarn:
+      w.SetString(a + ".rope.scaling.type", s.rope_scaling == RandomRopeScaling::kLinear ? "linear" : "yarn");
+      w.SetF32(a + ".rope.scaling.factor", s.rope_factor);
+      w.SetU32(a + ".rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_original_context));
+      break;
+    case RandomRopeScaling::kLlama3: break;  // the divisors are a tensor
+    case RandomRopeScaling::kLongRope:
+      // As phi-3.5's converter writes it: attention factor sqrt(1 + ln(ctx / original) / ln(original)).
+      w.SetU32(a + ".rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_original_context));
+      w.SetF32(a + ".rope.scaling.attn_factor",
+               static_cast<float>(std::sqrt(1.0 + std::log(static_cast<double>(s.n_ctx) / s.rope_original_context) /
+                                                      std::log(static_cast<double>(s.rope_original_context)))));
+      break;
+  }
   for (const auto& [key, value] : vocab.metadata())
     if (key.rfind("tokenizer.", 0) == 0) w.Set(key, value);
 
-  for (const TensorSpec& t : LlamaTensors(s, n_vocab)) {
-    if (t.is_norm) {
-      std::vector<uint8_t> ones(static_cast<size_t>(t.dims[0]) * sizeof(float));
-      const float one = 1.0f;
-      for (size_t i = 0; i < ones.size(); i += sizeof(float)) std::memcpy(&ones[i], &one, sizeof(float));
-      w.AddTensorBytes(t.name, GgmlType::kF32, t.dims, std::move(ones));
+  for (const TensorSpec& t : ModelTensorSpecs(s, n_vocab)) {
+    if (t.fill != Fill::kWeight) {
+      w.AddTensorBytes(t.name, GgmlType::kF32, t.dims, VectorBytes(VectorValues(t, s, options.seed)));
       continue;
     }
     const int64_t n_in = t.dims[0];   // [n_rows, n_in]

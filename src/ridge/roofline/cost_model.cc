@@ -38,7 +38,7 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
   CheckWorkload(w);
   if (!(hw.peak_flops > 0) || !(hw.bandwidth_bytes_per_s > 0))
     Fail("hardware '{}' needs a positive peak and bandwidth", hw.name);
-  const LlamaConfig& c = shape.config;
+  const ModelConfig& c = shape.config;
   const auto& bpw = shape.bytes_per_weight;
   const double layers = static_cast<double>(c.n_layers);
   const double d = static_cast<double>(c.n_embd);
@@ -55,7 +55,20 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
   const double S = prefill ? 1.0 : static_cast<double>(w.batch);
   const double keys = static_cast<double>(prefill ? w.n_prompt_tokens : w.context);
   const double pairs = prefill ? T * (T + 1) / 2 : S * keys;
-  const double heads_x_dim = static_cast<double>(c.n_heads * c.head_dim);  // = n_embd
+  // Sliding-window layers read at most `window` keys per query: their share of
+  // the layers scales the attention terms (kv_frac: keys read, pair_frac: pairs).
+  double kv_frac = 1.0, pair_frac = 1.0;
+  if (c.sliding_window > 0) {
+    const double W = static_cast<double>(c.sliding_window);
+    const double window_keys = std::min(keys, W);
+    const double window_pairs = prefill ? (T <= W ? pairs : W * (W + 1) / 2 + (T - W) * W) : S * window_keys;
+    double sliding = 0;
+    for (int64_t l = 0; l < c.n_layers; ++l) sliding += c.IsSlidingLayer(l) ? 1 : 0;
+    const double share = sliding / layers;
+    kv_frac = 1.0 - share + share * window_keys / std::max(keys, 1.0);
+    pair_frac = 1.0 - share + share * window_pairs / std::max(pairs, 1.0);
+  }
+  const double q = static_cast<double>(c.q_dim());  // n_heads · head_dim (n_embd in llama)
 
   PhaseCost p;
   p.workload = w;
@@ -70,16 +83,18 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
     Finish(op, hw);
     p.ops.push_back(op);
   };
-  // [T, d] × [d, d + 2 kv_dim] → Q [T, d] (activation), K and V [T, kv_dim] appended to the cache.
-  add("QKV projections", layers * 2 * T * d * (d + 2 * kv_dim),
-      layers * d * (d * bpw.attn_q + kv_dim * bpw.attn_k + kv_dim * bpw.attn_v), layers * T * 2 * kv_dim * kvb,
-      layers * (T * d * act + T * d * act));
+  // [T, d] × [d, q + 2 kv_dim] → Q [T, q] (activation), K and V [T, kv_dim] appended to the cache.
+  add("QKV projections", layers * 2 * T * d * (q + 2 * kv_dim),
+      layers * d * (q * bpw.attn_q + kv_dim * bpw.attn_k + kv_dim * bpw.attn_v), layers * T * 2 * kv_dim * kvb,
+      layers * (T * d * act + T * q * act));
   // Q [T, n_heads, head_dim] · K [keys, n_kv_heads, head_dim] for every (query, key) pair.
-  add("attention scores", layers * 2 * pairs * heads_x_dim, 0, layers * S * keys * kv_dim * kvb,
-      layers * T * d * act);
-  // softmax(scores) [T, n_heads, keys] × V [keys, n_kv_heads, head_dim] → [T, d].
-  add("attention x V", layers * 2 * pairs * heads_x_dim, 0, layers * S * keys * kv_dim * kvb, layers * T * d * act);
-  add("output projection", layers * 2 * T * d * d, layers * d * d * bpw.attn_output, 0, layers * 2 * T * d * act);
+  add("attention scores", layers * 2 * pairs * pair_frac * q, 0, layers * S * keys * kv_frac * kv_dim * kvb,
+      layers * T * q * act);
+  // softmax(scores) [T, n_heads, keys] × V [keys, n_kv_heads, head_dim] → [T, q].
+  add("attention x V", layers * 2 * pairs * pair_frac * q, 0, layers * S * keys * kv_frac * kv_dim * kvb,
+      layers * T * q * act);
+  add("output projection", layers * 2 * T * q * d, layers * q * d * bpw.attn_output, 0,
+      layers * T * (q + d) * act);
   // [T, d] × [d, ff] twice (gate and up) → [T, ff] each.
   add("FFN gate/up", layers * 2 * T * d * 2 * ff, layers * d * ff * (bpw.ffn_gate + bpw.ffn_up), 0,
       layers * (T * d + 2 * T * ff) * act);

@@ -50,9 +50,9 @@ int64_t CacheTokens(int64_t n_tokens, int64_t block_tokens) { return (n_tokens +
 
 }  // namespace
 
-std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const ProbeResult& probe,
+std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResult& probe,
                                                   const ModelBenchOptions& o) {
-  const LlamaConfig& c = model.config();
+  const ModelConfig& c = model.config();
   if (o.n_prompt < 1 || o.n_gen < 1 || o.n_prompt + o.n_gen + 1 > c.n_ctx_train)
     Fail("-p {} and -n {} must be at least 1 and fit the model's context of {} tokens", o.n_prompt, o.n_gen,
          c.n_ctx_train);
@@ -121,9 +121,9 @@ std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const Probe
   return {pp, tg};
 }
 
-std::vector<BatchFigure> BenchBatches(LlamaModel& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
+std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
                                       const ModelBenchOptions& o) {
-  const LlamaConfig& c = model.config();
+  const ModelConfig& c = model.config();
   if (o.n_prompt + o.n_gen > c.n_ctx_train)
     Fail("-p {} + -n {} exceeds the model's context of {} tokens", o.n_prompt, o.n_gen, c.n_ctx_train);
   ThreadPool pool(o.n_threads > 0 ? o.n_threads : HardwareThreads());

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ridge/model/llama_model.h"
+#include "ridge/model/model.h"
 #include "ridge/roofline/probe.h"
 
 namespace ridge {
@@ -72,11 +72,11 @@ struct ModelBenchReport {
 };
 
 // pp and tg figures (each test repeated options.repetitions times after a warm-up).
-std::vector<BenchFigure> BenchPromptAndGeneration(LlamaModel& model, const ProbeResult& probe,
+std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResult& probe,
                                                   const ModelBenchOptions& options);
 // Batched bench: for each B, B sequences of n_prompt random tokens prefilled,
 // then n_gen decode steps of B tokens each.
-std::vector<BatchFigure> BenchBatches(LlamaModel& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
+std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
                                       const ModelBenchOptions& options);
 
 std::string FormatMarkdown(const ModelBenchReport& report);

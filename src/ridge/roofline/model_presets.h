@@ -1,18 +1,24 @@
 #pragma once
-// Well-known Llama-family shapes, so that the roofline and KV calculators (and
-// `ridge gen-model`) can work without a model file. One table, one place.
+// Well-known model shapes of every supported architecture, so that the
+// roofline and KV calculators (and `ridge gen-model`) can work without a model
+// file. One table, one place.
 #include <string>
 #include <vector>
 
-#include "ridge/model/llama_config.h"
+#include "ridge/gguf/model_generator.h"  // RandomRopeScaling
+#include "ridge/model/model_config.h"
 
 namespace ridge {
 
 struct ModelPreset {
   std::string name;         // "tinyllama-1.1b"
   std::string description;  // "TinyLlama 1.1B (Llama-2 vocabulary)"
-  LlamaConfig config;       // shape only: architecture "llama", every size set
+  ModelConfig config;       // shape and variant settings, every size set
   bool tied_embeddings = false;  // the LM head reuses token_embd (no output.weight)
+  // How the real files carry RoPE scaling (Llama 3.2: rope_freqs.weight;
+  // phi-3.5: LongRoPE factors), for gen-model; config.rope_scaling holds the factor and original context.
+  RandomRopeScaling rope_scaling = RandomRopeScaling::kNone;
+  std::string vocab_note;   // the stand-in vocabulary when the real one is not in ../shared/vocab
 };
 
 // In the order they are listed to a user.

@@ -6,15 +6,16 @@
 
 #include "ridge/base/error.h"
 #include "ridge/gguf/gguf_file.h"
+#include "ridge/gguf/tensor_names.h"
 
 namespace ridge {
 namespace {
 
 // Bytes of everything when all matrices and token_embd are `weight_type`.
-double UniformTotalBytes(const LlamaConfig& c, bool tied, double bpw) {
-  const double d = static_cast<double>(c.n_embd);
-  const double kv_dim = static_cast<double>(c.n_kv_heads * c.head_dim);
-  const double per_layer = (d * d + 2 * d * kv_dim + d * d + 3 * d * static_cast<double>(c.n_ff)) * bpw +
+double UniformTotalBytes(const ModelConfig& c, bool tied, double bpw) {
+  const double d = static_cast<double>(c.n_embd), q = static_cast<double>(c.q_dim());
+  const double kv_dim = static_cast<double>(c.kv_dim());
+  const double per_layer = (d * q + 2 * d * kv_dim + q * d + 3 * d * static_cast<double>(c.n_ff)) * bpw +
                            2 * d * 4.0;  // attn_norm + ffn_norm, F32
   const double embd = static_cast<double>(c.n_vocab) * d * bpw;
   return static_cast<double>(c.n_layers) * per_layer + embd * (tied ? 1 : 2) + d * 4.0;
@@ -47,16 +48,17 @@ ModelShape WithWeightType(const ModelShape& shape, GgmlType weight_type) {
 
 ModelShape ShapeFromGguf(const GgufFile& file) {
   ModelShape s;
-  s.config = LlamaConfig::FromGguf(file);
+  s.config = ModelConfig::FromGguf(file);
   s.name = file.GetString("general.name").value_or(file.path());
-  const LlamaConfig& c = s.config;
+  const ModelConfig& c = s.config;
   const int64_t kv_dim = c.n_kv_heads * c.head_dim;
 
-  // Average bytes per weight of blk.*.<kind>.weight, checking each shape.
-  auto kind = [&](const char* name, int64_t n_in, int64_t n_out) {
+  // Average bytes per weight of each kind of layer matrix, checking each
+  // shape; a fused tensor (phi3's attn_qkv, gate+up in ffn_up) stands for its parts.
+  auto kind = [&](TensorRole role, int64_t n_in, int64_t n_out) {
     double bytes = 0, weights = 0;
     for (int64_t layer = 0; layer < c.n_layers; ++layer) {
-      const std::string tensor = fmt::format("blk.{}.{}.weight", layer, name);
+      const std::string tensor = TensorName(role, layer);
       const GgufTensorInfo* t = file.FindTensor(tensor);
       if (!t) Fail("{}: tensor '{}' is missing", file.path(), tensor);
       if (t->dims.size() != 2 || t->dims[0] != n_in || t->dims[1] != n_out)
@@ -66,18 +68,27 @@ ModelShape ShapeFromGguf(const GgufFile& file) {
     }
     return bytes / weights;
   };
+  const ArchitectureSpec& arch = c.arch();
   auto& b = s.bytes_per_weight;
-  b.attn_q = kind("attn_q", c.n_embd, c.n_embd);
-  b.attn_k = kind("attn_k", c.n_embd, kv_dim);
-  b.attn_v = kind("attn_v", c.n_embd, kv_dim);
-  b.attn_output = kind("attn_output", c.n_embd, c.n_embd);
-  b.ffn_gate = kind("ffn_gate", c.n_embd, c.n_ff);
-  b.ffn_up = kind("ffn_up", c.n_embd, c.n_ff);
-  b.ffn_down = kind("ffn_down", c.n_ff, c.n_embd);
+  if (arch.fused_qkv) {
+    b.attn_q = b.attn_k = b.attn_v = kind(TensorRole::kAttnQkv, c.n_embd, c.q_dim() + 2 * kv_dim);
+  } else {
+    b.attn_q = kind(TensorRole::kAttnQ, c.n_embd, c.q_dim());
+    b.attn_k = kind(TensorRole::kAttnK, c.n_embd, kv_dim);
+    b.attn_v = kind(TensorRole::kAttnV, c.n_embd, kv_dim);
+  }
+  b.attn_output = kind(TensorRole::kAttnOutput, c.q_dim(), c.n_embd);
+  if (arch.fused_gate_up) {
+    b.ffn_gate = b.ffn_up = kind(TensorRole::kFfnUp, c.n_embd, 2 * c.n_ff);
+  } else {
+    b.ffn_gate = kind(TensorRole::kFfnGate, c.n_embd, c.n_ff);
+    b.ffn_up = kind(TensorRole::kFfnUp, c.n_embd, c.n_ff);
+  }
+  b.ffn_down = kind(TensorRole::kFfnDown, c.n_ff, c.n_embd);
 
-  const GgufTensorInfo* output = file.FindTensor("output.weight");
+  const GgufTensorInfo* output = file.FindTensor(TensorName(TensorRole::kOutput));
   s.tied_embeddings = output == nullptr;
-  if (!output) output = file.FindTensor("token_embd.weight");
+  if (!output) output = file.FindTensor(TensorName(TensorRole::kTokenEmbd));
   if (!output) Fail("{}: neither output.weight nor token_embd.weight is present", file.path());
   if (output->dims.size() != 2 || output->dims[0] != c.n_embd || output->dims[1] != c.n_vocab)
     Fail("{}: tensor '{}' should be {} × {}", file.path(), output->name, c.n_vocab, c.n_embd);

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ridge/gguf/ggml_type.h"
-#include "ridge/model/llama_config.h"
+#include "ridge/model/model_config.h"
 #include "ridge/roofline/model_presets.h"
 
 namespace ridge {
@@ -17,7 +17,7 @@ double BytesPerWeight(GgmlType type);
 
 struct ModelShape {
   std::string name;
-  LlamaConfig config;
+  ModelConfig config;
   bool tied_embeddings = false;
   // Bytes per weight of each matrix kind; a file that mixes types across
   // layers gets the average (total bytes / total weights) of that kind.

@@ -9,7 +9,7 @@
 namespace ridge::server {
 namespace {
 
-EndpointConfig MakeEndpointConfig(const LlamaModel& model, const Tokenizer& tokenizer, const ServerOptions& o) {
+EndpointConfig MakeEndpointConfig(const Model& model, const Tokenizer& tokenizer, const ServerOptions& o) {
   if (o.model_name.empty()) Fail("the server needs a model name");
   EndpointConfig c;
   c.model_name = o.model_name;
@@ -45,7 +45,7 @@ bool SameKey(const std::string& given, const std::string& key) {
 
 }  // namespace
 
-OpenAiServer::OpenAiServer(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& engine_options,
+OpenAiServer::OpenAiServer(Model& model, const Tokenizer& tokenizer, const EngineOptions& engine_options,
                            ServerOptions options)
     : options_(std::move(options)),
       metrics_(registry_, {{"model_name", options_.model_name}}),

@@ -55,7 +55,7 @@ class OpenAiServer {
  public:
   // Creates the engine (not started yet). The model and tokenizer must
   // outlive the server.
-  OpenAiServer(LlamaModel& model, const Tokenizer& tokenizer, const EngineOptions& engine_options,
+  OpenAiServer(Model& model, const Tokenizer& tokenizer, const EngineOptions& engine_options,
                ServerOptions options);
   ~OpenAiServer();
   OpenAiServer(const OpenAiServer&) = delete;
