@@ -79,7 +79,7 @@ def _load_layers(hp, w, qk_norm):
 
 def _graph(hp, w, layers, attn_cap, final_cap):
     hd_k, hd_v = hp.head_dim_k, hp.head_dim_v
-    embeddings = w.rows("token_embd.weight", hp.n_vocab, hp.n_embd)
+    embeddings = w.embeddings(hp.n_vocab, hp.n_embd)
     output_norm = w.vector("output_norm.weight", hp.n_embd)
     output = w.output(hp.n_vocab, hp.n_embd)
     scale = hp.key("attention.scale", 1.0 / np.sqrt(hd_k))

@@ -27,7 +27,7 @@ def load(hp, w, n_ctx):
     rope = rope_from_hparams(hp, neox=False, freq_factors=freq_factors)
     q_dim, kv_dim = hp.n_heads * hp.head_dim_k, hp.n_kv_heads * hp.head_dim_k
     v_dim = hp.n_kv_heads * hp.head_dim_v
-    embeddings = w.rows("token_embd.weight", hp.n_vocab, hp.n_embd)
+    embeddings = w.embeddings(hp.n_vocab, hp.n_embd)
     layers = []
     for il in range(hp.n_layers):
         p = f"blk.{il}."

@@ -34,7 +34,7 @@ def load(hp, w, n_ctx):
     rope = rope_from_hparams(hp, neox=True, freq_factors=rope_factors(hp, w, n_ctx))
     hd = hp.head_dim_k
     q_dim, kv_dim = hp.n_heads * hd, hp.n_kv_heads * hd
-    embeddings = w.rows("token_embd.weight", hp.n_vocab, hp.n_embd)
+    embeddings = w.embeddings(hp.n_vocab, hp.n_embd)
     layers = []
     for il in range(hp.n_layers):
         p = f"blk.{il}."

@@ -29,7 +29,7 @@ def load_qwen3(hp, w, n_ctx):
 def _load(hp, w, qk_bias, qk_norm):
     rope = rope_from_hparams(hp, neox=True)
     hd_k, hd_v = hp.head_dim_k, hp.head_dim_v
-    embeddings = w.rows("token_embd.weight", hp.n_vocab, hp.n_embd)
+    embeddings = w.embeddings(hp.n_vocab, hp.n_embd)
     layers = []
     for il in range(hp.n_layers):
         p = f"blk.{il}."

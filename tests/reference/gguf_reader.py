@@ -66,6 +66,9 @@ class _Cursor:
         if value_type == ARRAY:
             elem_type = self.scalar(UINT32)
             count = self.scalar(UINT64)
+            if elem_type in SCALAR_FORMATS:  # fixed size: read all at once (a vocabulary's scores, ...)
+                fmt = SCALAR_FORMATS[elem_type]
+                return np.frombuffer(self.take(count * struct.calcsize(fmt)), dtype=fmt).tolist()
             return [self.value(elem_type) for _ in range(count)]
         if value_type not in SCALAR_FORMATS:
             raise GgufError(f"unknown metadata value type {value_type} at offset {self.pos}")
@@ -89,9 +92,11 @@ class GgufFile:
         n_tensors = cursor.scalar(UINT64)
         n_kv = cursor.scalar(UINT64)
         self.metadata = {}
+        metadata_start = cursor.pos
         for _ in range(n_kv):
             key = cursor.string()
             self.metadata[key] = cursor.value(cursor.scalar(UINT32))
+        self.metadata_bytes = bytes(self._data[metadata_start:cursor.pos])  # as stored, for copying
         infos = []
         for _ in range(n_tensors):
             name = cursor.string()

@@ -6,7 +6,7 @@ carries one would compute something the graph does not describe.
 import numpy as np
 
 from dequantize import dequantize
-from ggml_types import is_block_quantized
+from ggml_types import is_block_quantized, row_bytes
 
 
 def quantize_activations(x, block):
@@ -35,6 +35,18 @@ class Linear:
         return y if self.bias is None else y + self.bias
 
 
+class Embeddings:
+    """Rows of token_embd.weight, dequantized as they are looked up (a vocabulary's worth is large)."""
+
+    def __init__(self, info, raw):
+        self.info = info
+        self.rows = raw.reshape(info.dims[1], row_bytes(info.ggml_type, info.dims[0]))
+
+    def __getitem__(self, tokens):
+        picked = self.rows[np.asarray(tokens)].reshape(-1)
+        return dequantize(self.info.ggml_type, picked, (self.info.dims[0], len(tokens)))
+
+
 class Weights:
     def __init__(self, gguf, act_block=0):
         self.gguf = gguf
@@ -44,21 +56,26 @@ class Weights:
     def has(self, name):
         return name in self.gguf.tensors
 
-    def _read(self, name, dims):
+    def _info(self, name, dims):
         if name not in self.gguf.tensors:
             raise KeyError(f"tensor {name} is missing")
         info = self.gguf.tensors[name]
         if tuple(info.dims) != tuple(dims):
             raise ValueError(f"tensor {name} has dims {info.dims}, expected {tuple(dims)} (fastest first)")
         self.used.add(name)
+        return info
+
+    def _read(self, name, dims):
+        info = self._info(name, dims)
         return info, dequantize(info.ggml_type, self.gguf.tensor_bytes(name), info.dims)
 
     def vector(self, name, n):
         return self._read(name, (n,))[1]
 
-    def rows(self, name, n_rows, n_cols):
-        """A matrix as [n_rows, n_cols] values (GGUF dims [n_cols, n_rows])."""
-        return self._read(name, (n_cols, n_rows))[1]
+    def embeddings(self, n_vocab, n_embd):
+        """token_embd.weight as a lookup: embeddings[tokens] -> [len(tokens), n_embd]."""
+        info = self._info("token_embd.weight", (n_embd, n_vocab))
+        return Embeddings(info, self.gguf.tensor_bytes(info.name))
 
     def linear(self, name, n_out, n_in, bias=None):
         """The matrix `name` [n_out, n_in] as a Linear; `bias` names its [n_out] bias tensor."""
