@@ -10,14 +10,14 @@ ggml's error-minimising search: any valid block serves, since ridge and the
 reference read the same bytes. Metadata is copied byte for byte (so
 general.file_type still names the input's type); 1-D tensors stay as they are.
 """
-import struct
 import sys
 
 import numpy as np
 
 from dequantize import dequantize
 from ggml_types import BY_NAME, row_bytes
-from gguf_reader import MAGIC, GgufFile
+from gguf_reader import GgufFile
+from gguf_writer import write_gguf
 
 
 def f16_bytes(values):
@@ -73,18 +73,9 @@ def main(source, target, type_name):
             tensors.append((name, info.dims, BY_NAME[type_name], ENCODERS[type_name](values).tobytes()))
         else:
             tensors.append((name, info.dims, info.ggml_type, bytes(raw)))
-    header = MAGIC + struct.pack("<IQQ", 3, len(tensors), len(gguf.metadata)) + gguf.metadata_bytes
-    offset = 0
     for name, dims, ggml_type, data in tensors:
-        assert len(data) == row_bytes(ggml_type, dims[0]) * int(np.prod(dims[1:]))
-        encoded = name.encode()
-        header += struct.pack("<Q", len(encoded)) + encoded + struct.pack("<I", len(dims))
-        header += struct.pack(f"<{len(dims)}Q", *dims) + struct.pack("<IQ", ggml_type, offset)
-        offset += (len(data) + alignment - 1) // alignment * alignment
-    with open(target, "wb") as f:
-        f.write(header + bytes(-len(header) % alignment))
-        for _, _, _, data in tensors:
-            f.write(data + bytes(-len(data) % alignment))
+        assert len(data) == row_bytes(ggml_type, dims[0]) * int(np.prod(dims[1:])), name
+    write_gguf(target, len(gguf.metadata), gguf.metadata_bytes, tensors, alignment)
 
 
 if __name__ == "__main__":
