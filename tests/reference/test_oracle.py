@@ -1,6 +1,7 @@
 """The oracle is not vacuous: a file changed in one weight, or with a norm off by one,
 must fail the comparison with ridge's outputs for the original; a tensor the graph
-does not read is an error; RoPE and the int8 rounding of activations on hand-worked values.
+does not read is an error; RoPE (YaRN too), attention (window, soft-capping) and the
+int8 rounding of activations on hand-worked values.
 
 The perturbation tests run `ridge gen-model` and `ridge forward`: the suite gives
 RIDGE_BINARY, RIDGE_REFERENCE_VOCAB and RIDGE_REFERENCE_WORK in the environment."""
@@ -12,6 +13,7 @@ import unittest
 
 import numpy as np
 
+from attention import attention
 from compare import compare
 from ggml_types import BY_NAME
 from gguf_reader import TensorInfo
@@ -112,6 +114,33 @@ class RopeByHand(unittest.TestCase):
         x = np.array([[[1.0, 0.0]]])
         out = Rope(2, 100.0, neox=True, attn_factor=2.0).apply(x, np.array([1]))
         np.testing.assert_allclose(out[0, 0], [2 * np.cos(1.0), 2 * np.sin(1.0)])
+
+
+    def test_yarn_blends_scaled_and_unscaled_pairs(self):
+        # dim 4, base 10000, original context 64, factor 4: c(32) = 4 ln(64 / 64pi) / 2 ln 10000 = -0.25 -> low 0;
+        # c(1) = 4 ln(64 / 2pi) / 2 ln 10000 = 0.504 -> high 1. Pair 0 keeps its angle (ramp 1), pair 1 is
+        # divided by the factor (ramp 0); cos and sin gain 1 + 0.1 ln 4.
+        x = np.array([[[1.0, 0.0, 1.0, 0.0]]])
+        out = Rope(4, 10000.0, neox=False, factor=4.0, yarn_ctx_orig=64).apply(x, np.array([2]))
+        m = 1 + 0.1 * np.log(4.0)
+        np.testing.assert_allclose(out[0, 0], m * np.array([np.cos(2.0), np.sin(2.0), np.cos(0.005), np.sin(0.005)]))
+
+
+class AttentionByHand(unittest.TestCase):
+    def test_a_window_of_one_sees_only_itself(self):
+        rng = np.random.default_rng(1)
+        q, k, v = rng.normal(size=(3, 2, 4)), rng.normal(size=(3, 1, 4)), rng.normal(size=(3, 1, 4))
+        out = attention(q, k, v, np.arange(3), scale=0.5, window=1)
+        np.testing.assert_allclose(out.reshape(3, 2, 4), np.repeat(v, 2, axis=1))
+
+    def test_causal_mask_and_soft_cap(self):
+        # Position 1 sees keys 0 and 1: scores 0.5 * (q.k) = [0, 10], capped by 1 * tanh(s / 1) to [0, ~1].
+        q = np.array([[[0.0, 0.0]], [[20.0, 0.0]]])
+        k = np.array([[[0.0, 0.0]], [[1.0, 0.0]]])
+        v = np.array([[[1.0, 0.0]], [[0.0, 1.0]]])
+        w1 = np.exp(np.tanh(10.0)) / (1 + np.exp(np.tanh(10.0)))
+        out = attention(q, k, v, np.arange(2), scale=0.5, logit_cap=1.0)
+        np.testing.assert_allclose(out, [[1.0, 0.0], [1 - w1, w1]])
 
 
 class ActivationRounding(unittest.TestCase):
