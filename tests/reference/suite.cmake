@@ -10,7 +10,10 @@
 # tokens (tolerances and why: run_case.py, README.md). An ISA this CPU lacks
 # exits 77, which CTest reports as not run (skipped), never as passed.
 # reference_unit runs the oracle's own tests (dequantizers on hand-made
-# blocks; perturbed files must fail the comparison).
+# blocks; perturbed files must fail the comparison; the other graphs held to
+# llama by equivalences).
+#
+# Python runs with PYTHONDONTWRITEBYTECODE: nothing is written into the source tree.
 #
 # The sanitizer trees leave it to the Release tree: it tests numbers, not memory.
 if(RIDGE_SANITIZE OR RIDGE_SANITIZE_THREAD)
@@ -53,7 +56,8 @@ function(ridge_reference_case name type)
     add_test(NAME reference_requantize_${name}_${type}
              COMMAND ${RIDGE_REFERENCE_PYTHON} ${RIDGE_REFERENCE_DIR}/requantize.py ${model}.f32 ${model} ${type})
     set_tests_properties(reference_requantize_${name}_${type} PROPERTIES
-      FIXTURES_REQUIRED ${fixture}_f32 FIXTURES_SETUP ${fixture} LABELS reference TIMEOUT 120)
+      FIXTURES_REQUIRED ${fixture}_f32 FIXTURES_SETUP ${fixture} LABELS reference TIMEOUT 120
+      ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
   else()
     add_test(NAME reference_gen_${name}_${type}
              COMMAND $<TARGET_FILE:ridge> gen-model ${ARGN} --type ${type} --threads 1 -o ${model})
@@ -65,7 +69,8 @@ function(ridge_reference_case name type)
              COMMAND ${RIDGE_REFERENCE_PYTHON} ${RIDGE_REFERENCE_DIR}/run_case.py --ridge $<TARGET_FILE:ridge>
                      --model ${model} --type ${type} --isa ${isa} --work ${RIDGE_REFERENCE_WORK}/${name}_${type}_${isa})
     set_tests_properties(reference_${name}_${type}_${isa} PROPERTIES
-      FIXTURES_REQUIRED ${fixture} LABELS reference SKIP_RETURN_CODE 77 TIMEOUT 300)
+      FIXTURES_REQUIRED ${fixture} LABELS reference SKIP_RETURN_CODE 77 TIMEOUT 300
+      ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
   endforeach()
 endfunction()
 
@@ -85,4 +90,4 @@ ridge_reference_case(llama Q6_K ${llama_small})
 add_test(NAME reference_unit
          COMMAND ${RIDGE_REFERENCE_PYTHON} -m unittest discover -s ${RIDGE_REFERENCE_DIR} -p "test_*.py" -v)
 set_tests_properties(reference_unit PROPERTIES LABELS reference TIMEOUT 300
-  ENVIRONMENT "RIDGE_BINARY=$<TARGET_FILE:ridge>;RIDGE_REFERENCE_VOCAB=${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf;RIDGE_REFERENCE_WORK=${RIDGE_REFERENCE_WORK}/unit")
+  ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;RIDGE_BINARY=$<TARGET_FILE:ridge>;RIDGE_REFERENCE_VOCAB=${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf;RIDGE_REFERENCE_WORK=${RIDGE_REFERENCE_WORK}/unit")
