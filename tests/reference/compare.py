@@ -47,7 +47,8 @@ def compare(tokens, logits, ref_logits, tolerance):
         if token == best:
             continue
         gap = row[best] - row[token]
-        line = (f"step {step}: token {token}, reference {best}; reference top-2 margin {row[top2[0]] - row[top2[1]]:.4g}, "
+        margin = row[top2[0]] - row[top2[1]]
+        line = (f"step {step}: token {token}, reference {best}; reference top-2 margin {margin:.4g}, "
                 f"reference's preference over token {token}: {gap:.4g} logits")
         if gap > allowed:
             result.fail(line)

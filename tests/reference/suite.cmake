@@ -89,5 +89,6 @@ ridge_reference_case(llama Q6_K ${llama_small})
 
 add_test(NAME reference_unit
          COMMAND ${RIDGE_REFERENCE_PYTHON} -m unittest discover -s ${RIDGE_REFERENCE_DIR} -p "test_*.py" -v)
-set_tests_properties(reference_unit PROPERTIES LABELS reference TIMEOUT 300
-  ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;RIDGE_BINARY=$<TARGET_FILE:ridge>;RIDGE_REFERENCE_VOCAB=${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf;RIDGE_REFERENCE_WORK=${RIDGE_REFERENCE_WORK}/unit")
+set_tests_properties(reference_unit PROPERTIES LABELS reference TIMEOUT 300 ENVIRONMENT
+  "PYTHONDONTWRITEBYTECODE=1;RIDGE_BINARY=$<TARGET_FILE:ridge>;RIDGE_REFERENCE_WORK=${RIDGE_REFERENCE_WORK}/unit;\
+RIDGE_REFERENCE_VOCAB=${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf")
