@@ -1,0 +1,94 @@
+# The reference suite (label `reference`): ridge's greedy tokens and logits
+# held to an independent Python + numpy forward pass (tests/reference/*.py).
+#
+# Each case is one line, ridge_reference_case(NAME TYPE GEN_MODEL_ARGS...):
+# the fixture test reference_gen_NAME_TYPE writes the model with
+#   ridge gen-model GEN_MODEL_ARGS... --type TYPE
+# (or, for RIDGE_REFERENCE_REQUANTIZED_TYPES, --type F32 and then requantize.py)
+# and reference_NAME_TYPE_ISA runs run_case.py for ISA = scalar, avx2, avx512:
+# `RIDGE_ISA=ISA ridge forward`, then the reference teacher-forced on ridge's
+# tokens (tolerances and why: run_case.py, README.md). An ISA this CPU lacks
+# exits 77, which CTest reports as not run (skipped), never as passed.
+# reference_unit runs the oracle's own tests (dequantizers on hand-made
+# blocks; perturbed files must fail the comparison; the other graphs held to
+# llama by equivalences).
+#
+# Python runs with PYTHONDONTWRITEBYTECODE: nothing is written into the source tree.
+#
+# The sanitizer trees leave it to the Release tree: it tests numbers, not memory.
+if(RIDGE_SANITIZE OR RIDGE_SANITIZE_THREAD)
+  return()
+endif()
+
+# Debian's python3-numpy (scripts/setup.sh) serves /usr/bin/python3; a python3
+# that comes first on PATH (pyenv, a virtualenv) may lack numpy.
+find_package(Python3 COMPONENTS Interpreter)
+set(RIDGE_REFERENCE_PYTHON "")
+foreach(candidate IN ITEMS "${Python3_EXECUTABLE}" /usr/bin/python3)
+  if(candidate AND NOT RIDGE_REFERENCE_PYTHON)
+    execute_process(COMMAND ${candidate} -c "import numpy" RESULT_VARIABLE _numpy_rc OUTPUT_QUIET ERROR_QUIET)
+    if(_numpy_rc EQUAL 0)
+      set(RIDGE_REFERENCE_PYTHON ${candidate})
+    endif()
+  endif()
+endforeach()
+if(NOT RIDGE_REFERENCE_PYTHON)
+  message(FATAL_ERROR "tests/reference: a python3 with numpy is required for the reference suite. "
+                      "Run scripts/setup.sh (it installs python3-numpy).")
+endif()
+
+set(RIDGE_REFERENCE_DIR ${CMAKE_CURRENT_LIST_DIR})
+# Types `ridge gen-model` cannot write yet: their cases re-encode gen-model's F32
+# file with requantize.py. Drop a type from here when gen-model learns it.
+set(RIDGE_REFERENCE_REQUANTIZED_TYPES Q4_K Q6_K)
+set(RIDGE_REFERENCE_WORK ${CMAKE_BINARY_DIR}/reference)
+file(MAKE_DIRECTORY ${RIDGE_REFERENCE_WORK})
+
+function(ridge_reference_case name type)
+  set(model ${RIDGE_REFERENCE_WORK}/${name}_${type}.gguf)
+  set(fixture reference_${name}_${type})
+  if(type IN_LIST RIDGE_REFERENCE_REQUANTIZED_TYPES)
+    # gen-model cannot write this type yet: F32 from gen-model, re-encoded by requantize.py.
+    add_test(NAME reference_gen_${name}_${type}
+             COMMAND $<TARGET_FILE:ridge> gen-model ${ARGN} --type F32 --threads 1 -o ${model}.f32)
+    set_tests_properties(reference_gen_${name}_${type} PROPERTIES
+      FIXTURES_SETUP ${fixture}_f32 LABELS reference TIMEOUT 120)
+    add_test(NAME reference_requantize_${name}_${type}
+             COMMAND ${RIDGE_REFERENCE_PYTHON} ${RIDGE_REFERENCE_DIR}/requantize.py ${model}.f32 ${model} ${type})
+    set_tests_properties(reference_requantize_${name}_${type} PROPERTIES
+      FIXTURES_REQUIRED ${fixture}_f32 FIXTURES_SETUP ${fixture} LABELS reference TIMEOUT 120
+      ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+  else()
+    add_test(NAME reference_gen_${name}_${type}
+             COMMAND $<TARGET_FILE:ridge> gen-model ${ARGN} --type ${type} --threads 1 -o ${model})
+    set_tests_properties(reference_gen_${name}_${type} PROPERTIES
+      FIXTURES_SETUP ${fixture} LABELS reference TIMEOUT 120)
+  endif()
+  foreach(isa IN ITEMS scalar avx2 avx512)
+    add_test(NAME reference_${name}_${type}_${isa}
+             COMMAND ${RIDGE_REFERENCE_PYTHON} ${RIDGE_REFERENCE_DIR}/run_case.py --ridge $<TARGET_FILE:ridge>
+                     --model ${model} --type ${type} --isa ${isa} --work ${RIDGE_REFERENCE_WORK}/${name}_${type}_${isa})
+    set_tests_properties(reference_${name}_${type}_${isa} PROPERTIES
+      FIXTURES_REQUIRED ${fixture} LABELS reference SKIP_RETURN_CODE 77 TIMEOUT 300
+      ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
+  endforeach()
+endfunction()
+
+# Shapes: small enough that every case takes about a second; rows that are
+# multiples of 256 so that K-quants fit.
+set(llama_small --dim 256 --ffn 512 --layers 2 --heads 4 --kv-heads 2
+    --vocab-from ${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf)
+
+ridge_reference_case(llama F32 ${llama_small})
+ridge_reference_case(llama F16 ${llama_small})
+ridge_reference_case(llama BF16 ${llama_small})
+ridge_reference_case(llama Q8_0 ${llama_small})
+ridge_reference_case(llama Q4_0 ${llama_small})
+ridge_reference_case(llama Q4_K ${llama_small})
+ridge_reference_case(llama Q6_K ${llama_small})
+
+add_test(NAME reference_unit
+         COMMAND ${RIDGE_REFERENCE_PYTHON} -m unittest discover -s ${RIDGE_REFERENCE_DIR} -p "test_*.py" -v)
+set_tests_properties(reference_unit PROPERTIES LABELS reference TIMEOUT 300 ENVIRONMENT
+  "PYTHONDONTWRITEBYTECODE=1;RIDGE_BINARY=$<TARGET_FILE:ridge>;RIDGE_REFERENCE_WORK=${RIDGE_REFERENCE_WORK}/unit;\
+RIDGE_REFERENCE_VOCAB=${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf")
