@@ -14,7 +14,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/command.h"
-#include "ridge/model/llama_model.h"
+#include "ridge/model/model.h"
 
 namespace ridge::app {
 namespace {
@@ -34,8 +34,8 @@ TokenId Greedy(const std::vector<float>& logits) {
 }
 
 int RunForward(const ForwardArgs& a) {
-  auto model = LlamaModel::Load(a.model_path, FileBacking::kMapped);
-  const LlamaConfig& config = model->config();
+  auto model = Model::Load(a.model_path, FileBacking::kMapped);
+  const ModelConfig& config = model->config();
   const auto kv_type = ParseGgmlType(a.kv_type);
   if (!kv_type) Fail("--kv-type: unknown type '{}'", a.kv_type);
   const int64_t n_prompt = static_cast<int64_t>(a.tokens.size());

@@ -87,6 +87,34 @@ ridge_reference_case(llama Q4_0 ${llama_small})
 ridge_reference_case(llama Q4_K ${llama_small})
 ridge_reference_case(llama Q6_K ${llama_small})
 
+# Llama's variants: mistral-style window on every layer, and each RoPE scaling.
+ridge_reference_case(llama_window F32 ${llama_small} --sliding-window 5)
+ridge_reference_case(llama_rope_llama3 F32 ${llama_small} --rope-scaling llama3 --rope-factor 8 --rope-original-ctx 64)
+ridge_reference_case(llama_rope_linear F32 ${llama_small} --rope-scaling linear --rope-factor 2 --rope-original-ctx 64)
+ridge_reference_case(llama_rope_yarn F32 ${llama_small} --rope-scaling yarn --rope-factor 4 --rope-original-ctx 64)
+
+# The other architectures, each with the variants its real files carry; the
+# caps are small so that tanh bends the random weights' scores and logits.
+set(qwen2_small ${llama_small} --arch qwen2)
+set(qwen3_small ${llama_small} --arch qwen3 --head-dim 128)
+set(phi3_small ${llama_small} --arch phi3 --sliding-window 12)
+set(phi3_longrope ${llama_small} --arch phi3 --rope-scaling longrope --rope-original-ctx 64)
+set(gemma2_small ${llama_small} --arch gemma2 --head-dim 128 --sliding-window 6 --attn-softcap 1.5
+    --final-softcap 3)
+# Six layers: gemma3's every sixth layer is global (its own RoPE base 1e6 vs 10000 for the sliding ones).
+set(gemma3_small --dim 256 --ffn 512 --layers 6 --heads 4 --kv-heads 1 --arch gemma3 --head-dim 128
+    --sliding-window 6 --rope-freq-base 1000000 --vocab-from ${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf)
+foreach(type IN ITEMS F32 Q8_0)
+  ridge_reference_case(qwen2 ${type} ${qwen2_small})
+  ridge_reference_case(qwen3 ${type} ${qwen3_small})
+  ridge_reference_case(phi3 ${type} ${phi3_small})
+  ridge_reference_case(gemma2 ${type} ${gemma2_small})
+  ridge_reference_case(gemma3 ${type} ${gemma3_small})
+endforeach()
+ridge_reference_case(phi3_longrope F32 ${phi3_longrope})
+ridge_reference_case(qwen3 Q4_K ${qwen3_small})
+ridge_reference_case(gemma2 Q6_K ${gemma2_small})
+
 add_test(NAME reference_unit
          COMMAND ${RIDGE_REFERENCE_PYTHON} -m unittest discover -s ${RIDGE_REFERENCE_DIR} -p "test_*.py" -v)
 set_tests_properties(reference_unit PROPERTIES LABELS reference TIMEOUT 300 ENVIRONMENT
