@@ -68,5 +68,31 @@ TEST(LlamaGraph, MisSizedOptionalTensorsAreRefused) {
   ExpectRefused(bias, {"blk.0.attn_k.bias", "has shape [32], expected [64]"});
 }
 
+// A phi3 file (fused QKV and gate+up, LongRoPE factors) whose metadata no
+// longer matches its tensors: each mismatch names the tensor.
+TEST(LlamaGraph, FusedTensorsAndRopeFactorsOfTheWrongSizeAreRefused) {
+  auto phi3 = [] {
+    GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
+    RandomModelOptions options;
+    options.shape = {64, 128, 1, 2, 2, 64};
+    options.shape.architecture = "phi3";
+    options.shape.rope_scaling = RandomRopeScaling::kLongRope;
+    options.shape.rope_original_context = 16;
+    return BuildRandomModelGguf(vocab, options, nullptr);
+  };
+  const std::string path = testing::ScratchDir("graph") + "/phi3.gguf";
+  phi3().Write(path);
+  EXPECT_EQ(Model::Load(path)->config().architecture, "phi3");
+  GgufWriter kv = phi3();
+  kv.SetU32("phi3.attention.head_count_kv", 1);  // attn_qkv should then hold 32 + 2·32 ... rows of 64
+  ExpectRefused(kv, {"blk.0.attn_qkv.weight", "expected [64, 128]"});
+  GgufWriter ffn = phi3();
+  ffn.SetU32("phi3.feed_forward_length", 96);  // ffn_up holds gate and up: 2 · 96 rows expected
+  ExpectRefused(ffn, {"blk.0.ffn_up.weight", "expected [64, 192]"});
+  GgufWriter rope = phi3();
+  rope.SetU32("phi3.rope.dimension_count", 16);  // 8 factors expected, the file has 16
+  ExpectRefused(rope, {"rope_factors_long.weight", "expected [8]"});
+}
+
 }  // namespace
 }  // namespace ridge
