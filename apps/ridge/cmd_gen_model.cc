@@ -22,7 +22,7 @@ namespace {
 struct GenModelArgs {
   std::string preset, vocab_from, type, output, name, arch, rope_scaling;
   int64_t dim = 0, ffn = 0, layers = 0, heads = 0, kv_heads = 0, ctx = 0, head_dim = 0, sliding_window = -1;
-  int64_t rope_original_ctx = 0;
+  int64_t rope_original_ctx = 0, experts = 0, experts_used = 0, expert_ffn = 0, shared_expert_ffn = 0;
   float rope_freq_base = 0.0f, rope_factor = 0.0f, attn_softcap = -1.0f, final_softcap = -1.0f;
   uint64_t seed = 0;
   int threads = 0;
@@ -85,6 +85,10 @@ int RunGenModel(const GenModelArgs& a) {
     s.rope_scaling = p.rope_scaling;
     s.rope_factor = c.rope_scaling.factor;
     s.rope_original_context = c.rope_scaling.original_context;
+    s.n_expert = c.n_expert;
+    s.n_expert_used = c.n_expert_used;
+    s.n_ff_exp = c.n_ff_exp;
+    s.n_ff_shexp = c.n_ff_shexp;
     if (!p.vocab_note.empty()) std::printf("note: %s: %s\n", p.name.c_str(), p.vocab_note.c_str());
     options.name = p.name + "-random";
     expected_vocab = c.n_vocab;
@@ -109,6 +113,10 @@ int RunGenModel(const GenModelArgs& a) {
   if (!a.rope_scaling.empty()) s.rope_scaling = ParseRopeScaling(a.rope_scaling);
   if (a.rope_factor > 0.0f) s.rope_factor = a.rope_factor;
   if (a.rope_original_ctx) s.rope_original_context = a.rope_original_ctx;
+  if (a.experts) s.n_expert = a.experts;
+  if (a.experts_used) s.n_expert_used = a.experts_used;
+  if (a.expert_ffn) s.n_ff_exp = a.expert_ffn;
+  if (a.shared_expert_ffn) s.n_ff_shexp = a.shared_expert_ffn;
   if (a.ctx) options.shape.n_ctx = a.ctx;
   if (a.rope_freq_base != 0.0f) options.shape.rope_freq_base = a.rope_freq_base;
   if (!a.name.empty()) options.name = a.name;
@@ -153,6 +161,10 @@ CommandRegistration kGenModel{{"gen-model", "Write a GGUF of any supported archi
     sub.add_option("--sliding-window", args->sliding_window, "attention window in tokens (0: none)");
     sub.add_option("--attn-softcap", args->attn_softcap, "attention logit soft-cap (gemma2; 0: none)");
     sub.add_option("--final-softcap", args->final_softcap, "final logit soft-cap (gemma2; 0: none)");
+    sub.add_option("--experts", args->experts, "experts per layer (mixture of experts: llama, qwen2moe, qwen3moe)");
+    sub.add_option("--experts-used", args->experts_used, "experts each token is routed to (top-k)");
+    sub.add_option("--expert-ffn", args->expert_ffn, "each expert's feed-forward length (default: --ffn)");
+    sub.add_option("--shared-expert-ffn", args->shared_expert_ffn, "qwen2moe's shared expert's feed-forward length");
     sub.add_option("--rope-scaling", args->rope_scaling, "none, linear, yarn, llama3 (rope_freqs) or longrope (phi3)");
     sub.add_option("--rope-factor", args->rope_factor, "RoPE scaling factor");
     sub.add_option("--rope-original-ctx", args->rope_original_ctx, "RoPE scaling's original context length");

@@ -129,6 +129,20 @@ void PrintVariant(const GgufFile& f, const ModelConfig& c) {
               a.ffn_activation == FfnActivation::kGeluTanh ? "GeGLU (gelu tanh)" : "SwiGLU (silu)",
               a.fused_gate_up ? ", gate+up fused in ffn_up" : "", a.sandwich_norms ? " before and after each block" : "",
               c.embedding_scale != 1.0f ? fmt::format(", embeddings x {:.4g}", c.embedding_scale).c_str() : "");
+  if (c.is_moe()) {
+    // Parameters a token reads: everything but the experts it is not routed to.
+    double total = 0;
+    for (const GgufTensorInfo& t : f.tensors()) total += static_cast<double>(t.n_elements);
+    const double per_expert = 3.0 * static_cast<double>(c.n_embd * c.n_ff_exp);
+    const double inactive =
+        static_cast<double>(c.n_layers) * per_expert * static_cast<double>(c.n_expert - c.n_expert_used);
+    std::printf("  experts: %lld per layer of feed-forward %lld, %lld per token (%s router weights)%s; parameters "
+                "%.3f B in all, %.3f B active per token (%.1f%%)\n",
+                static_cast<long long>(c.n_expert), static_cast<long long>(c.n_ff_exp),
+                static_cast<long long>(c.n_expert_used), a.norm_expert_weights ? "renormalised" : "softmax",
+                c.n_ff_shexp ? fmt::format(", a shared expert of {}", c.n_ff_shexp).c_str() : "", total / 1e9,
+                (total - inactive) / 1e9, 100.0 * (total - inactive) / total);
+  }
   std::printf("  output: %s%s\n", has(TensorRole::kOutput) ? "output.weight" : "tied to token_embd",
               c.final_softcap > 0 ? fmt::format(", logit soft-cap {:g}", c.final_softcap).c_str() : "");
 }

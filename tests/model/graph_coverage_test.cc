@@ -43,7 +43,7 @@ TEST(LlamaGraph, PlainLlamaLoads) {
 TEST(LlamaGraph, UnknownArchitecturesAreRefused) {
   GgufWriter w = SmallLlama();
   w.SetString("general.architecture", "falcon");
-  ExpectRefused(w, {"general.architecture", "'falcon'", "supported: llama, qwen2, qwen3, phi3, gemma2, gemma3"});
+  ExpectRefused(w, {"general.architecture", "'falcon'", "supported: llama, qwen2, qwen3, phi3, gemma2, gemma3, qwen2moe, qwen3moe"});
 }
 
 TEST(LlamaGraph, TensorsTheGraphWouldIgnoreAreRefused) {

@@ -156,6 +156,14 @@ TEST(ModelConfig, RejectsHostileVariantKeys) {
                     "'llama.attention.scale' = 0 must be a positive number");
   ExpectConfigError([](GgufWriter& w) { w.SetF32("llama.rope.freq_base", std::nanf("")); },
                     "'llama.rope.freq_base' = nan must be a positive number");
+  ExpectConfigError(
+      [](GgufWriter& w) {
+        w.SetU32("llama.expert_count", 4);
+        w.SetU32("llama.expert_used_count", 5);
+      },
+      "llama.expert_used_count = 5 with llama.expert_count = 4: need 1 <= used <= count");
+  ExpectConfigError([](GgufWriter& w) { w.SetU32("llama.expert_count", 4); },
+                    "required metadata key 'llama.expert_used_count' is missing");
   ExpectConfigError([](GgufWriter& w) { w.SetString("general.architecture", "mamba"); },
                     "general.architecture is 'mamba', which ridge does not run; supported: llama, qwen2");
 }

@@ -10,15 +10,21 @@
 
 RoPE: rope_freqs.weight, when present, divides each pair's frequency (Llama 3.1
 "llama3" scaling); {arch}.rope.scaling.type linear or yarn; sliding window
-{arch}.attention.sliding_window on every layer when given.
+{arch}.attention.sliding_window on every layer when given. Mixtral is a llama file
+with {arch}.expert_count: the FFN is a mixture of experts (moe.py), weights renormalised.
 """
 from types import SimpleNamespace
 
 import numpy as np
 
+import moe
 from activations import rms_norm, silu
 from attention import attention
 from rope import rope_from_hparams
+
+
+def dense_ffn(gate, up, down):
+    return lambda h: down(silu(gate(h)) * up(h))
 
 
 def load(hp, w, n_ctx):
@@ -28,6 +34,7 @@ def load(hp, w, n_ctx):
     q_dim, kv_dim = hp.n_heads * hp.head_dim_k, hp.n_kv_heads * hp.head_dim_k
     v_dim = hp.n_kv_heads * hp.head_dim_v
     embeddings = w.embeddings(hp.n_vocab, hp.n_embd)
+    experts = moe.has_experts(hp)  # Mixtral: a llama file with experts
     layers = []
     for il in range(hp.n_layers):
         p = f"blk.{il}."
@@ -38,9 +45,10 @@ def load(hp, w, n_ctx):
             wv=w.linear(p + "attn_v.weight", v_dim, hp.n_embd),
             wo=w.linear(p + "attn_output.weight", hp.n_embd, hp.n_heads * hp.head_dim_v),
             ffn_norm=w.vector(p + "ffn_norm.weight", hp.n_embd),
-            w_gate=w.linear(p + "ffn_gate.weight", hp.n_ff, hp.n_embd),
-            w_up=w.linear(p + "ffn_up.weight", hp.n_ff, hp.n_embd),
-            w_down=w.linear(p + "ffn_down.weight", hp.n_embd, hp.n_ff),
+            ffn=(moe.load(hp, w, p, normalise=True, shared=False) if experts else
+                 dense_ffn(w.linear(p + "ffn_gate.weight", hp.n_ff, hp.n_embd),
+                           w.linear(p + "ffn_up.weight", hp.n_ff, hp.n_embd),
+                           w.linear(p + "ffn_down.weight", hp.n_embd, hp.n_ff))),
         ))
     output_norm = w.vector("output_norm.weight", hp.n_embd)
     output = w.output(hp.n_vocab, hp.n_embd)
@@ -57,7 +65,7 @@ def load(hp, w, n_ctx):
             v = layer.wv(h).reshape(n, hp.n_kv_heads, hp.head_dim_v)
             x = x + layer.wo(attention(q, k, v, positions, scale, hp.sliding_window))
             h = rms_norm(x, layer.ffn_norm, hp.rms_eps)
-            x = x + layer.w_down(silu(layer.w_gate(h)) * layer.w_up(h))
+            x = x + (moe.forward(layer.ffn, h) if experts else layer.ffn(h))
         return output(rms_norm(x[rows], output_norm, hp.rms_eps))
 
     return forward

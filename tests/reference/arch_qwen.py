@@ -11,9 +11,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
+import moe
 from activations import rms_norm, silu
 from attention import attention
 from rope import rope_from_hparams
+
+
+def dense_ffn(gate, up, down):
+    return lambda h: down(silu(gate(h)) * up(h))
 
 
 def load_qwen2(hp, w, n_ctx):
@@ -26,7 +31,19 @@ def load_qwen3(hp, w, n_ctx):
     return _load(hp, w, qk_bias=False, qk_norm=True)
 
 
-def _load(hp, w, qk_bias, qk_norm):
+def load_qwen2moe(hp, w, n_ctx):
+    """qwen2 with experts (router weights not renormalised) and a sigmoid-gated shared expert."""
+    del n_ctx
+    return _load(hp, w, qk_bias=True, qk_norm=False, experts=True, normalise=False, shared=True)
+
+
+def load_qwen3moe(hp, w, n_ctx):
+    """qwen3 with experts, the top-k router weights renormalised to sum 1."""
+    del n_ctx
+    return _load(hp, w, qk_bias=False, qk_norm=True, experts=True, normalise=True, shared=False)
+
+
+def _load(hp, w, qk_bias, qk_norm, experts=False, normalise=False, shared=False):
     rope = rope_from_hparams(hp, neox=True)
     hd_k, hd_v = hp.head_dim_k, hp.head_dim_v
     embeddings = w.embeddings(hp.n_vocab, hp.n_embd)
@@ -46,9 +63,10 @@ def _load(hp, w, qk_bias, qk_norm):
             k_norm=w.vector(p + "attn_k_norm.weight", hd_k) if qk_norm else None,
             wo=w.linear(p + "attn_output.weight", hp.n_embd, hp.n_heads * hd_v),
             ffn_norm=w.vector(p + "ffn_norm.weight", hp.n_embd),
-            w_gate=w.linear(p + "ffn_gate.weight", hp.n_ff, hp.n_embd),
-            w_up=w.linear(p + "ffn_up.weight", hp.n_ff, hp.n_embd),
-            w_down=w.linear(p + "ffn_down.weight", hp.n_embd, hp.n_ff),
+            ffn=(moe.load(hp, w, p, normalise, shared) if experts else
+                 dense_ffn(w.linear(p + "ffn_gate.weight", hp.n_ff, hp.n_embd),
+                           w.linear(p + "ffn_up.weight", hp.n_ff, hp.n_embd),
+                           w.linear(p + "ffn_down.weight", hp.n_embd, hp.n_ff))),
         ))
     output_norm = w.vector("output_norm.weight", hp.n_embd)
     output = w.output(hp.n_vocab, hp.n_embd)
@@ -69,7 +87,7 @@ def _load(hp, w, qk_bias, qk_norm):
             q, k = rope.apply(q, positions), rope.apply(k, positions)
             x = x + layer.wo(attention(q, k, v, positions, scale))
             h = rms_norm(x, layer.ffn_norm, hp.rms_eps)
-            x = x + layer.w_down(silu(layer.w_gate(h)) * layer.w_up(h))
+            x = x + (moe.forward(layer.ffn, h) if experts else layer.ffn(h))
         return output(rms_norm(x[rows], output_norm, hp.rms_eps))
 
     return forward

@@ -15,6 +15,8 @@ ARCHITECTURES = {
     "phi3": arch_phi3.load,
     "gemma2": arch_gemma.load_gemma2,
     "gemma3": arch_gemma.load_gemma3,
+    "qwen2moe": arch_qwen.load_qwen2moe,
+    "qwen3moe": arch_qwen.load_qwen3moe,
 }
 
 

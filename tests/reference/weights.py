@@ -83,6 +83,11 @@ class Weights:
         b = None if bias is None else self.vector(bias, n_out)
         return Linear(values, is_block_quantized(info.ggml_type), self.act_block, b)
 
+    def experts(self, name, n_expert, n_out, n_in):
+        """A stack of n_expert matrices [n_out, n_in] (GGUF dims [n_in, n_out, n_expert]), one Linear each."""
+        info, values = self._read(name, (n_in, n_out, n_expert))
+        return [Linear(values[e], is_block_quantized(info.ggml_type), self.act_block) for e in range(n_expert)]
+
     def output(self, n_vocab, n_embd):
         """output.weight, or token_embd.weight when the output is tied to the embeddings."""
         name = "output.weight" if self.has("output.weight") else "token_embd.weight"

@@ -13,14 +13,26 @@ using enum RopeStyle;
 using enum FfnActivation;
 
 // Each row from llama.cpp's graph of that architecture and the model's published definition.
-constexpr std::array<ArchitectureSpec, 6> kArchitectures{{
-    // name     rope            act        qkvb_req qkvb_ok qknorm fqkv  fgu   sandw  scale  caps  global rfreq lrope
-    {"llama", kAdjacentPairs, kSilu, false, true, false, false, false, false, false, false, 0, true, false},
-    {"qwen2", kHalves, kSilu, true, true, false, false, false, false, false, false, 0, false, false},
-    {"qwen3", kHalves, kSilu, false, false, true, false, false, false, false, false, 0, false, false},
-    {"phi3", kHalves, kSilu, false, false, false, true, true, false, false, false, 0, false, true},
-    {"gemma2", kHalves, kGeluTanh, false, false, false, false, false, true, true, true, 2, false, false},
-    {"gemma3", kHalves, kGeluTanh, false, false, true, false, false, true, true, false, 6, false, false},
+using enum Experts;
+
+constexpr std::array<ArchitectureSpec, 8> kArchitectures{{
+    // name  rope  act  qkvb_req qkvb_ok qknorm fqkv fgu sandw scale caps global rfreq lrope experts shexp normw
+    {"llama", kAdjacentPairs, kSilu, false, true, false, false, false, false, false, false, 0, true, false, kOptional,
+     false, true},
+    {"qwen2", kHalves, kSilu, true, true, false, false, false, false, false, false, 0, false, false, kNever, false,
+     false},
+    {"qwen3", kHalves, kSilu, false, false, true, false, false, false, false, false, 0, false, false, kNever, false,
+     false},
+    {"phi3", kHalves, kSilu, false, false, false, true, true, false, false, false, 0, false, true, kNever, false,
+     false},
+    {"gemma2", kHalves, kGeluTanh, false, false, false, false, false, true, true, true, 2, false, false, kNever,
+     false, false},
+    {"gemma3", kHalves, kGeluTanh, false, false, true, false, false, true, true, false, 6, false, false, kNever,
+     false, false},
+    {"qwen2moe", kHalves, kSilu, true, true, false, false, false, false, false, false, 0, false, false, kAlways, true,
+     false},
+    {"qwen3moe", kHalves, kSilu, false, false, true, false, false, false, false, false, 0, false, false, kAlways,
+     false, true},
 }};
 
 }  // namespace
@@ -55,7 +67,7 @@ std::vector<TensorPresence> ModelTensors(const ArchitectureSpec& arch) {
   return t;
 }
 
-std::vector<TensorPresence> LayerTensors(const ArchitectureSpec& arch) {
+std::vector<TensorPresence> LayerTensors(const ArchitectureSpec& arch, bool moe) {
   using enum TensorRole;
   std::vector<TensorPresence> t{{kAttnNorm, true}};
   if (arch.fused_qkv) {
@@ -71,8 +83,15 @@ std::vector<TensorPresence> LayerTensors(const ArchitectureSpec& arch) {
   t.push_back({kAttnOutput, true});
   if (arch.sandwich_norms) t.push_back({kPostAttnNorm, true});
   t.push_back({kFfnNorm, true});
-  if (!arch.fused_gate_up) t.push_back({kFfnGate, true});
-  t.insert(t.end(), {{kFfnUp, true}, {kFfnDown, true}});
+  if (moe) {
+    t.insert(t.end(), {{kFfnGateInp, true}, {kFfnGateExps, true}, {kFfnUpExps, true}, {kFfnDownExps, true}});
+    if (arch.shared_expert)
+      t.insert(t.end(),
+               {{kFfnGateInpShexp, true}, {kFfnGateShexp, true}, {kFfnUpShexp, true}, {kFfnDownShexp, true}});
+  } else {
+    if (!arch.fused_gate_up) t.push_back({kFfnGate, true});
+    t.insert(t.end(), {{kFfnUp, true}, {kFfnDown, true}});
+  }
   if (arch.sandwich_norms) t.push_back({kPostFfwNorm, true});
   return t;
 }

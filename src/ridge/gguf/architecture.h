@@ -24,6 +24,13 @@ enum class FfnActivation {
   kGeluTanh,  // GeGLU with the tanh approximation: gemma
 };
 
+// Whether the FFN is a mixture of experts ({arch}.expert_count, ffn_*_exps tensors).
+enum class Experts {
+  kNever,
+  kOptional,  // llama: dense, or Mixtral's experts when the file has expert_count
+  kAlways,    // qwen2moe, qwen3moe
+};
+
 struct ArchitectureSpec {
   std::string_view name;  // general.architecture
   RopeStyle rope_style;
@@ -42,6 +49,9 @@ struct ArchitectureSpec {
   int global_layer_every;
   bool rope_freqs;          // rope_freqs.weight allowed (Llama 3.1/3.2 frequency divisors)
   bool long_rope;           // rope_factors_long/short allowed (phi3 LongRoPE)
+  Experts experts;
+  bool shared_expert;       // qwen2moe: a dense FFN beside the experts, scaled by sigmoid(gate_inp_shexp · x)
+  bool norm_expert_weights; // the top-k router probabilities renormalised to sum 1 (Mixtral, qwen3moe)
 };
 
 // nullptr for an architecture ridge does not run.
@@ -49,7 +59,7 @@ const ArchitectureSpec* FindArchitecture(std::string_view name);
 // The spec of a supported architecture; throws ridge::Error naming `name`, the
 // file and the supported list otherwise.
 const ArchitectureSpec& RequireArchitecture(std::string_view name, std::string_view file_path);
-// "llama, qwen2, qwen3, phi3, gemma2, gemma3"
+// "llama, qwen2, qwen3, phi3, gemma2, gemma3, qwen2moe, qwen3moe"
 std::string SupportedArchitectureNames();
 
 // A tensor a file of the architecture holds (per layer or once).
@@ -58,7 +68,8 @@ struct TensorPresence {
   bool required;
 };
 std::vector<TensorPresence> ModelTensors(const ArchitectureSpec& arch);
-std::vector<TensorPresence> LayerTensors(const ArchitectureSpec& arch);
+// moe: the file's layers hold experts (its {arch}.expert_count > 0).
+std::vector<TensorPresence> LayerTensors(const ArchitectureSpec& arch, bool moe = false);
 
 // Whether layer l attends within the sliding window (when the file sets one).
 bool IsSlidingLayer(const ArchitectureSpec& arch, int64_t layer);

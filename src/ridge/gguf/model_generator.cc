@@ -51,15 +51,18 @@ class Xoshiro256 {
 };
 
 // How the values of a generated tensor are drawn.
-enum class Fill { kWeight, kNorm, kBias, kRopeDivisors };
+enum class Fill { kWeight, kNorm, kBias, kRopeDivisors, kGateVector };
 
 struct TensorSpec {
   std::string name;
   std::vector<int64_t> dims;  // dims[0] = row length
   Fill fill;
+  bool keep_f32 = false;      // a 2-D weight llama.cpp never quantizes (experts' routers)
 };
 
 int64_t HeadDim(const RandomModelShape& s) { return s.head_dim ? s.head_dim : s.n_embd / s.n_heads; }
+int64_t ExpertFf(const RandomModelShape& s) { return s.n_ff_exp ? s.n_ff_exp : s.n_ff; }
+int64_t SharedFf(const RandomModelShape& s) { return s.n_ff_shexp ? s.n_ff_shexp : ExpertFf(s); }
 
 // The shape of a role's tensor, GGUF dims (fastest first).
 std::vector<int64_t> RoleDims(TensorRole role, const RandomModelShape& s, int64_t n_vocab) {
@@ -89,6 +92,14 @@ std::vector<int64_t> RoleDims(TensorRole role, const RandomModelShape& s, int64_
     case kFfnGate: return {s.n_embd, s.n_ff};
     case kFfnUp: return {s.n_embd, s.n_ff};
     case kFfnDown: return {s.n_ff, s.n_embd};
+    case kFfnGateInp: return {s.n_embd, s.n_expert};
+    case kFfnGateExps:
+    case kFfnUpExps: return {s.n_embd, ExpertFf(s), s.n_expert};
+    case kFfnDownExps: return {ExpertFf(s), s.n_embd, s.n_expert};
+    case kFfnGateInpShexp: return {s.n_embd};
+    case kFfnGateShexp:
+    case kFfnUpShexp: return {s.n_embd, SharedFf(s)};
+    case kFfnDownShexp: return {SharedFf(s), s.n_embd};
   }
   CheckFailed("a tensor role", __FILE__, __LINE__);
 }
@@ -109,6 +120,7 @@ Fill RoleFill(TensorRole role) {
     case kRopeFreqs:
     case kRopeFactorsLong:
     case kRopeFactorsShort: return Fill::kRopeDivisors;
+    case kFfnGateInpShexp: return Fill::kGateVector;
     default: return Fill::kWeight;
   }
 }
@@ -132,7 +144,7 @@ std::vector<TensorSpec> ModelTensorSpecs(const RandomModelShape& s, int64_t n_vo
     if (!p.required && !Wanted(p.role, s)) return;
     std::vector<int64_t> dims = RoleDims(p.role, s, n_vocab);
     if (p.role == TensorRole::kFfnUp && arch.fused_gate_up) dims[1] *= 2;  // gate rows, then up rows
-    t.push_back({TensorName(p.role, layer), std::move(dims), RoleFill(p.role)});
+    t.push_back({TensorName(p.role, layer), std::move(dims), RoleFill(p.role), p.role == TensorRole::kFfnGateInp});
   };
   const std::vector<TensorPresence> model = ModelTensors(arch);
   add(model[0], -1);  // token_embd first, as llama.cpp orders them
@@ -140,7 +152,7 @@ std::vector<TensorSpec> ModelTensorSpecs(const RandomModelShape& s, int64_t n_vo
     if (p.role != TensorRole::kTokenEmbd && p.role != TensorRole::kOutputNorm && p.role != TensorRole::kOutput)
       add(p, -1);
   for (int64_t l = 0; l < s.n_layers; ++l)
-    for (const TensorPresence& p : LayerTensors(arch)) add(p, l);
+    for (const TensorPresence& p : LayerTensors(arch, s.n_expert > 0)) add(p, l);
   add({TensorRole::kOutputNorm, true}, -1);
   add({TensorRole::kOutput, false}, -1);
   return t;
@@ -186,6 +198,10 @@ std::vector<float> VectorValues(const TensorSpec& t, const RandomModelShape& s, 
       return s.architecture == "llama" ? std::vector<float>(static_cast<size_t>(n), 1.0f)
                                        : UniformVector(seed, t.name, n, 0.75f, 1.25f);
     case Fill::kBias: return UniformVector(seed, t.name, n, -0.5f, 0.5f);
+    case Fill::kGateVector: {  // as a weight row: a dot product with x keeps x's scale
+      const float a = static_cast<float>(std::sqrt(3.0 / static_cast<double>(n)));
+      return UniformVector(seed, t.name, n, -a, a);
+    }
     case Fill::kRopeDivisors:
       if (t.name == TensorName(TensorRole::kRopeFreqs)) return Llama3Divisors(s);
       return t.name == TensorName(TensorRole::kRopeFactorsLong) ? UniformVector(seed, t.name, n, 1.0f, 4.0f)
@@ -270,10 +286,19 @@ void ValidateRandomModel(const RandomModelOptions& options, int64_t n_vocab) {
       (!(s.rope_factor > 0.0f && std::isfinite(s.rope_factor)) || s.rope_original_context <= 0))
     Fail("gen-model: RoPE scaling needs a factor > 0 and an original context > 0 (got {} and {})", s.rope_factor,
          s.rope_original_context);
+  const bool moe = s.n_expert > 0;
+  if ((arch->experts == Experts::kNever && moe) || (arch->experts == Experts::kAlways && !moe))
+    Fail("gen-model: {} {} experts (give --experts N --experts-used K{})", s.architecture,
+         moe ? "has no" : "needs", moe ? " only for llama, qwen2moe, qwen3moe" : "");
+  if (moe && (s.n_expert_used < 1 || s.n_expert_used > s.n_expert || s.n_expert > 1024 || s.n_ff_exp < 0 ||
+              s.n_ff_shexp < 0))
+    Fail("gen-model: experts {} with {} used per token: need 1 <= used <= experts <= 1024", s.n_expert,
+         s.n_expert_used);
   if (!CanQuantizeTo(options.type))
     Fail("gen-model: type {} cannot be written", GgmlTypeName(options.type));
   const int64_t block = TraitsOf(options.type).block_elems;
-  for (auto [what, n] : {std::pair{"dim", s.n_embd}, {"ffn", s.n_ff}, {"heads × head dim", s.n_heads * HeadDim(s)}})
+  for (auto [what, n] : {std::pair{"dim", s.n_embd}, {"ffn", s.n_ff}, {"heads × head dim", s.n_heads * HeadDim(s)},
+                         {"expert ffn", moe ? ExpertFf(s) : 0}, {"shared expert ffn", moe ? SharedFf(s) : 0}})
     if (n % block != 0)
       Fail("gen-model: {} {} is not a multiple of the {} block size {}", what, n, GgmlTypeName(options.type), block);
 }
@@ -324,6 +349,13 @@ GgufWriter BuildRandomModelGguf(const GgufFile& vocab, const RandomModelOptions&
                                                       std::log(static_cast<double>(s.rope_original_context)))));
       break;
   }
+  if (s.n_expert > 0) {
+    w.SetU32(a + ".expert_count", static_cast<uint32_t>(s.n_expert));
+    w.SetU32(a + ".expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+    w.SetU32(a + ".expert_feed_forward_length", static_cast<uint32_t>(ExpertFf(s)));
+    if (RequireArchitecture(a, "gen-model").shared_expert)
+      w.SetU32(a + ".expert_shared_feed_forward_length", static_cast<uint32_t>(SharedFf(s)));
+  }
   for (const auto& [key, value] : vocab.metadata())
     if (key.rfind("tokenizer.", 0) == 0) w.Set(key, value);
 
@@ -332,9 +364,9 @@ GgufWriter BuildRandomModelGguf(const GgufFile& vocab, const RandomModelOptions&
       w.AddTensorBytes(t.name, GgmlType::kF32, t.dims, VectorBytes(VectorValues(t, s, options.seed)));
       continue;
     }
-    const int64_t n_in = t.dims[0];   // [n_rows, n_in]
-    const int64_t n_rows = t.dims[1];
-    const GgmlType type = options.type;
+    const int64_t n_in = t.dims[0];  // [n_rows, n_in], experts stacked: [n_expert · n_out, n_in]
+    const int64_t n_rows = t.dims.size() == 3 ? t.dims[1] * t.dims[2] : t.dims[1];
+    const GgmlType type = t.keep_f32 ? GgmlType::kF32 : options.type;
     const uint64_t seed = options.seed;
     const std::string name = t.name;
     w.AddTensor(t.name, type, t.dims, [=](uint8_t* out, int64_t n_bytes) {

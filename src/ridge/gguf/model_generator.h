@@ -13,6 +13,7 @@
 // Norm weights are F32: 1.0 in llama files (as they always were), uniform in
 // [0.75, 1.25) in the other architectures', so that a graph that skipped or
 // misplaced a norm could not pass for right. Biases are uniform in [-0.5, 0.5).
+// Experts' routers (ffn_gate_inp) stay F32, as llama.cpp's quantize leaves them.
 //
 // Determinism: each row is drawn by its own xoshiro256** generator seeded from
 // (seed, hash of the tensor name, row index), so the file's bytes depend only on
@@ -57,6 +58,10 @@ struct RandomModelShape {
   RandomRopeScaling rope_scaling = RandomRopeScaling::kNone;
   float rope_factor = 1.0f;            // rope.scaling.factor
   int64_t rope_original_context = 0;   // rope.scaling.original_context_length
+  int64_t n_expert = 0;        // {arch}.expert_count; 0: a dense FFN
+  int64_t n_expert_used = 0;   // {arch}.expert_used_count
+  int64_t n_ff_exp = 0;        // {arch}.expert_feed_forward_length (0: n_ff)
+  int64_t n_ff_shexp = 0;      // {arch}.expert_shared_feed_forward_length (qwen2moe; 0: n_ff_exp)
 };
 
 struct RandomModelOptions {

@@ -16,7 +16,7 @@ struct RoleName {
   bool per_layer;
 };
 
-constexpr std::array<RoleName, 23> kNames{{
+constexpr std::array<RoleName, 31> kNames{{
     {TensorRole::kTokenEmbd, "token_embd.weight", false},
     {TensorRole::kOutputNorm, "output_norm.weight", false},
     {TensorRole::kOutput, "output.weight", false},
@@ -40,6 +40,14 @@ constexpr std::array<RoleName, 23> kNames{{
     {TensorRole::kFfnUp, "ffn_up.weight", true},
     {TensorRole::kFfnDown, "ffn_down.weight", true},
     {TensorRole::kPostFfwNorm, "post_ffw_norm.weight", true},
+    {TensorRole::kFfnGateInp, "ffn_gate_inp.weight", true},
+    {TensorRole::kFfnGateExps, "ffn_gate_exps.weight", true},
+    {TensorRole::kFfnUpExps, "ffn_up_exps.weight", true},
+    {TensorRole::kFfnDownExps, "ffn_down_exps.weight", true},
+    {TensorRole::kFfnGateInpShexp, "ffn_gate_inp_shexp.weight", true},
+    {TensorRole::kFfnGateShexp, "ffn_gate_shexp.weight", true},
+    {TensorRole::kFfnUpShexp, "ffn_up_shexp.weight", true},
+    {TensorRole::kFfnDownShexp, "ffn_down_shexp.weight", true},
 }};
 
 const RoleName& Entry(TensorRole role) {

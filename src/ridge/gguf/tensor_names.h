@@ -35,6 +35,15 @@ enum class TensorRole {
   kFfnUp,             // ffn_up.weight              [n_embd, n_ff] (fused gate+up: 2 · n_ff)
   kFfnDown,           // ffn_down.weight            [n_ff, n_embd]
   kPostFfwNorm,       // post_ffw_norm.weight       [n_embd]
+  // Mixture of experts (per layer).
+  kFfnGateInp,        // ffn_gate_inp.weight        [n_embd, n_expert] router
+  kFfnGateExps,       // ffn_gate_exps.weight       [n_embd, n_ff_exp, n_expert]
+  kFfnUpExps,         // ffn_up_exps.weight         [n_embd, n_ff_exp, n_expert]
+  kFfnDownExps,       // ffn_down_exps.weight       [n_ff_exp, n_embd, n_expert]
+  kFfnGateInpShexp,   // ffn_gate_inp_shexp.weight  [n_embd] shared expert's sigmoid gate (qwen2moe)
+  kFfnGateShexp,      // ffn_gate_shexp.weight      [n_embd, n_ff_shexp]
+  kFfnUpShexp,        // ffn_up_shexp.weight        [n_embd, n_ff_shexp]
+  kFfnDownShexp,      // ffn_down_shexp.weight      [n_ff_shexp, n_embd]
 };
 
 // True for the blk.N.* roles.

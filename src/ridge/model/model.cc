@@ -16,6 +16,7 @@ int64_t Batch::n_logits() const {
 
 struct Model::Scratch {
   std::vector<float> x, xn, q, k, v, attn, proj, gate, up, selected;
+  std::vector<float> router, expert_in, expert_out;  // mixture of experts
   std::vector<std::vector<float>> scores;  // per thread: [positions]
   void Resize(const ModelConfig& c, int64_t n_tokens, int64_t n_logits, int n_threads, int64_t max_positions) {
     auto fit = [](std::vector<float>& buf, int64_t n) {
@@ -28,8 +29,14 @@ struct Model::Scratch {
     fit(v, n_tokens * c.kv_dim());
     fit(attn, n_tokens * c.q_dim());
     fit(proj, n_tokens * c.n_embd);
-    fit(gate, n_tokens * c.n_ff);
-    fit(up, n_tokens * c.n_ff);
+    const int64_t max_ff = std::max({c.n_ff, c.n_ff_exp, c.n_ff_shexp});
+    fit(gate, n_tokens * max_ff);
+    fit(up, n_tokens * max_ff);
+    if (c.is_moe()) {
+      fit(router, n_tokens * c.n_expert);
+      fit(expert_in, n_tokens * c.n_embd);
+      fit(expert_out, n_tokens * c.n_embd);
+    }
     fit(selected, n_logits * c.n_embd);
     if (static_cast<int>(scores.size()) < n_threads) scores.resize(static_cast<size_t>(n_threads));
     for (auto& s : scores) fit(s, max_positions);
@@ -53,7 +60,10 @@ double Model::ForwardFlops(int64_t n_tokens, int64_t attended_positions) const {
   const ModelConfig& c = config_;
   double q_dim = static_cast<double>(c.q_dim()), kv_dim = static_cast<double>(c.kv_dim());
   double e = static_cast<double>(c.n_embd), ff = static_cast<double>(c.n_ff);
-  double per_layer = e * q_dim + 2 * e * kv_dim + q_dim * e + 3 * e * ff;  // multiply-adds per token
+  const double ffn = c.is_moe() ? e * static_cast<double>(c.n_expert) +  // router
+                                      3 * e * static_cast<double>(c.n_ff_exp * c.n_expert_used + c.n_ff_shexp)
+                                : 3 * e * ff;
+  double per_layer = e * q_dim + 2 * e * kv_dim + q_dim * e + ffn;  // multiply-adds per token
   double matmul = static_cast<double>(c.n_layers) * per_layer + e * static_cast<double>(c.n_vocab);
   double attention = static_cast<double>(c.n_layers) * 2.0 * q_dim * static_cast<double>(attended_positions);
   return 2.0 * (matmul * static_cast<double>(n_tokens) + attention);
@@ -158,19 +168,91 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   AddResidual(w.post_attn_norm, n, x);
 }
 
+void Model::GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up,
+                     const kernels::WeightMatrix& down, const float* xn, int64_t n, float* out, ThreadPool& pool) {
+  Scratch& s = *scratch_;
+  const int64_t ff = gate.n_rows;
+  kernels::MatMul(gate, xn, n, s.gate.data(), pool);  // [n, ff]
+  kernels::MatMul(up, xn, n, s.up.data(), pool);      // [n, ff]
+  if (arch_.ffn_activation == FfnActivation::kGeluTanh) {
+    kernels::GeGlu(s.gate.data(), s.up.data(), n * ff, s.gate.data());
+  } else {
+    kernels::SwiGlu(s.gate.data(), s.up.data(), n * ff, s.gate.data());
+  }
+  kernels::MatMul(down, s.gate.data(), n, out, pool);  // [n, n_embd]
+}
+
+// Each token's FFN is the weighted sum of its top-k experts' FFNs. The tokens
+// routed to an expert run through it together (its weights read once per
+// step), and each token's sum is taken in expert order, so a token's result
+// does not depend on what else is in the batch.
+void Model::MixtureOfExperts(const LayerWeights& w, int64_t n, ThreadPool& pool) {
+  const ModelConfig& c = config_;
+  Scratch& s = *scratch_;
+  const int64_t e_dim = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used;
+  kernels::MatMul(w.router, s.xn.data(), n, s.router.data(), pool);  // [n, n_expert]
+  struct Route {
+    int64_t token;
+    float weight;
+  };
+  std::vector<std::vector<Route>> routed(static_cast<size_t>(n_exp));
+  std::vector<double> probs(static_cast<size_t>(n_exp));
+  std::vector<int64_t> order(static_cast<size_t>(n_exp));
+  for (int64_t t = 0; t < n; ++t) {
+    const float* logits = s.router.data() + t * n_exp;
+    const double max = *std::max_element(logits, logits + n_exp);
+    double sum = 0;
+    for (int64_t e = 0; e < n_exp; ++e) sum += probs[static_cast<size_t>(e)] = std::exp(logits[e] - max);
+    for (int64_t e = 0; e < n_exp; ++e) order[static_cast<size_t>(e)] = e;
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+      return probs[static_cast<size_t>(a)] != probs[static_cast<size_t>(b)]
+                 ? probs[static_cast<size_t>(a)] > probs[static_cast<size_t>(b)]
+                 : a < b;
+    });
+    double chosen = 0;
+    for (int64_t i = 0; i < k; ++i) chosen += probs[static_cast<size_t>(order[static_cast<size_t>(i)])];
+    const double norm = arch_.norm_expert_weights ? chosen : sum;
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t e = order[static_cast<size_t>(i)];
+      routed[static_cast<size_t>(e)].push_back({t, static_cast<float>(probs[static_cast<size_t>(e)] / norm)});
+    }
+  }
+  std::fill(s.proj.begin(), s.proj.begin() + n * e_dim, 0.0f);
+  for (int64_t e = 0; e < n_exp; ++e) {
+    const std::vector<Route>& routes = routed[static_cast<size_t>(e)];
+    if (routes.empty()) continue;
+    const int64_t m = static_cast<int64_t>(routes.size());
+    for (int64_t i = 0; i < m; ++i)  // gather: [m, n_embd]
+      std::copy_n(s.xn.data() + routes[static_cast<size_t>(i)].token * e_dim, e_dim, s.expert_in.data() + i * e_dim);
+    GatedFfn(w.exp_gate[static_cast<size_t>(e)], w.exp_up[static_cast<size_t>(e)], w.exp_down[static_cast<size_t>(e)],
+             s.expert_in.data(), m, s.expert_out.data(), pool);
+    for (int64_t i = 0; i < m; ++i) {  // scatter-add, weighted
+      float* dst = s.proj.data() + routes[static_cast<size_t>(i)].token * e_dim;
+      const float* src = s.expert_out.data() + i * e_dim;
+      for (int64_t d = 0; d < e_dim; ++d) dst[d] += routes[static_cast<size_t>(i)].weight * src[d];
+    }
+  }
+  if (w.shared_gate_inp.empty()) return;
+  // qwen2moe: + sigmoid(gate_inp_shexp · xn) · shared FFN(xn)
+  GatedFfn(w.shared_gate, w.shared_up, w.shared_down, s.xn.data(), n, s.expert_out.data(), pool);
+  for (int64_t t = 0; t < n; ++t) {
+    double dot = 0;
+    for (int64_t d = 0; d < e_dim; ++d) dot += static_cast<double>(w.shared_gate_inp[static_cast<size_t>(d)]) * s.xn[static_cast<size_t>(t * e_dim + d)];
+    const float g = static_cast<float>(1.0 / (1.0 + std::exp(-dot)));
+    for (int64_t d = 0; d < e_dim; ++d) s.proj[static_cast<size_t>(t * e_dim + d)] += g * s.expert_out[static_cast<size_t>(t * e_dim + d)];
+  }
+}
+
 void Model::FeedForwardBlock(const LayerWeights& w, int64_t n, float* x, ThreadPool& pool) {
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
   for (int64_t t = 0; t < n; ++t)
     kernels::RmsNorm(x + t * c.n_embd, w.ffn_norm.data(), c.n_embd, c.rms_eps, s.xn.data() + t * c.n_embd);
-  kernels::MatMul(w.w_gate, s.xn.data(), n, s.gate.data(), pool);  // [n, n_ff]
-  kernels::MatMul(w.w_up, s.xn.data(), n, s.up.data(), pool);      // [n, n_ff]
-  if (arch_.ffn_activation == FfnActivation::kGeluTanh) {
-    kernels::GeGlu(s.gate.data(), s.up.data(), n * c.n_ff, s.gate.data());
+  if (c.is_moe()) {
+    MixtureOfExperts(w, n, pool);
   } else {
-    kernels::SwiGlu(s.gate.data(), s.up.data(), n * c.n_ff, s.gate.data());
+    GatedFfn(w.w_gate, w.w_up, w.w_down, s.xn.data(), n, s.proj.data(), pool);
   }
-  kernels::MatMul(w.w_down, s.gate.data(), n, s.proj.data(), pool);  // [n, n_embd]
   AddResidual(w.post_ffw_norm, n, x);
 }
 

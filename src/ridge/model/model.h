@@ -37,6 +37,14 @@ struct LayerWeights {
   kernels::WeightMatrix w_up;         // [n_ff, n_embd]
   kernels::WeightMatrix w_down;       // [n_embd, n_ff]
   std::vector<float> post_ffw_norm;   // [n_embd]                 (gemma2/3)
+  // Mixture of experts (w_gate/w_up/w_down unused, these empty when dense).
+  kernels::WeightMatrix router;                   // [n_expert, n_embd]
+  std::vector<kernels::WeightMatrix> exp_gate;    // [n_expert] × [n_ff_exp, n_embd]: row views of ffn_gate_exps
+  std::vector<kernels::WeightMatrix> exp_up;      // [n_expert] × [n_ff_exp, n_embd]
+  std::vector<kernels::WeightMatrix> exp_down;    // [n_expert] × [n_embd, n_ff_exp]
+  std::vector<float> shared_gate_inp;             // [n_embd]  (qwen2moe's shared expert)
+  kernels::WeightMatrix shared_gate, shared_up;   // [n_ff_shexp, n_embd]
+  kernels::WeightMatrix shared_down;              // [n_embd, n_ff_shexp]
 };
 
 struct ModelWeights {
@@ -71,7 +79,8 @@ class Model {
   void Forward(const Batch& batch, PagedKvCache& cache, float* logits, ThreadPool& pool);
 
   // FLOPs of one forward pass over n_tokens tokens whose attention spans
-  // `attended_positions` positions in total (2 per multiply-add).
+  // `attended_positions` positions in total (2 per multiply-add; experts: the
+  // n_expert_used each token is routed to).
   double ForwardFlops(int64_t n_tokens, int64_t attended_positions) const;
 
  private:
@@ -84,6 +93,10 @@ class Model {
   void PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache);
   void Attend(int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool);
   void FeedForwardBlock(const LayerWeights& w, int64_t n_tokens, float* x, ThreadPool& pool);
+  // down(act(gate · xn) ⊙ (up · xn)) for tokens_n rows of xn: [n, n_embd] → out [n, n_embd].
+  void GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up, const kernels::WeightMatrix& down,
+                const float* xn, int64_t n, float* out, ThreadPool& pool);
+  void MixtureOfExperts(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
   // x[t] += norm(proj[t]) (post_norm empty: x[t] += proj[t]) for every token.
   void AddResidual(const std::vector<float>& post_norm, int64_t n_tokens, float* x);
 

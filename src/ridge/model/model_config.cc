@@ -62,6 +62,32 @@ int64_t DefaultQueryScaleDim(const ModelConfig& c) {
   return gemma_27b ? c.n_embd / c.n_heads : c.head_dim;
 }
 
+// Experts: a count and a top-k the architecture allows, each expert's FFN size.
+void ReadExperts(const GgufFile& f, const ArchitectureSpec& spec, ModelConfig& c) {
+  const std::string a = c.architecture, count_key = a + ".expert_count", used_key = a + ".expert_used_count";
+  const bool has_experts = f.GetInt(count_key).value_or(0) != 0;
+  if (spec.experts == Experts::kNever) {
+    if (has_experts) Fail("{}: {} is set but {} has no mixture-of-experts variant", f.path(), count_key, a);
+    return;
+  }
+  if (!has_experts) {
+    if (spec.experts == Experts::kAlways) Fail("{}: required metadata key '{}' is missing", f.path(), count_key);
+    return;
+  }
+  constexpr int64_t kMaxExperts = 1024;
+  c.n_expert = RequirePositive(f, count_key);
+  c.n_expert_used = RequirePositive(f, used_key);
+  if (c.n_expert > kMaxExperts || c.n_expert_used > c.n_expert)
+    Fail("{}: {} = {} with {} = {}: need 1 <= used <= count <= {}", f.path(), used_key, c.n_expert_used, count_key,
+         c.n_expert, kMaxExperts);
+  const std::string ff_key = a + ".expert_feed_forward_length";
+  c.n_ff_exp = f.GetInt(ff_key) ? RequirePositive(f, ff_key) : c.n_ff;
+  if (spec.shared_expert) {
+    const std::string shared_key = a + ".expert_shared_feed_forward_length";
+    c.n_ff_shexp = f.GetInt(shared_key) ? RequirePositive(f, shared_key) : c.n_ff_exp;
+  }
+}
+
 }  // namespace
 
 const ArchitectureSpec& ModelConfig::arch() const { return RequireArchitecture(architecture, "model config"); }
@@ -128,6 +154,7 @@ ModelConfig ModelConfig::FromGguf(const GgufFile& f) {
   c.attention_scale = OptionalPositiveFloat(f, a + ".attention.scale")
                           .value_or(1.0f / std::sqrt(static_cast<float>(DefaultQueryScaleDim(c))));
   if (spec.scale_embeddings) c.embedding_scale = std::sqrt(static_cast<float>(c.n_embd));
+  ReadExperts(f, spec, c);
 
   // Vocabulary size: the tokenizer's token list, else token_embd.weight's rows; they must agree.
   int64_t n_from_tokens = 0, n_from_embd = 0;

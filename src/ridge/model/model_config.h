@@ -50,9 +50,15 @@ struct ModelConfig {
   float final_softcap = 0.0f;  // {arch}.final_logit_softcapping (gemma2); 0: none
   float attention_scale = 0.0f;  // multiplies q·k; {arch}.attention.scale, else 1 / sqrt(head_dim) (see .cc)
   float embedding_scale = 1.0f;  // multiplies token embeddings: sqrt(n_embd) for gemma
+  // Mixture of experts (0 experts: a dense FFN).
+  int64_t n_expert = 0;       // {arch}.expert_count
+  int64_t n_expert_used = 0;  // {arch}.expert_used_count: experts each token is routed to (top-k)
+  int64_t n_ff_exp = 0;       // {arch}.expert_feed_forward_length (defaults to n_ff)
+  int64_t n_ff_shexp = 0;     // {arch}.expert_shared_feed_forward_length (qwen2moe's shared expert)
 
   int64_t q_dim() const { return n_heads * head_dim; }
   int64_t kv_dim() const { return n_kv_heads * head_dim; }
+  bool is_moe() const { return n_expert > 0; }
   const ArchitectureSpec& arch() const;
   // Whether layer l attends within sliding_window positions.
   bool IsSlidingLayer(int64_t layer) const;

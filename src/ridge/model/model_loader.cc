@@ -26,6 +26,21 @@ kernels::WeightMatrix Matrix(const GgufFile& file, const std::string& name, int6
   return {t.type, t.data, n_rows, n_cols, RowBytes(t.type, n_cols)};
 }
 
+// A stack of n_mats matrices [n_rows, n_cols] (GGUF dims [n_cols, n_rows, n_mats]): one view per matrix.
+std::vector<kernels::WeightMatrix> MatrixStack(const GgufFile& file, const std::string& name, int64_t n_mats,
+                                               int64_t n_rows, int64_t n_cols) {
+  const GgufTensorInfo& t = RequireTensor(file, name);
+  if (t.dims.size() != 3 || t.dims[0] != n_cols || t.dims[1] != n_rows || t.dims[2] != n_mats)
+    Fail("{}: tensor '{}' has shape [{}], expected [{}, {}, {}] (dims fastest first)", file.path(), name,
+         fmt::join(t.dims, ", "), n_cols, n_rows, n_mats);
+  if (!TraitsOf(t.type).can_dequantize)
+    Fail("{}: tensor '{}' has type {}, which ridge cannot compute with yet", file.path(), name, GgmlTypeName(t.type));
+  const int64_t row_bytes = RowBytes(t.type, n_cols);
+  std::vector<kernels::WeightMatrix> views;
+  for (int64_t e = 0; e < n_mats; ++e) views.push_back({t.type, t.data + e * n_rows * row_bytes, n_rows, n_cols, row_bytes});
+  return views;
+}
+
 // Rows [first, first + n_rows) of a matrix: a view of the same bytes.
 kernels::WeightMatrix RowSlice(const kernels::WeightMatrix& m, int64_t first, int64_t n_rows) {
   return {m.type, m.data + first * m.row_bytes, n_rows, m.n_cols, m.row_bytes};
@@ -82,7 +97,18 @@ LayerWeights LoadLayer(const GgufFile& file, const ModelConfig& c, int64_t l, co
   w.wo = Matrix(file, name(kAttnOutput), c.n_embd, q_dim);
   w.post_attn_norm = vector_if(kPostAttnNorm, c.n_embd);
   w.ffn_norm = Vector(file, name(kFfnNorm), c.n_embd);
-  if (present.contains(kFfnGate)) {
+  if (c.is_moe()) {
+    w.router = Matrix(file, name(kFfnGateInp), c.n_expert, c.n_embd);
+    w.exp_gate = MatrixStack(file, name(kFfnGateExps), c.n_expert, c.n_ff_exp, c.n_embd);
+    w.exp_up = MatrixStack(file, name(kFfnUpExps), c.n_expert, c.n_ff_exp, c.n_embd);
+    w.exp_down = MatrixStack(file, name(kFfnDownExps), c.n_expert, c.n_embd, c.n_ff_exp);
+    if (present.contains(kFfnGateInpShexp)) {
+      w.shared_gate_inp = Vector(file, name(kFfnGateInpShexp), c.n_embd);
+      w.shared_gate = Matrix(file, name(kFfnGateShexp), c.n_ff_shexp, c.n_embd);
+      w.shared_up = Matrix(file, name(kFfnUpShexp), c.n_ff_shexp, c.n_embd);
+      w.shared_down = Matrix(file, name(kFfnDownShexp), c.n_embd, c.n_ff_shexp);
+    }
+  } else if (present.contains(kFfnGate)) {
     w.w_gate = Matrix(file, name(kFfnGate), c.n_ff, c.n_embd);
     w.w_up = Matrix(file, name(kFfnUp), c.n_ff, c.n_embd);
   } else {  // phi3: ffn_up holds gate then up
@@ -90,7 +116,7 @@ LayerWeights LoadLayer(const GgufFile& file, const ModelConfig& c, int64_t l, co
     w.w_gate = RowSlice(gate_up, 0, c.n_ff);
     w.w_up = RowSlice(gate_up, c.n_ff, c.n_ff);
   }
-  w.w_down = Matrix(file, name(kFfnDown), c.n_embd, c.n_ff);
+  if (!c.is_moe()) w.w_down = Matrix(file, name(kFfnDown), c.n_embd, c.n_ff);
   w.post_ffw_norm = vector_if(kPostFfwNorm, c.n_embd);
   return w;
 }
@@ -109,12 +135,16 @@ std::unique_ptr<Model> Model::Load(const std::string& path, FileBacking backing)
   w.token_embd = Matrix(file, use(TensorName(TensorRole::kTokenEmbd)), c.n_vocab, c.n_embd);
   for (int64_t l = 0; l < c.n_layers; ++l) {
     std::set<TensorRole> present;
-    for (const TensorPresence& t : LayerTensors(arch)) {
+    for (const TensorPresence& t : LayerTensors(arch, c.is_moe())) {
       if (t.required && !has(t.role, l)) Fail("{}: tensor '{}' is missing", file.path(), TensorName(t.role, l));
       if (has(t.role, l)) present.insert(t.role);
     }
     LayerWeights lw = LoadLayer(file, c, l, present, used);
-    for (auto* m : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) w.weight_bytes += MatrixBytes(*m);
+    for (auto* m : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down, &lw.router, &lw.shared_gate,
+                    &lw.shared_up, &lw.shared_down})
+      w.weight_bytes += MatrixBytes(*m);
+    for (const auto* stack : {&lw.exp_gate, &lw.exp_up, &lw.exp_down})
+      for (const kernels::WeightMatrix& m : *stack) w.weight_bytes += MatrixBytes(m);
     w.layers.push_back(std::move(lw));
   }
   w.output_norm = Vector(file, use(TensorName(TensorRole::kOutputNorm)), c.n_embd);

@@ -1,6 +1,7 @@
 #include "ridge/roofline/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ridge/base/error.h"
 
@@ -95,11 +96,25 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
       layers * T * q * act);
   add("output projection", layers * 2 * T * q * d, layers * q * d * bpw.attn_output, 0,
       layers * T * (q + d) * act);
-  // [T, d] × [d, ff] twice (gate and up) → [T, ff] each.
-  add("FFN gate/up", layers * 2 * T * d * 2 * ff, layers * d * ff * (bpw.ffn_gate + bpw.ffn_up), 0,
-      layers * (T * d + 2 * T * ff) * act);
-  // [T, ff] × [ff, d] → [T, d].
-  add("FFN down", layers * 2 * T * ff * d, layers * ff * d * bpw.ffn_down, 0, layers * (T * ff + T * d) * act);
+  if (c.is_moe()) {
+    // Each token runs its k experts; the step reads the experts any of its T
+    // tokens is routed to: E·(1 − (1 − k/E)^T) of them when routing is uniform.
+    const double E = static_cast<double>(c.n_expert), k = static_cast<double>(c.n_expert_used);
+    const double eff = static_cast<double>(c.n_ff_exp), sff = static_cast<double>(c.n_ff_shexp);
+    const double hit = E * (1.0 - std::pow(1.0 - k / E, T));
+    add("FFN router", layers * 2 * T * d * E, layers * d * E * 4.0, 0, layers * T * (d + E) * act);
+    add("FFN experts", layers * 2 * T * k * 3 * d * eff,
+        layers * hit * d * eff * (bpw.ffn_gate + bpw.ffn_up + bpw.ffn_down), 0, layers * T * k * (2 * d + 3 * eff) * act);
+    if (sff > 0)
+      add("FFN shared expert", layers * 2 * T * 3 * d * sff, layers * d * sff * (bpw.ffn_gate + bpw.ffn_up + bpw.ffn_down),
+          0, layers * T * (2 * d + 3 * sff) * act);
+  } else {
+    // [T, d] × [d, ff] twice (gate and up) → [T, ff] each.
+    add("FFN gate/up", layers * 2 * T * d * 2 * ff, layers * d * ff * (bpw.ffn_gate + bpw.ffn_up), 0,
+        layers * (T * d + 2 * T * ff) * act);
+    // [T, ff] × [ff, d] → [T, d].
+    add("FFN down", layers * 2 * T * ff * d, layers * ff * d * bpw.ffn_down, 0, layers * (T * ff + T * d) * act);
+  }
   // Logits of one token per sequence: [S, d] × [d, vocab] → [S, vocab] FP32.
   add("LM head", 2 * S * d * vocab, d * vocab * bpw.output, 0, S * d * act + S * vocab * 4.0);
 

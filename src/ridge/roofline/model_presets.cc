@@ -113,6 +113,43 @@ const std::vector<ModelPreset>& ModelPresets() {
              c.rope_freq_base_swa = 10000.0f;
              p.vocab_note = "gemma-4's 262144-token vocabulary stands in";
            }),
+      With(Make("qwen3-30b-a3b", "Qwen3 30B-A3B (qwen3moe: 128 experts, 8 per token, ~3.3B active)", 2048, 6144,
+                48, 32, 4, 151936, 40960, 1000000.0f, false),
+           [](ModelPreset&, ModelConfig& c) {
+             c.architecture = "qwen3moe";
+             c.head_dim = c.rope_dim = 128;
+             c.rms_eps = 1e-6f;
+             c.n_expert = 128;
+             c.n_expert_used = 8;
+             c.n_ff_exp = 768;
+           }),
+      With(Make("qwen3-30b-a3b-4l", "Qwen3 30B-A3B's shape with 4 of its 48 layers (real expert count and top-k)",
+                2048, 6144, 4, 32, 4, 151936, 40960, 1000000.0f, false),
+           [](ModelPreset&, ModelConfig& c) {
+             c.architecture = "qwen3moe";
+             c.head_dim = c.rope_dim = 128;
+             c.rms_eps = 1e-6f;
+             c.n_expert = 128;
+             c.n_expert_used = 8;
+             c.n_ff_exp = 768;
+           }),
+      With(Make("qwen1.5-moe-a2.7b", "Qwen1.5 MoE A2.7B (qwen2moe: 60 experts, 4 per token, shared expert)", 2048,
+                5632, 24, 16, 16, 151936, 8192, 1000000.0f, false),
+           [](ModelPreset&, ModelConfig& c) {
+             c.architecture = "qwen2moe";
+             c.rms_eps = 1e-6f;
+             c.n_expert = 60;
+             c.n_expert_used = 4;
+             c.n_ff_exp = 1408;
+             c.n_ff_shexp = 5632;
+           }),
+      With(Make("mixtral-8x7b", "Mixtral 8x7B (llama with 8 experts, 2 per token)", 4096, 14336, 32, 32, 8, 32000,
+                32768, 1000000.0f, false),
+           [](ModelPreset&, ModelConfig& c) {
+             c.n_expert = 8;
+             c.n_expert_used = 2;
+             c.n_ff_exp = 14336;
+           }),
   };
   return presets;
 }
