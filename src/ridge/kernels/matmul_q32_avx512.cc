@@ -1,0 +1,230 @@
+// Q4_1, Q5_0, Q5_1 and IQ4_NL MatMul for AVX-512 (VNNI): the rows path.
+//
+// Activations are quantized once per call to int8 blocks of 32 with a float
+// scale d_x (as for Q8_0/Q4_0), and each block also keeps Σq_x and d_x·Σq_x.
+// A weight block's 32 codes become unsigned bytes u in element order, and one
+// vpdpbusd per row and token takes Σ u·q_x exactly. Per (row, token) the
+// float steps are then, block after block:
+//   Q4_1, Q5_1 (w = d·u + m):        acc = fma(Σu·q_x, d·d_x, acc)
+//                                     acc = fma(m, d_x·Σq_x, acc)
+//   Q5_0 (w = d·(u − 16)):           acc = fma(Σu·q_x − 16·Σq_x, d·d_x, acc)
+//   IQ4_NL (w = d·level[c], u = level[c] + 128 by one vpshufb):
+//                                     acc = fma(Σu·q_x − 128·Σq_x, d·d_x, acc)
+// whatever the other tokens of the call (batch invariance). There is no panel
+// path: prefill takes the rows path too, 4 tokens per pass over the weights.
+#include <cstring>
+
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/simd_avx512.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int kBlock = 32;
+
+int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
+
+// One prepared activation row of n_cols (a multiple of 32):
+//   q     int8  [n_cols]
+//   d     float [n_blocks]   scale of each block
+//   qsum  int32 [n_blocks]   Σq of each block
+//   dsum  float [n_blocks]   d·Σq of each block
+struct ActLayout {
+  int64_t n_blocks, d_off, qsum_off, dsum_off, bytes;
+  explicit ActLayout(int64_t n_cols) {
+    n_blocks = n_cols / kBlock;
+    d_off = Align64(n_cols);
+    qsum_off = d_off + Align64(n_blocks * 4);
+    dsum_off = qsum_off + Align64(n_blocks * 4);
+    bytes = dsum_off + Align64(n_blocks * 4);
+  }
+};
+
+int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
+
+void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
+  const ActLayout layout(n_cols);
+  auto* q = reinterpret_cast<int8_t*>(dst);
+  auto* d = reinterpret_cast<float*>(dst + layout.d_off);
+  auto* qsum = reinterpret_cast<int32_t*>(dst + layout.qsum_off);
+  auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
+  const __m512 sign_mask = _mm512_set1_ps(-0.0f);
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int64_t b = 0; b < layout.n_blocks; ++b) {
+    const __m512 lo = _mm512_loadu_ps(x + b * kBlock);
+    const __m512 hi = _mm512_loadu_ps(x + b * kBlock + 16);
+    const float max_abs =
+        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign_mask, lo), _mm512_andnot_ps(sign_mask, hi)));
+    const float scale = max_abs / 127.0f;
+    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+    const __m512 vinv = _mm512_set1_ps(inv);
+    // Round to nearest even; |x·inv| <= 127 so the narrowing never saturates.
+    const __m128i q_lo = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, vinv)));
+    const __m128i q_hi = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, vinv)));
+    const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), qv);
+    const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    const int32_t sum = _mm_cvtsi128_si32(s);
+    d[b] = scale;
+    qsum[b] = sum;
+    dsum[b] = scale * static_cast<float>(sum);
+  }
+}
+
+// 16 packed bytes → 32 codes 0..15 in element order (low nibbles are
+// elements 0..15, high nibbles 16..31).
+__m256i Nibbles(const uint8_t* packed) {
+  const __m128i p = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(p, 4), p), _mm256_set1_epi8(0x0f));
+}
+
+// 5-bit codes: the nibbles plus 16 where bit j of the 32-bit qh is set.
+__m256i FiveBitCodes(const uint8_t* qh, const uint8_t* packed) {
+  uint32_t high;
+  std::memcpy(&high, qh, 4);
+  const __m256i low = Nibbles(packed);
+  return _mm256_mask_add_epi8(low, static_cast<__mmask32>(high), low, _mm256_set1_epi8(16));
+}
+
+// Per type: where a block keeps its fields, and its codes as unsigned bytes.
+// kHighShift: the high half of the bytes holds 2^kHighShift × its codes
+// (taken in place, one instruction fewer); kBiasFactor: the offset of u from
+// the signed weight code (Σ(u + k)·q = Σu·q + k·Σq); kHasMin: w = d·u + m.
+struct Q4_1Codes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
+  static constexpr int kHighShift = 4, kBiasFactor = 0;
+  static constexpr bool kHasMin = true;
+  static __m256i Unsigned(const uint8_t* block) {
+    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 4)));
+    return _mm256_and_si256(both, _mm256_setr_m128i(_mm_set1_epi8(0x0f), _mm_set1_epi8(static_cast<char>(0xf0))));
+  }
+};
+
+struct Q5_0Codes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
+  static constexpr int kHighShift = 0, kBiasFactor = -16;
+  static constexpr bool kHasMin = false;
+  static __m256i Unsigned(const uint8_t* block) { return FiveBitCodes(block + 2, block + 6); }
+};
+
+struct Q5_1Codes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
+  static constexpr int kHighShift = 0, kBiasFactor = 0;
+  static constexpr bool kHasMin = true;
+  static __m256i Unsigned(const uint8_t* block) { return FiveBitCodes(block + 4, block + 8); }
+};
+
+struct IQ4_NLCodes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_NL);
+  static constexpr int kHighShift = 0, kBiasFactor = -128;
+  static constexpr bool kHasMin = false;
+  static __m256i Unsigned(const uint8_t* block) {
+    // The levels + 128 (1..241: the sign bit flipped), in both 128-bit lanes for vpshufb.
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
+    const __m256i table = _mm256_xor_si256(levels, _mm256_set1_epi8(static_cast<char>(0x80)));
+    return _mm256_shuffle_epi8(table, Nibbles(block + 2));
+  }
+};
+
+// Prefetch (into L2) of the tile kPrefetchTiles ahead, one slice per block:
+// 8 rows are 8 short streams the hardware prefetcher follows too late (see
+// matmul_quant_avx512.cc).
+constexpr int kPrefetchTiles = 2;
+constexpr int kRowsPerTile = 8;
+
+// Rows r .. r + 8 (rows past r_end read row r_end - 1 and are not stored).
+// The 8 rows' block sums are reduced so that lane i holds row i's, and the 8
+// rows' float chains run in the lanes of one register.
+template <typename Codes, int kT>
+void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
+              int64_t y_stride) {
+  constexpr int64_t kBlockBytes = Codes::kBlockBytes;
+  constexpr int kPrefetchLines = (kRowsPerTile * kBlockBytes + 63) / 64;
+  const int n_valid = static_cast<int>(r_end - r < kRowsPerTile ? r_end - r : kRowsPerTile);
+  const uint8_t* base = w.data + r * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kRowsPerTile * w.row_bytes;
+  int64_t row_offsets[kRowsPerTile];  // byte offset of each row from `base`
+  for (int i = 0; i < kRowsPerTile; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xqsum[kT];
+  const float* xdsum[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts.data + t * acts.row_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xqsum[t] = reinterpret_cast<const int32_t*>(a + layout.qsum_off);
+    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
+  }
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < layout.n_blocks; ++b) {
+#pragma GCC unroll 8
+    for (int p = 0; p < kPrefetchLines; ++p)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + b * kRowsPerTile * kBlockBytes + p * 64), _MM_HINT_T1);
+    const uint8_t* blocks = base + b * kBlockBytes;
+    const __m256 dw = avx512::ScalesOf8(blocks, row_offsets);
+    __m256 mw;
+    if constexpr (Codes::kHasMin) mw = avx512::ScalesOf8(blocks + 2, row_offsets);
+    __m256i wv[kRowsPerTile];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRowsPerTile; ++i) wv[i] = Codes::Unsigned(blocks + row_offsets[i]);
+#pragma GCC unroll 4
+    for (int t = 0; t < kT; ++t) {
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kBlock));
+      __m256i dot[kRowsPerTile];
+#pragma GCC unroll 8
+      for (int i = 0; i < kRowsPerTile; ++i) dot[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wv[i], xv);
+      __m256i sums = avx512::SumLanesOf8<Codes::kHighShift>(dot);
+      if constexpr (Codes::kBiasFactor != 0)
+        sums = _mm256_add_epi32(sums, _mm256_set1_epi32(Codes::kBiasFactor * xqsum[t][b]));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])), acc[t]);
+      if constexpr (Codes::kHasMin) acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(xdsum[t][b]), acc[t]);
+    }
+  }
+  const __mmask8 valid = static_cast<__mmask8>((1u << n_valid) - 1);
+  for (int t = 0; t < kT; ++t) _mm256_mask_storeu_ps(y + t * y_stride + r, valid, acc[t]);
+}
+
+template <typename Codes, int kT>
+void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                   int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  for (int64_t r = r_begin; r < r_end; r += kRowsPerTile)
+    RowsTile<Codes, kT>(w, layout, acts, r, r_end, y, y_stride);
+}
+
+template <typename Codes>
+void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+          int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return RowsForTokens<Codes, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return RowsForTokens<Codes, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return RowsForTokens<Codes, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return RowsForTokens<Codes, 4>(w, acts, r_begin, r_end, y, y_stride);
+  }
+}
+
+constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
+constexpr ActPrep kNoActs{nullptr, nullptr};
+constexpr TypeKernels kQ4_1Kernels{kQuantActs, 4, Rows<Q4_1Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kQ5_0Kernels{kQuantActs, 4, Rows<Q5_0Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kQ5_1Kernels{kQuantActs, 4, Rows<Q5_1Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kIQ4_NLKernels{kQuantActs, 4, Rows<IQ4_NLCodes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+const TypeKernels* Avx512Q32Kernels(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_1: return &kQ4_1Kernels;
+    case GgmlType::kQ5_0: return &kQ5_0Kernels;
+    case GgmlType::kQ5_1: return &kQ5_1Kernels;
+    case GgmlType::kIQ4_NL: return &kIQ4_NLKernels;
+    default: return nullptr;
+  }
+}
+
+}  // namespace ridge::kernels::internal
