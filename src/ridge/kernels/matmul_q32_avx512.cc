@@ -76,9 +76,12 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
 
 // 16 packed bytes → 32 codes 0..15 in element order (low nibbles are
 // elements 0..15, high nibbles 16..31).
+// One broadcast load and a per-lane shift (0, then 4), one instruction fewer
+// than a shift and an insert.
 __m256i Nibbles(const uint8_t* packed) {
-  const __m128i p = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
-  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(p, 4), p), _mm256_set1_epi8(0x0f));
+  const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(packed)));
+  const __m256i shifted = _mm256_srlv_epi16(both, _mm256_setr_m128i(_mm_setzero_si128(), _mm_set1_epi16(4)));
+  return _mm256_and_si256(shifted, _mm256_set1_epi8(0x0f));
 }
 
 // 5-bit codes: the nibbles plus 16 where bit j of the 32-bit qh is set.
