@@ -10,8 +10,11 @@
 //   Q5_0 (w = d·(u − 16)):           acc = fma(Σu·q_x − 16·Σq_x, d·d_x, acc)
 //   IQ4_NL (w = d·level[c], u = level[c] + 128 by one vpshufb):
 //                                     acc = fma(Σu·q_x − 128·Σq_x, d·d_x, acc)
-// whatever the other tokens of the call (batch invariance). There is no panel
-// path: prefill takes the rows path too, 4 tokens per pass over the weights.
+// whatever the other tokens of the call (batch invariance). Prefill (from 8
+// tokens) packs 32 rows into a panel of unpacked codes, scales and minimums
+// and runs the same integer sums and float steps against every token (as the
+// Q8_0/Q4_0 panels in matmul_quant_avx512.cc), so a token's results are the
+// same bits whichever path its call takes.
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
@@ -92,9 +95,10 @@ __m256i FiveBitCodes(const uint8_t* qh, const uint8_t* packed) {
   return _mm256_mask_add_epi8(low, static_cast<__mmask32>(high), low, _mm256_set1_epi8(16));
 }
 
-// Per type: where a block keeps its fields, and its codes as unsigned bytes.
-// kHighShift: the high half of the bytes holds 2^kHighShift × its codes
-// (taken in place, one instruction fewer); kBiasFactor: the offset of u from
+// Per type: where a block keeps its fields, and its codes as unsigned bytes
+// (InOrder: the codes themselves; Unsigned, for the rows path: the high half
+// of the bytes may hold 2^kHighShift × its codes, taken in place, one
+// instruction fewer); kBiasFactor: the offset of u from
 // the signed weight code (Σ(u + k)·q = Σu·q + k·Σq); kHasMin: w = d·u + m.
 struct Q4_1Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
@@ -104,6 +108,7 @@ struct Q4_1Codes {
     const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 4)));
     return _mm256_and_si256(both, _mm256_setr_m128i(_mm_set1_epi8(0x0f), _mm_set1_epi8(static_cast<char>(0xf0))));
   }
+  static __m256i InOrder(const uint8_t* block) { return Nibbles(block + 4); }
 };
 
 struct Q5_0Codes {
@@ -111,6 +116,7 @@ struct Q5_0Codes {
   static constexpr int kHighShift = 0, kBiasFactor = -16;
   static constexpr bool kHasMin = false;
   static __m256i Unsigned(const uint8_t* block) { return FiveBitCodes(block + 2, block + 6); }
+  static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
 };
 
 struct Q5_1Codes {
@@ -118,6 +124,7 @@ struct Q5_1Codes {
   static constexpr int kHighShift = 0, kBiasFactor = 0;
   static constexpr bool kHasMin = true;
   static __m256i Unsigned(const uint8_t* block) { return FiveBitCodes(block + 4, block + 8); }
+  static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
 };
 
 struct IQ4_NLCodes {
@@ -130,6 +137,7 @@ struct IQ4_NLCodes {
     const __m256i table = _mm256_xor_si256(levels, _mm256_set1_epi8(static_cast<char>(0x80)));
     return _mm256_shuffle_epi8(table, Nibbles(block + 2));
   }
+  static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
 };
 
 // Prefetch (into L2) of the tile kPrefetchTiles ahead, one slice per block:
@@ -211,12 +219,168 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
   }
 }
 
+// ---- panels (prefill) ----------------------------------------------------
+// A panel holds 32 rows (two zmm of 16 rows). For each block b and each
+// group g of 4 elements (8 groups per block), 32 rows × 4 unsigned codes:
+//   codes  uint8 [n_blocks][8 groups][32 rows][4]
+//   scales float [n_blocks][32 rows]   (the rows' block scales; 0 for padding)
+//   mins   float [n_blocks][32 rows]   (Q4_1 / Q5_1 only)
+constexpr int64_t kPanelRows = 32;
+
+template <typename Codes>
+int64_t PanelBytes(int64_t n_cols) {
+  const int64_t n_blocks = n_cols / kBlock;
+  return n_blocks * 8 * kPanelRows * 4 + (Codes::kHasMin ? 2 : 1) * n_blocks * kPanelRows * 4;
+}
+
+float F16At(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+template <typename Codes>
+void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  const int64_t n_blocks = w.n_cols / kBlock;
+  constexpr int64_t kBlockBytes = Codes::kBlockBytes;
+  auto* scales = reinterpret_cast<float*>(panel + n_blocks * 8 * kPanelRows * 4);
+  float* mins = scales + n_blocks * kPanelRows;
+  // Two blocks of 16 rows at a time: 16 rows × 16 four-byte groups, transposed
+  // so that each register holds one group of the 16 rows.
+  for (int64_t half = 0; half < 2; ++half) {
+    const int64_t r0 = r_begin + half * 16;
+    const uint8_t* rows[16];
+    for (int i = 0; i < 16; ++i) rows[i] = r0 + i < w.n_rows ? w.data + (r0 + i) * w.row_bytes : nullptr;
+    for (int64_t b = 0; b < n_blocks; b += 2) {
+      const bool pair = b + 1 < n_blocks;
+      __m512 v[16];
+      for (int i = 0; i < 16; ++i) {
+        if (rows[i] == nullptr) {
+          v[i] = _mm512_setzero_ps();
+          continue;
+        }
+        const __m256i lo = Codes::InOrder(rows[i] + b * kBlockBytes);
+        const __m256i hi = pair ? Codes::InOrder(rows[i] + (b + 1) * kBlockBytes) : _mm256_setzero_si256();
+        v[i] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+      }
+      avx512::Transpose16x16(v);
+      for (int g = 0; g < (pair ? 16 : 8); ++g)
+        _mm512_store_ps(reinterpret_cast<float*>(panel + ((b * 8 + g) * kPanelRows + half * 16) * 4), v[g]);
+    }
+  }
+  for (int64_t j = 0; j < kPanelRows; ++j) {
+    const int64_t r = r_begin + j;
+    const uint8_t* row = r < w.n_rows ? w.data + r * w.row_bytes : nullptr;
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      scales[b * kPanelRows + j] = row ? F16At(row + b * kBlockBytes) : 0.0f;
+      if constexpr (Codes::kHasMin) mins[b * kPanelRows + j] = row ? F16At(row + b * kBlockBytes + 2) : 0.0f;
+    }
+  }
+}
+
+// 32 panel rows × kT tokens. Integer accumulators per block start at the
+// block's offset k·Σq_x and take 8 vpdpbusd (one per 4-element group,
+// activation bytes broadcast); then the rows path's float steps.
+template <typename Codes, int kT>
+void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, const ActLayout& layout,
+               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride) {
+  const auto* scales = reinterpret_cast<const float*>(panel + n_blocks * 8 * kPanelRows * 4);
+  const float* mins = scales + n_blocks * kPanelRows;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xqsum[kT];
+  const float* xdsum[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts + t * act_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xqsum[t] = reinterpret_cast<const int32_t*>(a + layout.qsum_off);
+    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
+  }
+  __m512 acc0[kT], acc1[kT];
+  for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+  const uint8_t* p = panel;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    __m512i dot0[kT], dot1[kT];
+    for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(Codes::kBiasFactor * xqsum[t][b]);
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g, p += kPanelRows * 4) {
+      const __m512i w0 = _mm512_load_si512(p);
+      const __m512i w1 = _mm512_load_si512(p + 64);
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t) {
+        int32_t x4;
+        std::memcpy(&x4, xq[t] + b * kBlock + g * 4, 4);
+        const __m512i xb = _mm512_set1_epi32(x4);
+        dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
+        dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
+      }
+    }
+    const __m512 s0 = _mm512_load_ps(scales + b * kPanelRows);
+    const __m512 s1 = _mm512_load_ps(scales + b * kPanelRows + 16);
+#pragma GCC unroll 8
+    for (int t = 0; t < kT; ++t) {
+      const __m512 dx = _mm512_set1_ps(xd[t][b]);
+      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
+      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
+    }
+    if constexpr (Codes::kHasMin) {
+      const __m512 m0 = _mm512_load_ps(mins + b * kPanelRows);
+      const __m512 m1 = _mm512_load_ps(mins + b * kPanelRows + 16);
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t) {
+        const __m512 dsum = _mm512_set1_ps(xdsum[t][b]);
+        acc0[t] = _mm512_fmadd_ps(m0, dsum, acc0[t]);
+        acc1[t] = _mm512_fmadd_ps(m1, dsum, acc1[t]);
+      }
+    }
+  }
+  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
+  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
+                       : n_valid_rows <= 16 ? __mmask16(0)
+                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
+  for (int t = 0; t < kT; ++t) {
+    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
+    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
+  }
+}
+
+template <typename Codes>
+void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                 float* y, int64_t y_stride) {
+  const ActLayout layout(n_cols);
+  constexpr int kT = 6;
+  int64_t t = 0;
+  for (; t + kT <= n_tokens; t += kT)
+    PanelTile<Codes, kT>(panel, layout.n_blocks, n_valid_rows, layout, acts.data + t * acts.row_stride,
+                         acts.row_stride, y + t * y_stride, y_stride);
+  const uint8_t* a = acts.data + t * acts.row_stride;
+  float* yt = y + t * y_stride;
+  switch (n_tokens - t) {
+    case 0: break;
+    case 1: PanelTile<Codes, 1>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 2: PanelTile<Codes, 2>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 3: PanelTile<Codes, 3>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 4: PanelTile<Codes, 4>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    default: PanelTile<Codes, 5>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+  }
+}
+
+constexpr int64_t kPanelMinTokens = 8;
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
-constexpr ActPrep kNoActs{nullptr, nullptr};
-constexpr TypeKernels kQ4_1Kernels{kQuantActs, 4, Rows<Q4_1Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
-constexpr TypeKernels kQ5_0Kernels{kQuantActs, 4, Rows<Q5_0Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
-constexpr TypeKernels kQ5_1Kernels{kQuantActs, 4, Rows<Q5_1Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
-constexpr TypeKernels kIQ4_NLKernels{kQuantActs, 4, Rows<IQ4_NLCodes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+
+template <typename Codes>
+constexpr TypeKernels MakeKernels() {
+  return TypeKernels{kQuantActs,      4,
+                     Rows<Codes>,     kQuantActs,
+                     kPanelRows,      kPanelMinTokens,
+                     PanelBytes<Codes>, PackPanel<Codes>,
+                     PanelMatMul<Codes>};
+}
+constexpr TypeKernels kQ4_1Kernels = MakeKernels<Q4_1Codes>();
+constexpr TypeKernels kQ5_0Kernels = MakeKernels<Q5_0Codes>();
+constexpr TypeKernels kQ5_1Kernels = MakeKernels<Q5_1Codes>();
+constexpr TypeKernels kIQ4_NLKernels = MakeKernels<IQ4_NLCodes>();
 
 }  // namespace
 
