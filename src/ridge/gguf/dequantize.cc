@@ -3,6 +3,7 @@
 // to a local struct first so that src/dst need no particular alignment.
 #include "ridge/gguf/dequantize.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -282,12 +283,28 @@ void QuantQ5_1(const float* x, uint8_t* dst, int64_t nb) {
   }
 }
 
+// For each integer k from level 0 to level 15 - 1: the last level <= k.
+constexpr std::array<uint8_t, 240> kIq4NlLowerLevel = [] {
+  std::array<uint8_t, 240> lower{};
+  for (int k = kIq4NlLevels[0]; k < kIq4NlLevels[15]; ++k) {
+    int i = 0;
+    while (kIq4NlLevels[i + 1] <= k) ++i;
+    lower[static_cast<size_t>(k - kIq4NlLevels[0])] = static_cast<uint8_t>(i);
+  }
+  return lower;
+}();
+
 // Index of the level nearest v (the upper one when v is midway), as ggml's
-// best_index_int8. NaN gives 0.
+// best_index_int8: the two levels around v (the levels are integers, so
+// floor(v) finds them in a table), then the nearer by ggml's own test. The
+// quantizer calls this 16 times per element; a bisection's branches are
+// unpredictable. NaN gives 0.
 int NearestIq4NlLevel(float v) {
-  int i = 0;
-  while (i < 15 && v - static_cast<float>(kIq4NlLevels[i]) >= static_cast<float>(kIq4NlLevels[i + 1]) - v) ++i;
-  return i;
+  const auto level = [](int i) { return static_cast<float>(kIq4NlLevels[i]); };
+  if (!(v > level(0))) return 0;
+  if (v >= level(15)) return 15;
+  const int lo = kIq4NlLowerLevel[static_cast<size_t>(static_cast<int>(std::floor(v)) - kIq4NlLevels[0])];
+  return v - level(lo) < level(lo + 1) - v ? lo : lo + 1;
 }
 
 // Σ w·q·x and Σ w·q² over a block coded with inverse scale `inv` (q the levels).
