@@ -1,4 +1,4 @@
-// Q4_1, Q5_0, Q5_1 and IQ4_NL MatMul for AVX-512 (VNNI): the rows path.
+// Q4_1, Q5_0, Q5_1 and IQ4_NL MatMul for AVX-512 (VNNI): rows and panels.
 //
 // Activations are quantized once per call to int8 blocks of 32 with a float
 // scale d_x (as for Q8_0/Q4_0), and each block also keeps Σq_x and d_x·Σq_x.
@@ -371,11 +371,8 @@ constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 
 template <typename Codes>
 constexpr TypeKernels MakeKernels() {
-  return TypeKernels{kQuantActs,      4,
-                     Rows<Codes>,     kQuantActs,
-                     kPanelRows,      kPanelMinTokens,
-                     PanelBytes<Codes>, PackPanel<Codes>,
-                     PanelMatMul<Codes>};
+  return TypeKernels{kQuantActs, 4, Rows<Codes>, kQuantActs, kPanelRows, kPanelMinTokens,
+                     PanelBytes<Codes>, PackPanel<Codes>, PanelMatMul<Codes>};
 }
 constexpr TypeKernels kQ4_1Kernels = MakeKernels<Q4_1Codes>();
 constexpr TypeKernels kQ5_0Kernels = MakeKernels<Q5_0Codes>();
