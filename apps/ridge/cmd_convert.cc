@@ -18,7 +18,7 @@ struct ConvertArgs {
 
 int RunConvert(const ConvertArgs& a) {
   const auto type = ParseGgmlType(a.type);
-  if (!type || !CanQuantizeTo(*type)) Fail("--type {}: ridge converts to F32, F16, BF16, Q8_0 or Q4_0", a.type);
+  if (!type || !CanQuantizeTo(*type)) Fail("--type {}: ridge converts to {}", a.type, QuantizableTypeNames());
   const Llama2cCheckpoint ckpt = Llama2cCheckpoint::Open(a.checkpoint);
   const Llama2cVocab vocab = ReadLlama2cTokenizer(a.tokenizer, ckpt.header.vocab_size);
   Llama2cConvertOptions options;
@@ -45,7 +45,7 @@ CommandRegistration kConvert{{"convert", "Convert a llama2.c checkpoint and toke
     sub.add_option("--checkpoint", args->checkpoint, "llama2.c checkpoint (.bin, version 0)")->required();
     sub.add_option("--tokenizer", args->tokenizer, "llama2.c tokenizer (.bin)")->required();
     sub.add_option("-o,--output", args->output, "GGUF file to write")->required();
-    sub.add_option("--type", args->type, "type of 2-D weights: F32 (default), F16, BF16, Q8_0, Q4_0; norms stay F32");
+    sub.add_option("--type", args->type, "type of 2-D weights: " + QuantizableTypeNames() + " (default F32); norms stay F32");
     sub.add_option("--name", args->name, "general.name (default: the checkpoint's file name)");
     return [args] { return RunConvert(*args); };
   }}};

@@ -8,6 +8,7 @@
 #include "ridge/base/error.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/command.h"
+#include "ridge/gguf/dequantize.h"
 #include "ridge/gguf/quantize_file.h"
 #include "ridge/progress_bar.h"
 
@@ -21,7 +22,7 @@ struct QuantizeArgs {
 
 int RunQuantize(const QuantizeArgs& a) {
   const auto type = ParseGgmlType(a.type);
-  if (!type) Fail("unknown type '{}'; ridge quantize writes F32, F16, BF16, Q8_0 or Q4_0", a.type);
+  if (!type) Fail("unknown type '{}'; ridge quantize writes {}", a.type, QuantizableTypeNames());
   if (a.threads < 0) Fail("--threads must be >= 1 (0 = all hardware threads), got {}", a.threads);
   ThreadPool pool(a.threads ? a.threads : HardwareThreads());
   QuantizeSummary summary;
@@ -43,7 +44,7 @@ CommandRegistration kQuantize{{"quantize", "Convert the weight matrices of a GGU
     auto args = std::make_shared<QuantizeArgs>();
     sub.add_option("input", args->input, "source GGUF (weights F32, F16 or BF16)")->required();
     sub.add_option("output", args->output, "GGUF file to write")->required();
-    sub.add_option("type", args->type, "F32, F16, BF16, Q8_0 or Q4_0")->required();
+    sub.add_option("type", args->type, QuantizableTypeNames())->required();
     sub.add_option("--threads", args->threads, "threads (default: all)");
     return [args] { return RunQuantize(*args); };
   }}};

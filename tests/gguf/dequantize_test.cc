@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -119,6 +120,23 @@ TEST(Dequantize, Q5_1) {
   }
 }
 
+TEST(Dequantize, IQ4_NL) {
+  BlockIQ4_NL b;
+  b.d = kHalfHalf;
+  std::memset(b.qs, 0x88, sizeof b.qs);  // code 8: level 1 -> 0.5
+  b.qs[0] = 0xF0;                        // element 0: code 0, -127 -> -63.5; element 16: code 15, 113 -> 56.5
+  b.qs[7] = 0x69;                        // element 7: code 9, 13 -> 6.5; element 23: code 6, -22 -> -11
+  auto y = Dequant(GgmlType::kIQ4_NL, b, 32);
+  for (int i = 0; i < 32; ++i) {
+    float want = 0.5f;
+    if (i == 0) want = -63.5f;
+    if (i == 16) want = 56.5f;
+    if (i == 7) want = 6.5f;
+    if (i == 23) want = -11.0f;
+    EXPECT_EQ(y[i], want) << i;
+  }
+}
+
 TEST(Dequantize, Q8_0) {
   BlockQ8_0 b;
   b.d = kHalfEighth;
@@ -224,9 +242,105 @@ TEST(Quantize, Q4_0MatchesGgmlReference) {
   EXPECT_EQ(b.qs[15], 0xF8);  // x15 = -1 -> 8; x31 = 15 -> 16, clamped to 15
 }
 
+// x = j - 16 for j = 0..31 in the tests below.
+TEST(Quantize, Q4_1MatchesGgmlReference) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);
+  // min -16, max 15: d = 31/15, q = min(15, (int)((x + 16) * 15/31 + 0.5)).
+  BlockQ4_1 b;
+  QuantizeRow(GgmlType::kQ4_1, x, &b, 32);
+  EXPECT_EQ(b.d, F32ToF16(31.0f / 15.0f));
+  EXPECT_EQ(b.m, F32ToF16(-16.0f));
+  EXPECT_EQ(b.qs[0], 0x80);   // x0 = -16 -> 0; x16 = 0 -> 7.74 + 0.5 -> 8
+  EXPECT_EQ(b.qs[1], 0x80);   // x1 = -15 -> 0.98 -> 0; x17 = 1 -> 8.23 + 0.5 -> 8
+  EXPECT_EQ(b.qs[15], 0xF7);  // x15 = -1 -> 7.26 + 0.5 -> 7; x31 = 15 -> 15
+}
+
+TEST(Quantize, Q5_0MatchesGgmlReference) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 16);
+  // Largest magnitude -16 -> d = 1, q = min(31, (int)(x + 16.5)) = j: low nibbles j & 15, bit 4 set from j = 16.
+  BlockQ5_0 b;
+  QuantizeRow(GgmlType::kQ5_0, x, &b, 32);
+  EXPECT_EQ(b.d, kHalfOne);
+  for (int j = 0; j < 16; ++j) EXPECT_EQ(b.qs[j], 0x11 * j) << j;
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, 4);
+  EXPECT_EQ(qh, 0xFFFF0000u);
+}
+
+TEST(Quantize, Q5_1MatchesGgmlReference) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = 0.5f * static_cast<float>(j) - 3.0f;
+  x[9] = 1.8f;  // (1.8 + 3) / 0.5 = 9.6 -> 10
+  // min -3, max 12.5: d = 0.5, q = (int)((x + 3) / 0.5 + 0.5) = j.
+  BlockQ5_1 b;
+  QuantizeRow(GgmlType::kQ5_1, x, &b, 32);
+  EXPECT_EQ(b.d, kHalfHalf);
+  EXPECT_EQ(b.m, F32ToF16(-3.0f));
+  for (int j = 0; j < 16; ++j) EXPECT_EQ(b.qs[j], j == 9 ? 0x9A : 0x11 * j) << j;  // element 9: 10, element 25: 9
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, 4);
+  EXPECT_EQ(qh, 0xFFFF0000u);
+}
+
+// A block whose values are exactly d times levels is found again exactly
+// (one of the candidate scales, (-127 + 0)/max, is 1/d).
+TEST(Quantize, IQ4_NLReproducesABlockOfLevels) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = 0.5f * kIq4NlLevels[(j * 7) % 16];
+  BlockIQ4_NL b;
+  QuantizeRow(GgmlType::kIQ4_NL, x, &b, 32);
+  EXPECT_EQ(b.d, kHalfHalf);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(b.qs[j] & 0x0F, (j * 7) % 16) << j;
+    EXPECT_EQ(b.qs[j] >> 4, ((j + 16) * 7) % 16) << j;
+  }
+}
+
+// Σ x²·(x - y)² over a block: the error IQ4_NL's scale search minimises.
+double WeightedError(const float* x, const float* y) {
+  double e = 0.0;
+  for (int j = 0; j < 32; ++j) e += static_cast<double>(x[j]) * x[j] * (x[j] - y[j]) * (x[j] - y[j]);
+  return e;
+}
+
+// The searched scale beats the plain one (max|x| / 127 with nearest levels)
+// on most blocks and is never much worse (f16 rounding of d aside).
+TEST(Quantize, IQ4_NLScaleSearchBeatsThePlainScale) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  constexpr int kBlocks = 200;
+  std::vector<float> x(32 * kBlocks), y(x.size());
+  for (auto& v : x) v = dist(rng);
+  std::vector<uint8_t> iq4(RowBytes(GgmlType::kIQ4_NL, 32 * kBlocks));
+  QuantizeRow(GgmlType::kIQ4_NL, x.data(), iq4.data(), 32 * kBlocks);
+  DequantizeRow(GgmlType::kIQ4_NL, iq4.data(), y.data(), 32 * kBlocks);
+  int better = 0;
+  for (int b = 0; b < kBlocks; ++b) {
+    const float* xb = x.data() + 32 * b;
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < 32; ++j)
+      if (std::fabs(xb[j]) > amax) amax = std::fabs(xb[j]), max = xb[j];
+    const float d = max / 127.0f;
+    float plain[32];
+    for (int j = 0; j < 32; ++j) {
+      float best = kIq4NlLevels[0] * d;
+      for (int8_t level : kIq4NlLevels)
+        if (std::fabs(xb[j] - level * d) < std::fabs(xb[j] - best)) best = level * d;
+      plain[j] = best;
+    }
+    const double searched = WeightedError(xb, y.data() + 32 * b), reference = WeightedError(xb, plain);
+    EXPECT_LE(searched, reference * 1.01) << "block " << b;
+    better += searched < reference;
+  }
+  EXPECT_GT(better, kBlocks * 3 / 4);
+}
+
 TEST(Quantize, AllZeroBlockGivesZeros) {
   float x[32] = {};
-  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                     GgmlType::kIQ4_NL}) {
     std::vector<uint8_t> buf(RowBytes(t, 32));
     QuantizeRow(t, x, buf.data(), 32);
     std::vector<float> y(32, 1.0f);
@@ -243,15 +357,23 @@ TEST(Quantize, RoundTripErrorBounds) {
   for (auto& v : x) v = dist(rng);
   x[5] = 0.0f;
   x[40] = 1e-3f;
-  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
+                     GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL}) {
     ASSERT_TRUE(CanQuantizeTo(t));
     std::vector<uint8_t> buf(RowBytes(t, n));
     QuantizeRow(t, x.data(), buf.data(), n);
     std::vector<float> y(n);
     DequantizeRow(t, buf.data(), y.data(), n);
     for (int b = 0; b < n / 32; ++b) {
-      float amax = 0.0f;
-      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      float amax = 0.0f, min = x[b * 32], max = x[b * 32];
+      for (int j = 0; j < 32; ++j) {
+        amax = std::max(amax, std::fabs(x[b * 32 + j]));
+        min = std::min(min, x[b * 32 + j]);
+        max = std::max(max, x[b * 32 + j]);
+      }
+      // Q4_1 / Q5_1: half a step of d = range / (2^bits - 1), d's f16 rounding
+      // times the code, and the f16 rounding of the minimum.
+      const float range = max - min, min_rounding = std::fabs(min) * 0x1p-11f;
       for (int j = 0; j < 32; ++j) {
         const int i = b * 32 + j;
         const float err = std::fabs(x[i] - y[i]);
@@ -263,6 +385,12 @@ TEST(Quantize, RoundTripErrorBounds) {
           case GgmlType::kQ8_0: EXPECT_LE(err, amax / 127.0f * (0.5f + 127.0f * 0x1p-11f) * 1.001f) << i; break;
           // |d| = amax/8; the far end (+8 steps) clamps to 7 steps, so the worst case is one step
           case GgmlType::kQ4_0: EXPECT_LE(err, amax / 8.0f * (1.0f + 8.0f * 0x1p-11f)) << i; break;
+          case GgmlType::kQ5_0: EXPECT_LE(err, amax / 16.0f * (1.0f + 16.0f * 0x1p-11f)) << i; break;
+          case GgmlType::kQ4_1: EXPECT_LE(err, range / 15.0f * (0.5f + 15.0f * 0x1p-11f) + min_rounding) << i; break;
+          case GgmlType::kQ5_1: EXPECT_LE(err, range / 31.0f * (0.5f + 31.0f * 0x1p-11f) + min_rounding) << i; break;
+          // Levels at most 24 apart (89 -> 113) with |d| >= amax / 127 · ~0.9; the ends
+          // may be clipped by the least-squares scale: a quarter of amax is generous.
+          case GgmlType::kIQ4_NL: EXPECT_LE(err, amax / 4.0f) << i; break;
           default: FAIL();
         }
       }
@@ -276,7 +404,8 @@ TEST(Quantize, NonFiniteInputDoesNotCrash) {
   for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j);
   x[3] = std::nanf("");
   x[4] = INFINITY;
-  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                     GgmlType::kIQ4_NL}) {
     std::vector<uint8_t> buf(RowBytes(t, 32));
     QuantizeRow(t, x, buf.data(), 32);  // must be free of UB (checked under UBSan)
   }

@@ -149,7 +149,8 @@ TEST_P(GenModelEachType, WritesALlamaGgufWithTheRightKeysShapesTypesAndValues) {
 
 INSTANTIATE_TEST_SUITE_P(Types, GenModelEachType,
                          ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
-                                           GgmlType::kQ4_0),
+                                           GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                                           GgmlType::kIQ4_NL),
                          [](const auto& info) { return std::string(GgmlTypeName(info.param)); });
 
 TEST(GenModel, WeightsHaveMeanZeroAndStdOneOverSqrtRowLength) {

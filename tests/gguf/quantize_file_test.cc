@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <sys/wait.h>
 
@@ -52,11 +53,23 @@ std::vector<float> Row(const GgufTensorInfo& t, int64_t r) {
 // The largest error quantizing a block of 32 values with absolute maximum
 // amax may make: Q8_0 rounds x / d (d = amax / 127) to the nearest integer,
 // error <= d / 2; Q4_0 has d = amax / 8 and its code 15 is clamped, error <= d
-// (reached by the value opposite in sign to the block's extreme). The scale is
-// stored as f16: relative error 2^-11 on d, times |q| <= 127 or <= 8.
+// (reached by the value opposite in sign to the block's extreme); Q5_0 the
+// same with d = amax / 16. Q4_1 / Q5_1 round to half a step of d = range / 15
+// or / 31, range <= 2·amax. The scale is stored as f16: relative error 2^-11
+// on d, times |q| <= 127, 8, 16, 15 or 31 (and on Q*_1's minimum, <= amax).
+// IQ4_NL: levels at most 24 apart (89 -> 113) in units of a scale near
+// amax / 120, and the least-squares scale may clip the block's extreme: a
+// quarter of amax.
 double BlockErrorBound(GgmlType type, double amax) {
-  if (type == GgmlType::kQ8_0) return amax / 254.0 + amax * 0x1p-11;
-  return amax / 8.0 + amax * 0x1p-11;
+  switch (type) {
+    case GgmlType::kQ8_0: return amax / 254.0 + amax * 0x1p-11;
+    case GgmlType::kQ4_0: return amax / 8.0 + amax * 0x1p-11;
+    case GgmlType::kQ5_0: return amax / 16.0 + amax * 0x1p-11;
+    case GgmlType::kQ4_1: return amax / 15.0 + 3.0 * amax * 0x1p-11;
+    case GgmlType::kQ5_1: return amax / 31.0 + 3.0 * amax * 0x1p-11;
+    case GgmlType::kIQ4_NL: return amax / 4.0;
+    default: ADD_FAILURE() << "no bound for " << GgmlTypeName(type); return 0.0;
+  }
 }
 
 class QuantizeTo : public ::testing::TestWithParam<GgmlType> {};
@@ -81,7 +94,9 @@ TEST_P(QuantizeTo, F32WeightsRoundTripWithinTheBlockErrorBound) {
   const GgufFile in = GgufFile::Open(in_path);
   const GgufFile out = GgufFile::Open(out_path);
   // Metadata: everything copied, in order; the file type updated.
-  EXPECT_EQ(out.RequireInt("general.file_type"), type == GgmlType::kQ8_0 ? 7 : 2);
+  const std::map<GgmlType, int64_t> llama_ftype = {{GgmlType::kQ8_0, 7}, {GgmlType::kQ4_0, 2}, {GgmlType::kQ4_1, 3},
+                                                   {GgmlType::kQ5_0, 8}, {GgmlType::kQ5_1, 9}, {GgmlType::kIQ4_NL, 25}};
+  EXPECT_EQ(out.RequireInt("general.file_type"), llama_ftype.at(type));
   EXPECT_EQ(out.RequireInt("general.quantization_version"), 2);
   ASSERT_EQ(out.metadata().size(), in.metadata().size() + 1);
   for (size_t i = 0; i < in.metadata().size(); ++i) {
@@ -128,7 +143,9 @@ TEST_P(QuantizeTo, F32WeightsRoundTripWithinTheBlockErrorBound) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, QuantizeTo, ::testing::Values(GgmlType::kQ8_0, GgmlType::kQ4_0),
+INSTANTIATE_TEST_SUITE_P(Types, QuantizeTo,
+                         ::testing::Values(GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
+                                           GgmlType::kQ5_1, GgmlType::kIQ4_NL),
                          [](const auto& info) { return std::string(GgmlTypeName(info.param)); });
 
 TEST(Quantize, HalfSourcesAndHalfTargets) {
@@ -231,6 +248,14 @@ TEST(QuantizeCommand, ConvertsAndReportsErrors) {
   EXPECT_THAT(err, HasSubstr("unknown type 'Q9_9'"));
   EXPECT_EQ(RunRidge("quantize " + out + " " + out + ".q4 Q4_0", &err), 1);  // Q8_0 is not a source type
   EXPECT_THAT(err, HasSubstr("is Q8_0"));
+  // Every 32-element type ridge writes, by name as llama.cpp spells it.
+  for (const char* name : {"Q4_1", "Q5_0", "Q5_1", "IQ4_NL"}) {
+    const std::string q = testing::TempDir("cli-quant") + "/" + name + ".gguf";
+    ASSERT_EQ(RunRidge("quantize " + in + " " + q + " " + name + " --threads 2", &err), 0) << name << ": " << err;
+    EXPECT_EQ(GgufFile::Open(q).FindTensor("blk.1.ffn_down.weight")->type, *ParseGgmlType(name)) << name;
+  }
+  EXPECT_EQ(RunRidge("quantize " + in + " " + out + " Q4_K", &err), 1);
+  EXPECT_THAT(err, HasSubstr("choose F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, BF16"));
 }
 
 }  // namespace

@@ -79,6 +79,13 @@ TEST(MatMulBatchInvariance, QuantizedTypes) {
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
 }
 
+TEST(MatMulBatchInvariance, Legacy32BlockTypes) {
+  uint32_t seed = 50;
+  for (GgmlType type : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL})
+    for (int64_t n_cols : {64, 288, 1056})
+      for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
+}
+
 TEST(MatMulBatchInvariance, KQuantTypes) {
   uint32_t seed = 100;
   for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K})

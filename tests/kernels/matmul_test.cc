@@ -33,9 +33,17 @@ enum class ActError { kNone, kInt8Blocks };
 
 ActError ActErrorOf(GgmlType type, Isa isa) {
   if (isa == Isa::kScalar) return ActError::kNone;
-  if (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K || type == GgmlType::kQ6_K)
-    return ActError::kInt8Blocks;
-  return ActError::kNone;
+  switch (type) {
+    case GgmlType::kQ8_0:
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ6_K: return ActError::kInt8Blocks;
+    default: return ActError::kNone;
+  }
 }
 
 struct Problem {
@@ -130,6 +138,18 @@ TEST(MatMul, QuantizedTypesManyShapes) {
   }
 }
 
+TEST(MatMul, Legacy32BlockTypesManyShapes) {
+  uint32_t seed = 2000;
+  for (GgmlType type : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL}) {
+    for (int64_t n_cols : {32, 64, 96, 288, 1056})
+      for (int64_t n_rows : {1, 3, 17, 33, 70})
+        for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
+    CheckMatMul({type, 48, 5632, 3}, seed++);
+    CheckMatMul({type, 200, 1024, 1}, seed++, {2, 3});
+    CheckMatMul({type, 200, 1024, 20}, seed++, {2, 3});
+  }
+}
+
 TEST(MatMul, KQuantTypesManyShapes) {
   uint32_t seed = 3000;
   for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
@@ -154,7 +174,8 @@ TEST(MatMul, FloatTypesManyShapes) {
 
 TEST(MatMul, PaddedRowsAndUnalignedStarts) {
   uint32_t seed = 5000;
-  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0})
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
+                        GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL})
     for (int64_t pad : {1, 6, 64})
       for (int64_t n_tokens : {1, 9}) CheckMatMul({type, 19, 64, n_tokens, pad}, seed++);
 }
@@ -181,7 +202,8 @@ TEST(MatMul, SplitOverManyThreads) {
 TEST(MatMul, ThreadCountDoesNotChangeResults) {
   std::mt19937 rng(77);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                        GgmlType::kIQ4_NL, GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
     const int64_t n_rows = 333, n_cols = 1024, row_bytes = RowBytes(type, n_cols);
     std::vector<float> row(n_cols);
     std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * n_rows));

@@ -104,7 +104,7 @@ TEST_P(ForwardBatchInvariance, LogitsAreTheSameBitsUnderAnySchedule) {
 
 INSTANTIATE_TEST_SUITE_P(WeightTypes, ForwardBatchInvariance,
                          ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
-                                           GgmlType::kQ4_0),
+                                           GgmlType::kQ4_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL),
                          [](const auto& info) { return std::string(GgmlTypeName(info.param)); });
 
 }  // namespace

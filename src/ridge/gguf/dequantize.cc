@@ -3,8 +3,10 @@
 // to a local struct first so that src/dst need no particular alignment.
 #include "ridge/gguf/dequantize.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "ridge/base/error.h"
 #include "ridge/base/half.h"
@@ -67,6 +69,17 @@ void DequantQ5_1(const uint8_t* src, float* y, int64_t nb) {
       const uint8_t xh1 = static_cast<uint8_t>((qh >> (j + 12)) & 0x10);
       y[j] = static_cast<float>((b.qs[j] & 0x0F) | xh0) * d + m;
       y[j + kQK5_1 / 2] = static_cast<float>((b.qs[j] >> 4) | xh1) * d + m;
+    }
+  }
+}
+
+void DequantIQ4_NL(const uint8_t* src, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQK4_NL) {
+    auto b = LoadBlock<BlockIQ4_NL>(src, i);
+    const float d = F16ToF32(b.d);
+    for (int j = 0; j < kQK4_NL / 2; ++j) {
+      y[j] = d * static_cast<float>(kIq4NlLevels[b.qs[j] & 0x0F]);
+      y[j + kQK4_NL / 2] = d * static_cast<float>(kIq4NlLevels[b.qs[j] >> 4]);
     }
   }
 }
@@ -159,6 +172,28 @@ int ClampToInt(float v, float lo, float hi) {
   return static_cast<int>(v);
 }
 
+// The block's smallest and largest values (NaNs skipped), for Q4_1 / Q5_1.
+void MinMax(const float* x, int n, float* min, float* max) {
+  *min = std::numeric_limits<float>::max();
+  *max = -std::numeric_limits<float>::max();
+  for (int j = 0; j < n; ++j) {
+    if (x[j] < *min) *min = x[j];
+    if (x[j] > *max) *max = x[j];
+  }
+}
+
+// The value of largest magnitude with its sign (the first one on ties).
+float SignedAbsMax(const float* x, int n) {
+  float amax = 0.0f, max = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    if (amax < std::fabs(x[j])) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  return max;
+}
+
 void QuantQ8_0(const float* x, uint8_t* dst, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += kQK8_0) {
     float amax = 0.0f;
@@ -175,14 +210,7 @@ void QuantQ8_0(const float* x, uint8_t* dst, int64_t nb) {
 
 void QuantQ4_0(const float* x, uint8_t* dst, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += kQK4_0) {
-    float amax = 0.0f, max = 0.0f;  // the value of largest magnitude, with its sign
-    for (int j = 0; j < kQK4_0; ++j) {
-      if (amax < std::fabs(x[j])) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
-    }
-    const float d = max / -8.0f;
+    const float d = SignedAbsMax(x, kQK4_0) / -8.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     BlockQ4_0 b;
     b.d = F32ToF16(d);
@@ -190,6 +218,141 @@ void QuantQ4_0(const float* x, uint8_t* dst, int64_t nb) {
       // ggml: MIN(15, (int8_t)(x * id + 8.5f)), truncation toward zero.
       const int q0 = ClampToInt(x[j] * id + 8.5f, 0.0f, 15.0f);
       const int q1 = ClampToInt(x[j + kQK4_0 / 2] * id + 8.5f, 0.0f, 15.0f);
+      b.qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
+    }
+    std::memcpy(dst + i * static_cast<int64_t>(sizeof b), &b, sizeof b);
+  }
+}
+
+// 32 codes of 5 bits: low nibbles packed as Q4_0's, bit 4 of code j in bit j of qh.
+void Pack5BitCodes(const int codes[32], uint8_t qs[16], uint8_t qh_bytes[4]) {
+  uint32_t qh = 0;
+  for (int j = 0; j < 16; ++j) {
+    qs[j] = static_cast<uint8_t>((codes[j] & 0x0F) | ((codes[j + 16] & 0x0F) << 4));
+    qh |= static_cast<uint32_t>(codes[j] >> 4) << j;
+    qh |= static_cast<uint32_t>(codes[j + 16] >> 4) << (j + 16);
+  }
+  std::memcpy(qh_bytes, &qh, 4);
+}
+
+void QuantQ4_1(const float* x, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK4_1) {
+    float min, max;
+    MinMax(x, kQK4_1, &min, &max);
+    const float d = (max - min) / 15.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    BlockQ4_1 b;
+    b.d = F32ToF16(d);
+    b.m = F32ToF16(min);
+    for (int j = 0; j < kQK4_1 / 2; ++j) {
+      // ggml: MIN(15, (int8_t)((x - min) * id + 0.5f)).
+      const int q0 = ClampToInt((x[j] - min) * id + 0.5f, 0.0f, 15.0f);
+      const int q1 = ClampToInt((x[j + kQK4_1 / 2] - min) * id + 0.5f, 0.0f, 15.0f);
+      b.qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
+    }
+    std::memcpy(dst + i * static_cast<int64_t>(sizeof b), &b, sizeof b);
+  }
+}
+
+void QuantQ5_0(const float* x, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK5_0) {
+    const float d = SignedAbsMax(x, kQK5_0) / -16.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int codes[kQK5_0];  // ggml: MIN(31, (int8_t)(x * id + 16.5f))
+    for (int j = 0; j < kQK5_0; ++j) codes[j] = ClampToInt(x[j] * id + 16.5f, 0.0f, 31.0f);
+    BlockQ5_0 b;
+    b.d = F32ToF16(d);
+    Pack5BitCodes(codes, b.qs, b.qh);
+    std::memcpy(dst + i * static_cast<int64_t>(sizeof b), &b, sizeof b);
+  }
+}
+
+void QuantQ5_1(const float* x, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK5_1) {
+    float min, max;
+    MinMax(x, kQK5_1, &min, &max);
+    const float d = (max - min) / 31.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int codes[kQK5_1];  // ggml: (uint8_t)((x - min) * id + 0.5f), at most 31 for finite input
+    for (int j = 0; j < kQK5_1; ++j) codes[j] = ClampToInt((x[j] - min) * id + 0.5f, 0.0f, 31.0f);
+    BlockQ5_1 b;
+    b.d = F32ToF16(d);
+    b.m = F32ToF16(min);
+    Pack5BitCodes(codes, b.qs, b.qh);
+    std::memcpy(dst + i * static_cast<int64_t>(sizeof b), &b, sizeof b);
+  }
+}
+
+// For each integer k from level 0 to level 15 - 1: the last level <= k.
+constexpr std::array<uint8_t, 240> kIq4NlLowerLevel = [] {
+  std::array<uint8_t, 240> lower{};
+  for (int k = kIq4NlLevels[0]; k < kIq4NlLevels[15]; ++k) {
+    int i = 0;
+    while (kIq4NlLevels[i + 1] <= k) ++i;
+    lower[static_cast<size_t>(k - kIq4NlLevels[0])] = static_cast<uint8_t>(i);
+  }
+  return lower;
+}();
+
+// Index of the level nearest v (the upper one when v is midway), as ggml's
+// best_index_int8: the two levels around v (the levels are integers, so
+// floor(v) finds them in a table), then the nearer by ggml's own test. The
+// quantizer calls this 16 times per element; a bisection's branches are
+// unpredictable. NaN gives 0.
+int NearestIq4NlLevel(float v) {
+  const auto level = [](int i) { return static_cast<float>(kIq4NlLevels[i]); };
+  if (!(v > level(0))) return 0;
+  if (v >= level(15)) return 15;
+  const int lo = kIq4NlLowerLevel[static_cast<size_t>(static_cast<int>(std::floor(v)) - kIq4NlLevels[0])];
+  return v - level(lo) < level(lo + 1) - v ? lo : lo + 1;
+}
+
+// Σ w·q·x and Σ w·q² over a block coded with inverse scale `inv` (q the levels).
+struct LevelFit {
+  float sum_qx = 0.0f, sum_q2 = 0.0f;
+};
+LevelFit FitLevels(const float* x, const float* weight, float inv) {
+  LevelFit fit;
+  for (int j = 0; j < kQK4_NL; ++j) {
+    const float q = static_cast<float>(kIq4NlLevels[NearestIq4NlLevel(inv * x[j])]);
+    fit.sum_qx += weight[j] * q * x[j];
+    fit.sum_q2 += weight[j] * q * q;
+  }
+  return fit;
+}
+
+// ggml's quantize_iq4_nl without an importance matrix (as llama-quantize
+// writes IQ4_NL): weights x², a first scale from the largest magnitude, then
+// 15 candidate inverse scales (−127 + k) / max, k = −7..7; the scale kept is
+// the least-squares one of the candidate with the smallest weighted error
+// (the largest (Σwqx)² / Σwq²), and the codes are the nearest levels for it.
+void QuantIQ4_NL(const float* x, uint8_t* dst, int64_t nb) {
+  constexpr float kAllZero = 1e-15f;  // ggml's GROUP_MAX_EPS
+  constexpr int kTries = 7;
+  for (int64_t i = 0; i < nb; ++i, x += kQK4_NL) {
+    float weight[kQK4_NL];
+    for (int j = 0; j < kQK4_NL; ++j) weight[j] = x[j] * x[j];
+    const float max = SignedAbsMax(x, kQK4_NL);
+    float d = 0.0f;
+    if (std::fabs(max) >= kAllZero) {
+      const float first_d = max / -static_cast<float>(kIq4NlLevels[0]);
+      LevelFit fit = FitLevels(x, weight, 1.0f / first_d);
+      d = fit.sum_q2 > 0.0f ? fit.sum_qx / fit.sum_q2 : 0.0f;
+      float best = d * fit.sum_qx;
+      for (int k = -kTries; k <= kTries; ++k) {
+        fit = FitLevels(x, weight, static_cast<float>(k + kIq4NlLevels[0]) / max);
+        if (fit.sum_q2 > 0.0f && fit.sum_qx * fit.sum_qx > best * fit.sum_q2) {
+          d = fit.sum_qx / fit.sum_q2;
+          best = d * fit.sum_qx;
+        }
+      }
+    }
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    BlockIQ4_NL b;
+    b.d = F32ToF16(d);
+    for (int j = 0; j < kQK4_NL / 2; ++j) {
+      const int q0 = NearestIq4NlLevel(id * x[j]);
+      const int q1 = NearestIq4NlLevel(id * x[j + kQK4_NL / 2]);
       b.qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
     }
     std::memcpy(dst + i * static_cast<int64_t>(sizeof b), &b, sizeof b);
@@ -227,6 +390,7 @@ void DequantizeRow(GgmlType type, const void* src_void, float* dst, int64_t n) {
     case GgmlType::kQ5_0: return DequantQ5_0(src, dst, nb);
     case GgmlType::kQ5_1: return DequantQ5_1(src, dst, nb);
     case GgmlType::kQ8_0: return DequantQ8_0(src, dst, nb);
+    case GgmlType::kIQ4_NL: return DequantIQ4_NL(src, dst, nb);
     case GgmlType::kQ4_K: return DequantQ4_K(src, dst, nb);
     case GgmlType::kQ5_K: return DequantQ5_K(src, dst, nb);
     case GgmlType::kQ6_K: return DequantQ6_K(src, dst, nb);
@@ -241,10 +405,25 @@ bool CanQuantizeTo(GgmlType type) {
     case GgmlType::kBF16:
     case GgmlType::kQ8_0:
     case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kIQ4_NL:
       return true;
     default:
       return false;
   }
+}
+
+std::string QuantizableTypeNames() {
+  std::string names;
+  for (uint32_t raw = 0; raw < 64; ++raw) {
+    const auto traits = FindGgmlType(raw);
+    if (!traits || !CanQuantizeTo(static_cast<GgmlType>(raw))) continue;
+    if (!names.empty()) names += ", ";
+    names += traits->name;
+  }
+  return names;
 }
 
 void QuantizeRow(GgmlType type, const float* src, void* dst_void, int64_t n) {
@@ -271,6 +450,10 @@ void QuantizeRow(GgmlType type, const float* src, void* dst_void, int64_t n) {
       return;
     case GgmlType::kQ8_0: return QuantQ8_0(src, dst, nb);
     case GgmlType::kQ4_0: return QuantQ4_0(src, dst, nb);
+    case GgmlType::kQ4_1: return QuantQ4_1(src, dst, nb);
+    case GgmlType::kQ5_0: return QuantQ5_0(src, dst, nb);
+    case GgmlType::kQ5_1: return QuantQ5_1(src, dst, nb);
+    case GgmlType::kIQ4_NL: return QuantIQ4_NL(src, dst, nb);
     default: CheckFailed("QuantizeRow: type has a quantizer", __FILE__, __LINE__);
   }
 }

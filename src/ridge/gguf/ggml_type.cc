@@ -30,7 +30,7 @@ constexpr std::array<TypeEntry, 22> kTypes{{
     {GgmlType::kQ5_K, {"Q5_K", kQK_K, sizeof(BlockQ5_K), true}},
     {GgmlType::kQ6_K, {"Q6_K", kQK_K, sizeof(BlockQ6_K), true}},
     {GgmlType::kQ8_K, {"Q8_K", kQK_K, 292, false}},  // f32 d + 256 × int8 + 16 × int16
-    {GgmlType::kIQ4_NL, {"IQ4_NL", kQK4_NL, sizeof(BlockIQ4_NL), false}},
+    {GgmlType::kIQ4_NL, {"IQ4_NL", kQK4_NL, sizeof(BlockIQ4_NL), true}},
     {GgmlType::kIQ4_XS, {"IQ4_XS", kQK_K, sizeof(BlockIQ4_XS), false}},
     {GgmlType::kI8, {"I8", 1, 1, false}},
     {GgmlType::kI16, {"I16", 1, 2, false}},

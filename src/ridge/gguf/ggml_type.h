@@ -72,6 +72,9 @@ struct BlockQ2_K { uint8_t scales[kQK_K / 16]; uint8_t qs[kQK_K / 4]; uint16_t d
 struct BlockQ3_K { uint8_t hmask[kQK_K / 8]; uint8_t qs[kQK_K / 4]; uint8_t scales[kKScaleBytes]; uint16_t d; };  // 110
 // Non-linear 4-bit: codes index a fixed table of 16 int8 levels (kIq4NlLevels).
 constexpr int kQK4_NL = 32;
+// IQ4_NL / IQ4_XS: element = d · kIq4NlLevels[code] (ggml's kvalues_iq4nl).
+inline constexpr int8_t kIq4NlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
 struct BlockIQ4_NL { uint16_t d; uint8_t qs[kQK4_NL / 2]; };  // 18 bytes
 struct BlockIQ4_XS { uint16_t d; uint16_t scales_h; uint8_t scales_l[kQK_K / 64]; uint8_t qs[kQK_K / 2]; };  // 136
 

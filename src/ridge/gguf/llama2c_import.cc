@@ -181,7 +181,7 @@ Llama2cVocab ReadLlama2cTokenizer(const std::string& path, int64_t vocab_size) {
 GgufWriter BuildLlama2cGguf(const Llama2cCheckpoint& ckpt, const Llama2cVocab& vocab,
                             const Llama2cConvertOptions& options, std::vector<std::string>* notes) {
   if (!CanQuantizeTo(options.type))
-    Fail("cannot convert to {}: ridge writes F32, F16, BF16, Q8_0 and Q4_0", GgmlTypeName(options.type));
+    Fail("cannot convert to {}: ridge writes {}", GgmlTypeName(options.type), QuantizableTypeNames());
   const Llama2cHeader& h = ckpt.header;
   if (static_cast<int64_t>(vocab.pieces.size()) != h.vocab_size)
     Fail("tokenizer has {} tokens but the checkpoint's vocabulary has {}", vocab.pieces.size(), h.vocab_size);

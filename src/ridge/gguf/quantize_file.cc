@@ -25,7 +25,11 @@ uint32_t LlamaFileType(GgmlType type) {
     case GgmlType::kF32: return 0;
     case GgmlType::kF16: return 1;
     case GgmlType::kQ4_0: return 2;
+    case GgmlType::kQ4_1: return 3;
     case GgmlType::kQ8_0: return 7;
+    case GgmlType::kQ5_0: return 8;
+    case GgmlType::kQ5_1: return 9;
+    case GgmlType::kIQ4_NL: return 25;
     case GgmlType::kBF16: return 32;
     default: CheckFailed("LlamaFileType: a type ridge writes", __FILE__, __LINE__);
   }
@@ -34,7 +38,7 @@ uint32_t LlamaFileType(GgmlType type) {
 QuantizeSummary QuantizeGgufFile(const std::string& in_path, const std::string& out_path, GgmlType type,
                                  ThreadPool* pool, const QuantizeProgress& progress) {
   if (!CanQuantizeTo(type))
-    Fail("quantize: ridge cannot write {}; choose F32, F16, BF16, Q8_0 or Q4_0", GgmlTypeName(type));
+    Fail("quantize: ridge cannot write {}; choose {}", GgmlTypeName(type), QuantizableTypeNames());
   // Shared by the producers, which run inside writer.Write() below.
   auto in = std::make_shared<GgufFile>(GgufFile::Open(in_path));
 

@@ -2,7 +2,7 @@
 // `ridge quantize`: rewrites a GGUF with its weight matrices in another type.
 //
 // Every tensor with two or more dimensions is converted (F32, F16 or BF16
-// source -> F32, F16, BF16, Q8_0 or Q4_0, by the reference quantizers of
+// source -> any CanQuantizeTo type, by the reference quantizers of
 // dequantize.h); 1-D tensors (norms) are copied unchanged, as llama.cpp's
 // quantize does. All metadata is copied in order; general.file_type is set to
 // llama.cpp's number for the new type and general.quantization_version to 2
@@ -18,7 +18,8 @@ namespace ridge {
 class ThreadPool;
 
 // llama.cpp's llama_ftype numbering of a file whose weights are mostly `type`
-// (ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7, MOSTLY_BF16 = 32).
+// (ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q4_1 = 3, MOSTLY_Q8_0 = 7,
+// MOSTLY_Q5_0 = 8, MOSTLY_Q5_1 = 9, MOSTLY_IQ4_NL = 25, MOSTLY_BF16 = 32).
 // RIDGE_CHECKs that the type is one of those.
 uint32_t LlamaFileType(GgmlType type);
 

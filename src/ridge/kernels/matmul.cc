@@ -38,10 +38,12 @@ const TypeKernels* FindKernels(Isa isa, GgmlType type) {
   switch (isa) {
     case Isa::kAvx512:
       if (const TypeKernels* k = internal::Avx512QuantKernels(type)) return k;
+      if (const TypeKernels* k = internal::Avx512Q32Kernels(type)) return k;
       if (const TypeKernels* k = internal::Avx512KQuantKernels(type)) return k;
       return internal::Avx512FloatKernels(type);
     case Isa::kAvx2:
       if (const TypeKernels* k = internal::Avx2QuantKernels(type)) return k;
+      if (const TypeKernels* k = internal::Avx2Q32Kernels(type)) return k;
       if (const TypeKernels* k = internal::Avx2KQuantKernels(type)) return k;
       return internal::Avx2FloatKernels(type);
     case Isa::kScalar:

@@ -79,6 +79,11 @@ const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
 const TypeKernels* Avx2QuantKernels(GgmlType type);
 const TypeKernels* Avx2FloatKernels(GgmlType type);
 
+// The other 32-element block types (Q4_1, Q5_0, Q5_1, IQ4_NL): rows and panels
+// on AVX-512, the rows path only on AVX2.
+const TypeKernels* Avx512Q32Kernels(GgmlType type);
+const TypeKernels* Avx2Q32Kernels(GgmlType type);
+
 // K-quants (Q4_K, Q6_K): the rows path only.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);

@@ -108,36 +108,10 @@ __m256i PanelBlockU8(const uint8_t* block) {
 constexpr int kPrefetchTiles = 2;
 constexpr int kRowsPerTile = 8;
 
-// The f16 scales (first 2 bytes) of 8 blocks, as floats in lanes 0..7: 16-byte
-// loads and a word transpose (7 shuffles), a third of the cost of a
-// vpgatherdd on Zen 4, the single largest cost of decode here when gathered.
-__m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
-  __m128i v[8];
-  for (int i = 0; i < 8; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + offsets[i]));
-  const __m128i w01 = _mm_unpacklo_epi16(v[0], v[1]), w23 = _mm_unpacklo_epi16(v[2], v[3]);
-  const __m128i w45 = _mm_unpacklo_epi16(v[4], v[5]), w67 = _mm_unpacklo_epi16(v[6], v[7]);
-  const __m128i d0123 = _mm_unpacklo_epi32(w01, w23), d4567 = _mm_unpacklo_epi32(w45, w67);
-  return _mm256_cvtph_ps(_mm_unpacklo_epi64(d0123, d4567));
-}
-
-// Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact), where lanes
-// 4..7 of each d[i] hold 2^high_shift times their true value (Q4_0's high
-// nibbles taken in place; they are multiples of 2^high_shift, so the
-// arithmetic shift is exact).
-template <int kHighShift>
-__m256i SumLanesOf8(const __m256i d[8]) {
-  const __m256i h01 = _mm256_hadd_epi32(d[0], d[1]), h23 = _mm256_hadd_epi32(d[2], d[3]);
-  const __m256i h45 = _mm256_hadd_epi32(d[4], d[5]), h67 = _mm256_hadd_epi32(d[6], d[7]);
-  const __m256i q0 = _mm256_hadd_epi32(h01, h23), q1 = _mm256_hadd_epi32(h45, h67);
-  // q0 = [rows 0-3, sums of lanes 0-3 | rows 0-3, sums of lanes 4-7], q1 the same for rows 4-7.
-  const __m256i low = _mm256_permute2x128_si256(q0, q1, 0x20), high = _mm256_permute2x128_si256(q0, q1, 0x31);
-  return _mm256_add_epi32(low, kHighShift == 0 ? high : _mm256_srai_epi32(high, kHighShift));
-}
-
 // Rows path: the 32 weights of a block as unsigned bytes in one masked
 // broadcast. Q8_0: w itself (used as |w| with x taking w's sign). Q4_0: the
 // 16 packed bytes twice, low nibbles (elements 0..15) and high nibbles in
-// place (16..31, i.e. 16 × their value: SumLanesOf8<4> divides it back out).
+// place (16..31, i.e. 16 × their value: avx512::SumLanesOf8<4> divides it back out).
 template <bool kQ4>
 __m256i RowBlockBytes(const uint8_t* block) {
   if constexpr (kQ4) {
@@ -175,7 +149,7 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
 #pragma GCC unroll 8
     for (int p = 0; p < kPrefetchLines; ++p)
       _mm_prefetch(reinterpret_cast<const char*>(ahead + b * kRowsPerTile * kBlockBytes + p * 64), _MM_HINT_T1);
-    const __m256 dw = ScalesOf8(base + b * kBlockBytes, row_offsets);
+    const __m256 dw = avx512::ScalesOf8(base + b * kBlockBytes, row_offsets);
     const uint8_t* blocks = base + b * kBlockBytes;
     __m256i wv[kRowsPerTile];
 #pragma GCC unroll 8
@@ -192,7 +166,7 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
           dot[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wv[i]), _mm256_sign_epi8(xv, wv[i]));
         }
       }
-      __m256i sums = SumLanesOf8<kQ4 ? 4 : 0>(dot);
+      __m256i sums = avx512::SumLanesOf8<kQ4 ? 4 : 0>(dot);
       if constexpr (kQ4) sums = _mm256_add_epi32(sums, _mm256_set1_epi32(xbias[t][b]));
       acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])), acc[t]);
     }

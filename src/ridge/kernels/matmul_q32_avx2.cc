@@ -1,0 +1,271 @@
+// Q4_1, Q5_0, Q5_1 and IQ4_NL MatMul for AVX2 (+ FMA, F16C): the rows path.
+//
+// Activations are quantized once per call to int8 blocks of 32 with a float
+// scale d_x (as for Q8_0/Q4_0), and each block also keeps Σq_x and d_x·Σq_x.
+// A weight block's codes become bytes in element order; vpmaddubsw (unsigned
+// × signed → int16 pairs) and vpmaddwd (→ int32) give a row's block dot in 8
+// exact lanes, which are reduced for 8 rows at once so that lane i holds row
+// i's block sum. Per (row, token) the float steps are then, block by block:
+//   Q4_1, Q5_1 (w = d·u + m, u <= 31): acc = fma(Σu·q_x, d·d_x, acc)
+//                                       acc = fma(m, d_x·Σq_x, acc)
+//   Q5_0 (w = d·(u − 16)):             acc = fma(Σu·q_x − 16·Σq_x, d·d_x, acc)
+//   IQ4_NL (w = d·level[c], vpshufb):  |level| times q_x with the level's sign
+//                                       (|level| <= 127 keeps each int16 pair
+//                                       sum <= 32258: no saturation)
+//                                       acc = fma(Σ level·q_x, d·d_x, acc)
+// The same steps for a (row, token) whatever else the call holds (batch
+// invariance). There is no panel path: prefill takes the rows path too.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "ridge/kernels/matmul_isa.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int kBlock = 32;
+
+int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
+
+// One prepared activation row of n_cols (a multiple of 32):
+//   q     int8  [n_cols]
+//   d     float [n_blocks]   scale of each block
+//   qsum  int32 [n_blocks]   Σq of each block
+//   dsum  float [n_blocks]   d·Σq of each block
+struct ActLayout {
+  int64_t n_blocks, d_off, qsum_off, dsum_off, bytes;
+  explicit ActLayout(int64_t n_cols) {
+    n_blocks = n_cols / kBlock;
+    d_off = Align64(n_cols);
+    qsum_off = d_off + Align64(n_blocks * 4);
+    dsum_off = qsum_off + Align64(n_blocks * 4);
+    bytes = dsum_off + Align64(n_blocks * 4);
+  }
+};
+
+int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
+
+float HorizontalMax(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
+  const ActLayout layout(n_cols);
+  auto* q = reinterpret_cast<int8_t*>(dst);
+  auto* d = reinterpret_cast<float*>(dst + layout.d_off);
+  auto* qsum = reinterpret_cast<int32_t*>(dst + layout.qsum_off);
+  auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
+  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  for (int64_t b = 0; b < layout.n_blocks; ++b) {
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int i = 0; i < 4; ++i) {
+      v[i] = _mm256_loadu_ps(x + b * kBlock + 8 * i);
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[i]));
+    }
+    const float scale = HorizontalMax(amax) / 127.0f;
+    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+    d[b] = scale;
+    const __m256 vinv = _mm256_set1_ps(inv);
+    __m256i i32[4];
+    for (int i = 0; i < 4; ++i) i32[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], vinv));  // nearest even
+    // Pack 4 × 8 int32 → 32 int8 in order (packs interleave 128-bit lanes; permute fixes it).
+    const __m256i i16 = _mm256_packs_epi32(i32[0], i32[1]);
+    const __m256i i16b = _mm256_packs_epi32(i32[2], i32[3]);
+    __m256i i8 = _mm256_packs_epi16(i16, i16b);
+    i8 = _mm256_permutevar8x32_epi32(i8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), i8);
+    const __m256i lane_sums = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, i8), ones16);
+    __m128i sum4 = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
+    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0x4e));
+    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0xb1));
+    const int32_t sum = _mm_cvtsi128_si32(sum4);
+    qsum[b] = sum;
+    dsum[b] = scale * static_cast<float>(sum);
+  }
+}
+
+// The f16 values at base + offsets[i] (block scales or minimums; 16 bytes are
+// read at each), as floats in lanes 0..7: loads and a word transpose.
+__m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
+  __m128i v[8];
+  for (int i = 0; i < 8; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + offsets[i]));
+  const __m128i w01 = _mm_unpacklo_epi16(v[0], v[1]), w23 = _mm_unpacklo_epi16(v[2], v[3]);
+  const __m128i w45 = _mm_unpacklo_epi16(v[4], v[5]), w67 = _mm_unpacklo_epi16(v[6], v[7]);
+  const __m128i d0123 = _mm_unpacklo_epi32(w01, w23), d4567 = _mm_unpacklo_epi32(w45, w67);
+  return _mm256_cvtph_ps(_mm_unpacklo_epi64(d0123, d4567));
+}
+
+// Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact).
+__m256i SumLanesOf8(const __m256i d[8]) {
+  const __m256i h01 = _mm256_hadd_epi32(d[0], d[1]), h23 = _mm256_hadd_epi32(d[2], d[3]);
+  const __m256i h45 = _mm256_hadd_epi32(d[4], d[5]), h67 = _mm256_hadd_epi32(d[6], d[7]);
+  const __m256i q0 = _mm256_hadd_epi32(h01, h23), q1 = _mm256_hadd_epi32(h45, h67);
+  // q0 = [rows 0-3, sums of lanes 0-3 | rows 0-3, sums of lanes 4-7], q1 the same for rows 4-7.
+  return _mm256_add_epi32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+}
+
+// 16 packed bytes → 32 codes 0..15 in element order (low nibbles are
+// elements 0..15, high nibbles 16..31).
+__m256i Nibbles(const uint8_t* packed) {
+  const __m128i p = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(p, 4), p), _mm256_set1_epi8(0x0f));
+}
+
+// 5-bit codes: the nibbles plus 16 where bit j of the 32-bit qh is set.
+__m256i FiveBitCodes(const uint8_t* qh, const uint8_t* packed) {
+  uint32_t high;
+  std::memcpy(&high, qh, 4);
+  // Byte j ← qh byte j / 8, then its bit j % 8.
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(high)),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  return _mm256_or_si256(Nibbles(packed), _mm256_and_si256(set, _mm256_set1_epi8(16)));
+}
+
+// Per type: where a block keeps its fields and its codes as the unsigned
+// operand u of vpmaddubsw; kSignedCodes: u = |code| and x takes the code's
+// sign; kBiasFactor: the offset of u from the signed code (Σ(u + k)·q =
+// Σu·q + k·Σq); kHasMin: w = d·u + m (m the f16 after d).
+struct Q4_1Codes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
+  static constexpr int kBiasFactor = 0;
+  static constexpr bool kHasMin = true, kSignedCodes = false;
+  static __m256i Codes(const uint8_t* block) { return Nibbles(block + 4); }
+};
+
+struct Q5_0Codes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
+  static constexpr int kBiasFactor = -16;
+  static constexpr bool kHasMin = false, kSignedCodes = false;
+  static __m256i Codes(const uint8_t* block) { return FiveBitCodes(block + 2, block + 6); }
+};
+
+struct Q5_1Codes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
+  static constexpr int kBiasFactor = 0;
+  static constexpr bool kHasMin = true, kSignedCodes = false;
+  static __m256i Codes(const uint8_t* block) { return FiveBitCodes(block + 4, block + 8); }
+};
+
+struct IQ4_NLCodes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_NL);
+  static constexpr int kBiasFactor = 0;
+  static constexpr bool kHasMin = false, kSignedCodes = true;
+  static __m256i Codes(const uint8_t* block) {
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
+    return _mm256_shuffle_epi8(levels, Nibbles(block + 2));
+  }
+};
+
+// Prefetch (into L2) of the tile kPrefetchTiles ahead, one slice per block:
+// 8 rows are 8 short streams the hardware prefetcher follows too late (see
+// matmul_quant_avx512.cc).
+constexpr int kPrefetchTiles = 2;
+constexpr int kRowsPerTile = 8;
+
+// Rows r .. r + 8 (rows past r_end read row r_end - 1 and are not stored);
+// the 8 rows' float chains run in the lanes of one register.
+template <typename Codes, int kT>
+void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
+              int64_t y_stride) {
+  constexpr int64_t kBlockBytes = Codes::kBlockBytes;
+  constexpr int kPrefetchLines = (kRowsPerTile * kBlockBytes + 63) / 64;
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const int n_valid = static_cast<int>(r_end - r < kRowsPerTile ? r_end - r : kRowsPerTile);
+  const uint8_t* base = w.data + r * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kRowsPerTile * w.row_bytes;
+  int64_t row_offsets[kRowsPerTile];  // byte offset of each row from `base`
+  for (int i = 0; i < kRowsPerTile; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xqsum[kT];
+  const float* xdsum[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts.data + t * acts.row_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xqsum[t] = reinterpret_cast<const int32_t*>(a + layout.qsum_off);
+    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
+  }
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < layout.n_blocks; ++b) {
+#pragma GCC unroll 8
+    for (int p = 0; p < kPrefetchLines; ++p)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + b * kRowsPerTile * kBlockBytes + p * 64), _MM_HINT_T1);
+    const uint8_t* blocks = base + b * kBlockBytes;
+    const __m256 dw = ScalesOf8(blocks, row_offsets);
+    __m256 mw;
+    if constexpr (Codes::kHasMin) mw = ScalesOf8(blocks + 2, row_offsets);
+    __m256i codes[kRowsPerTile];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRowsPerTile; ++i) codes[i] = Codes::Codes(blocks + row_offsets[i]);
+#pragma GCC unroll 4
+    for (int t = 0; t < kT; ++t) {
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kBlock));
+      __m256i dot[kRowsPerTile];
+#pragma GCC unroll 8
+      for (int i = 0; i < kRowsPerTile; ++i) {
+        const __m256i wu = Codes::kSignedCodes ? _mm256_sign_epi8(codes[i], codes[i]) : codes[i];
+        const __m256i xs = Codes::kSignedCodes ? _mm256_sign_epi8(xv, codes[i]) : xv;
+        dot[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, xs), ones16);
+      }
+      __m256i sums = SumLanesOf8(dot);
+      if constexpr (Codes::kBiasFactor != 0)
+        sums = _mm256_add_epi32(sums, _mm256_set1_epi32(Codes::kBiasFactor * xqsum[t][b]));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])), acc[t]);
+      if constexpr (Codes::kHasMin) acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(xdsum[t][b]), acc[t]);
+    }
+  }
+  const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + r, valid, acc[t]);
+}
+
+template <typename Codes, int kT>
+void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                   int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  for (int64_t r = r_begin; r < r_end; r += kRowsPerTile)
+    RowsTile<Codes, kT>(w, layout, acts, r, r_end, y, y_stride);
+}
+
+template <typename Codes>
+void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+          int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return RowsForTokens<Codes, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return RowsForTokens<Codes, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return RowsForTokens<Codes, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return RowsForTokens<Codes, 4>(w, acts, r_begin, r_end, y, y_stride);
+  }
+}
+
+constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
+constexpr ActPrep kNoActs{nullptr, nullptr};
+constexpr TypeKernels kQ4_1Kernels{kQuantActs, 4, Rows<Q4_1Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kQ5_0Kernels{kQuantActs, 4, Rows<Q5_0Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kQ5_1Kernels{kQuantActs, 4, Rows<Q5_1Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kIQ4_NLKernels{kQuantActs, 4, Rows<IQ4_NLCodes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+const TypeKernels* Avx2Q32Kernels(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_1: return &kQ4_1Kernels;
+    case GgmlType::kQ5_0: return &kQ5_0Kernels;
+    case GgmlType::kQ5_1: return &kQ5_1Kernels;
+    case GgmlType::kIQ4_NL: return &kIQ4_NLKernels;
+    default: return nullptr;
+  }
+}
+
+}  // namespace ridge::kernels::internal
