@@ -18,7 +18,7 @@ struct ConvertArgs {
 
 int RunConvert(const ConvertArgs& a) {
   const auto type = ParseGgmlType(a.type);
-  if (!type || !CanQuantizeTo(*type)) Fail("--type {}: ridge converts to F32, F16, BF16, Q8_0 or Q4_0", a.type);
+  if (!type || !CanQuantizeTo(*type)) Fail("--type {}: ridge converts to F32, F16, BF16, Q8_0, Q4_0, Q2_K..Q6_K or IQ4_XS", a.type);
   const Llama2cCheckpoint ckpt = Llama2cCheckpoint::Open(a.checkpoint);
   const Llama2cVocab vocab = ReadLlama2cTokenizer(a.tokenizer, ckpt.header.vocab_size);
   Llama2cConvertOptions options;

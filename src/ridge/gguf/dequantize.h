@@ -12,9 +12,10 @@ namespace ridge {
 // RIDGE_CHECKs that the type can be dequantized and n fits its blocks.
 void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);
 
-// Writes RowBytes(type, n) bytes. Supported: F32, F16, BF16, Q8_0, Q4_0.
-// Rounding follows ggml's reference quantizers (round to nearest, scale from the
-// block's absolute maximum).
+// Writes RowBytes(type, n) bytes. Supported: F32, F16, BF16, Q8_0, Q4_0, and
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (quantize_kquants.h). Rounding follows
+// ggml's reference quantizers (round to nearest, scale from the block's
+// absolute maximum; the K-quants search their scales as ggml does).
 void QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
 bool CanQuantizeTo(GgmlType type);
 
