@@ -33,8 +33,7 @@ enum class ActError { kNone, kInt8Blocks };
 
 ActError ActErrorOf(GgmlType type, Isa isa) {
   if (isa == Isa::kScalar) return ActError::kNone;
-  if (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K || type == GgmlType::kQ6_K)
-    return ActError::kInt8Blocks;
+  if (TraitsOf(type).block_elems > 1) return ActError::kInt8Blocks;  // every quantized type's kernels
   return ActError::kNone;
 }
 
@@ -132,7 +131,8 @@ TEST(MatMul, QuantizedTypesManyShapes) {
 
 TEST(MatMul, KQuantTypesManyShapes) {
   uint32_t seed = 3000;
-  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+  for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kIQ4_XS}) {
     for (int64_t n_cols : {256, 512, 1280})
       for (int64_t n_rows : {1, 3, 17, 70})
         for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
