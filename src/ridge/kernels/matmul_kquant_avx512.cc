@@ -28,6 +28,7 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* d = reinterpret_cast<float*>(dst + layout.d_off);
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
   auto* bias = reinterpret_cast<int32_t*>(dst + layout.bias_off);
+  auto* gsum = reinterpret_cast<float*>(dst + layout.gsum_off);
   const __m512 sign_mask = _mm512_set1_ps(-0.0f);
   const __m256i ones = _mm256_set1_epi8(1);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
@@ -50,6 +51,7 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
     d[b] = scale;
     dsum[b] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
+    StoreGroupSums(lane_sums, scale, gsum + 2 * b);
   }
 }
 
@@ -82,10 +84,10 @@ void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
       const uint8_t* block = base + i * w.row_bytes + sb * kBlockBytes;
-      alignas(8) uint8_t sc[8], mn[8];
-      Q4KScalesMins(block + 4, sc, mn);
-      const __m256 dsc = _mm256_mul_ps(_mm256_mul_ps(U8x8ToFloat(sc), _mm256_set1_ps(F16At(block))), nibble_fix);
-      const __m256 dmn = _mm256_mul_ps(U8x8ToFloat(mn), _mm256_set1_ps(F16At(block + 2)));
+      __m256 sc, mn;
+      Q4KScalesMins(block + 4, &sc, &mn);
+      const __m256 dsc = _mm256_mul_ps(_mm256_mul_ps(sc, _mm256_set1_ps(F16At(block))), nibble_fix);
+      const __m256 dmn = _mm256_mul_ps(mn, _mm256_set1_ps(F16At(block + 2)));
 #pragma GCC unroll 4
       for (int t = 0; t < kT; ++t) {
         acc_min[i][t] = _mm256_fmadd_ps(dmn, _mm256_loadu_ps(xdsum[t] + sb * 8), acc_min[i][t]);
@@ -214,6 +216,7 @@ constexpr TypeKernels kQ4KKernels{kQuantActs, 4, Rows<false>, kNoActs, 0, 0, nul
 constexpr TypeKernels kQ6KKernels{kQuantActs, 4, Rows<true>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 struct VnniDot {
+  static constexpr bool kAnyUnsignedByte = true;
   static __m256i DotAdd(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_epi32(acc, u8, s8); }
 };
 template <typename Kind>
