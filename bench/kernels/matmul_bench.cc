@@ -37,7 +37,6 @@
 #include <sys/mman.h>
 
 #include "ridge/base/cpu_features.h"
-#include "ridge/base/half.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/kernels/ops.h"
@@ -93,24 +92,8 @@ std::vector<uint8_t> RandomMatrix(GgmlType type) {
   std::normal_distribution<float> normal(0.0f, 0.02f);
   std::vector<float> row(kCols);
   for (int64_t r = 0; r < kRows; ++r) {
-    uint8_t* dst = bytes.data() + r * row_bytes;
-    if (CanQuantizeTo(type)) {
-      for (auto& v : row) v = normal(rng);
-      QuantizeRow(type, row.data(), dst, kCols);
-    } else {  // K-quants: random bytes are valid blocks; sensible f16 scales
-      for (int64_t i = 0; i < row_bytes; ++i) dst[i] = static_cast<uint8_t>(rng());
-      const int64_t block_bytes = row_bytes / (kCols / kQK_K);
-      const uint16_t d = F32ToF16(1e-4f);
-      for (int64_t b = 0; b < kCols / kQK_K; ++b) {
-        uint8_t* block = dst + b * block_bytes;
-        if (type == GgmlType::kQ6_K) {
-          std::memcpy(block + 208, &d, 2);
-        } else {
-          std::memcpy(block, &d, 2);
-          std::memcpy(block + 2, &d, 2);
-        }
-      }
-    }
+    for (auto& v : row) v = normal(rng);
+    QuantizeRow(type, row.data(), bytes.data() + r * row_bytes, kCols);
   }
   return bytes;
 }
@@ -273,19 +256,8 @@ void BM_Peak(benchmark::State& state) {
 // for the quantized types (vpdpbusd, or vpmaddubsw + vpmaddwd on AVX2), BF16
 // dots for BF16 on AVX-512, FP32 FMA otherwise.
 int PeakIndexFor(GgmlType type) {
-  const bool avx512 = ActiveIsa() == Isa::kAvx512;
-  switch (type) {
-    case GgmlType::kQ8_0:
-    case GgmlType::kQ4_0:
-    case GgmlType::kQ4_1:
-    case GgmlType::kQ5_0:
-    case GgmlType::kQ5_1:
-    case GgmlType::kIQ4_NL:
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ6_K: return 2;
-    case GgmlType::kBF16: return avx512 ? 1 : 0;
-    default: return 0;
-  }
+  if (TraitsOf(type).block_elems > 1) return 2;
+  return type == GgmlType::kBF16 && ActiveIsa() == Isa::kAvx512 ? 1 : 0;
 }
 
 double PeakFor(GgmlType type) {
@@ -341,6 +313,10 @@ RIDGE_DECODE(BF16);
 RIDGE_DECODE(F32);
 RIDGE_DECODE(Q4_K);
 RIDGE_DECODE(Q6_K);
+RIDGE_DECODE(Q2_K);
+RIDGE_DECODE(Q3_K);
+RIDGE_DECODE(Q5_K);
+RIDGE_DECODE(IQ4_XS);
 RIDGE_DECODE_FROM_CACHE(Q4_0);
 RIDGE_DECODE_FROM_CACHE(Q8_0);
 RIDGE_DECODE_FROM_CACHE(Q4_1);
@@ -351,6 +327,10 @@ RIDGE_DECODE_FROM_CACHE(F16);
 RIDGE_DECODE_FROM_CACHE(BF16);
 RIDGE_DECODE_FROM_CACHE(Q4_K);
 RIDGE_DECODE_FROM_CACHE(Q6_K);
+RIDGE_DECODE_FROM_CACHE(Q2_K);
+RIDGE_DECODE_FROM_CACHE(Q3_K);
+RIDGE_DECODE_FROM_CACHE(Q5_K);
+RIDGE_DECODE_FROM_CACHE(IQ4_XS);
 RIDGE_PREFILL(Q4_0);
 RIDGE_PREFILL(Q8_0);
 RIDGE_PREFILL(Q4_1);
@@ -362,6 +342,10 @@ RIDGE_PREFILL(BF16);
 RIDGE_PREFILL(F32);
 RIDGE_PREFILL(Q4_K);
 RIDGE_PREFILL(Q6_K);
+RIDGE_PREFILL(Q2_K);
+RIDGE_PREFILL(Q3_K);
+RIDGE_PREFILL(Q5_K);
+RIDGE_PREFILL(IQ4_XS);
 
 }  // namespace
 }  // namespace ridge::kernels

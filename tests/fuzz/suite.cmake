@@ -38,6 +38,7 @@ set(RIDGE_FUZZ_SOURCES
   ${CMAKE_SOURCE_DIR}/src/ridge/base/huge_page_buffer.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/ggml_type.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/dequantize.cc
+  ${CMAKE_SOURCE_DIR}/src/ridge/gguf/quantize_kquants.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_value.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_file.cc
   ${CMAKE_SOURCE_DIR}/src/ridge/gguf/gguf_writer.cc

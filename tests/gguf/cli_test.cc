@@ -43,9 +43,9 @@ TEST(RidgeCli, ConvertQ8_0) {
   const CliResult r = RunRidge("inspect " + out);
   EXPECT_TRUE(r.Has("Q8_0")) << r.output();
   const CliResult bad = RunRidge("convert --checkpoint " + shared + "/models/stories260K.bin --tokenizer " + shared +
-                         "/models/tok512.bin -o " + out + " --type Q4_K");
+                         "/models/tok512.bin -o " + out + " --type Q8_K");
   EXPECT_EQ(bad.exit_code, 1) << bad.output();
-  EXPECT_TRUE(bad.Has("--type Q4_K")) << bad.output();
+  EXPECT_TRUE(bad.Has("--type Q8_K")) << bad.output();
 }
 
 TEST(RidgeCli, InspectTokenizerOnlyFile) {

@@ -396,7 +396,7 @@ TEST(Quantize, RoundTripErrorBounds) {
       }
     }
   }
-  EXPECT_FALSE(CanQuantizeTo(GgmlType::kQ4_K));
+  EXPECT_FALSE(CanQuantizeTo(GgmlType::kQ8_K));
 }
 
 TEST(Quantize, NonFiniteInputDoesNotCrash) {

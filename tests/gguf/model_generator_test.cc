@@ -223,7 +223,7 @@ TEST(GenModel, ImpossibleShapesAreClearErrors) {
                 "dim 48 is not a multiple of the Q4_0 block size 32");
   ExpectInvalid([](RandomModelOptions& o) { o.shape.n_layers = 0; }, "layers must be > 0");
   ExpectInvalid([](RandomModelOptions& o) { o.shape.n_heads = 64; o.shape.n_kv_heads = 64; }, "must be even");
-  ExpectInvalid([](RandomModelOptions& o) { o.type = GgmlType::kQ4_K; }, "type Q4_K cannot be written");
+  ExpectInvalid([](RandomModelOptions& o) { o.type = GgmlType::kQ8_K; }, "type Q8_K cannot be written");
   // F32 has no block: an ffn of 100 is fine.
   RandomModelOptions f32 = TinyOptions(GgmlType::kF32);
   f32.shape.n_ff = 100;

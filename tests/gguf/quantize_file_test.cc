@@ -24,6 +24,7 @@
 #include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/gguf_writer.h"
 #include "ridge/gguf/model_generator.h"
+#include "ridge/gguf/quant_recipe.h"
 #include "gguf/temp_dirs.h"
 #include "test_paths.h"
 
@@ -221,12 +222,87 @@ TEST(Quantize, BadInputIsAClearErrorAndWritesNothing) {
                       "tensor 'blk.0.attn_q.weight' is Q4_K; ridge quantize reads F32, F16 or BF16");
   ExpectQuantizeError(WriteHandMade(GgmlType::kF32, {40, 3}, "blk.0.ffn_down.weight"), GgmlType::kQ4_0,
                       "tensor 'blk.0.ffn_down.weight' has rows of 40 elements, not a multiple of the Q4_0 block size 32");
-  ExpectQuantizeError(WriteHandMade(GgmlType::kF32, {64, 3}, "w"), GgmlType::kQ4_K, "cannot write Q4_K");
+  ExpectQuantizeError(WriteHandMade(GgmlType::kF32, {64, 3}, "w"), GgmlType::kQ8_K, "cannot write Q8_K");
   ExpectQuantizeError(testing::TempDir("quant-missing") + "/does-not-exist.gguf", GgmlType::kQ8_0,
                       "does-not-exist.gguf");
   // Rows of 40 are fine for F16: no block.
   const std::string ok = WriteHandMade(GgmlType::kF32, {40, 3}, "w");
   EXPECT_NO_THROW(QuantizeGgufFile(ok, ok + ".f16", GgmlType::kF16));
+}
+
+// A random llama model with 256-wide rows (K-quant blocks fit), 8 layers, GQA 2, F32 weights.
+std::string KQuantModel() {
+  RandomModelOptions o;
+  o.shape = {256, 512, 8, 4, 2, 256, 10000.0f, 1e-5f, false};
+  o.type = GgmlType::kF32;
+  o.seed = 5;
+  const GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
+  const std::string path = testing::TempDir("quant-kq-src") + "/model.gguf";
+  BuildRandomLlamaGguf(vocab, o, nullptr).Write(path);
+  return path;
+}
+
+// Relative RMS error of a quantized tensor against its F32 source.
+double RelativeRmsError(const GgufTensorInfo& src, const GgufTensorInfo& dst) {
+  double err2 = 0.0, x2 = 0.0;
+  for (int64_t r = 0; r < src.dims[1]; ++r) {
+    const std::vector<float> x = Row(src, r), y = Row(dst, r);
+    for (size_t j = 0; j < x.size(); ++j) {
+      err2 += (static_cast<double>(x[j]) - y[j]) * (static_cast<double>(x[j]) - y[j]);
+      x2 += static_cast<double>(x[j]) * x[j];
+    }
+  }
+  return std::sqrt(err2 / x2);
+}
+
+TEST(Quantize, Q4_K_MMixOnAGenModelFile) {
+  const std::string in_path = KQuantModel();
+  const std::string out_path = testing::TempDir("quant-kq-out") + "/q4_k_m.gguf";
+  ThreadPool pool(2);
+  const QuantizeSummary summary = QuantizeGgufFile(in_path, out_path, *ParseQuantRecipe("Q4_K_M"), &pool);
+  EXPECT_EQ(summary.n_converted, 2 + 7 * 8);
+  EXPECT_EQ(summary.n_fallback, 0);
+  const GgufFile in = GgufFile::Open(in_path);
+  const GgufFile out = GgufFile::Open(out_path);
+  EXPECT_EQ(out.RequireInt("general.file_type"), 15);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+  EXPECT_EQ(out.RequireInt("general.quantization_version"), 2);
+  // use_more_bits over 8 layers: 0, 3, 6, 7.
+  auto expected = [](const std::string& name) {
+    if (name == "output.weight") return GgmlType::kQ6_K;
+    for (const char* layer : {"blk.0.", "blk.3.", "blk.6.", "blk.7."})
+      if (name.rfind(layer, 0) == 0 && (name.find("attn_v") != std::string::npos ||
+                                        name.find("ffn_down") != std::string::npos))
+        return GgmlType::kQ6_K;
+    return GgmlType::kQ4_K;
+  };
+  for (const GgufTensorInfo& src : in.tensors()) {
+    const GgufTensorInfo& dst = *out.FindTensor(src.name);
+    if (src.dims.size() == 1) {
+      EXPECT_EQ(dst.type, GgmlType::kF32) << src.name;
+      continue;
+    }
+    ASSERT_EQ(dst.type, expected(src.name)) << src.name;
+    // Q4_K reaches ~0.07 relative RMS error on Gaussian weights, Q6_K ~0.02.
+    EXPECT_LT(RelativeRmsError(src, dst), dst.type == GgmlType::kQ6_K ? 0.025 : 0.085) << src.name;
+  }
+  // The bytes are the reference quantizer's.
+  const GgufTensorInfo& v0 = *out.FindTensor("blk.0.attn_v.weight");
+  std::vector<uint8_t> reference(static_cast<size_t>(RowBytes(GgmlType::kQ6_K, 256)));
+  QuantizeRow(GgmlType::kQ6_K, Row(*in.FindTensor("blk.0.attn_v.weight"), 1).data(), reference.data(), 256);
+  EXPECT_EQ(std::memcmp(v0.data + reference.size(), reference.data(), reference.size()), 0);
+}
+
+TEST(Quantize, MixOnNarrowRowsFallsBack) {
+  // Rows of 64 and 128 fit no 256-block: every matrix takes its fallback.
+  const std::string in_path = TinyModel(GgmlType::kF32);
+  const std::string out_path = testing::TempDir("quant-fallback") + "/q.gguf";
+  const QuantizeSummary summary = QuantizeGgufFile(in_path, out_path, *ParseQuantRecipe("Q4_K_M"));
+  EXPECT_EQ(summary.n_fallback, summary.n_converted);
+  const GgufFile out = GgufFile::Open(out_path);
+  const GgmlType q4k_fallback = CanQuantizeTo(GgmlType::kQ5_0) ? GgmlType::kQ5_0 : GgmlType::kQ8_0;
+  EXPECT_EQ(out.FindTensor("blk.1.attn_q.weight")->type, q4k_fallback);
+  EXPECT_EQ(out.FindTensor("blk.0.attn_v.weight")->type, GgmlType::kQ8_0);  // Q6_K's fallback
+  EXPECT_EQ(out.FindTensor("output.weight")->type, GgmlType::kQ8_0);
 }
 
 int RunRidge(const std::string& args, std::string* err) {
@@ -244,6 +320,13 @@ TEST(QuantizeCommand, ConvertsAndReportsErrors) {
   ASSERT_EQ(RunRidge("quantize " + in + " " + out + " Q8_0 --threads 2", &err), 0) << err;
   EXPECT_THAT(err, HasSubstr("100%"));
   EXPECT_EQ(GgufFile::Open(out).FindTensor("blk.0.attn_v.weight")->type, GgmlType::kQ8_0);
+  const std::string mixed = testing::TempDir("cli-quant") + "/q5_k_m.gguf";
+  ASSERT_EQ(RunRidge("quantize " + KQuantModel() + " " + mixed + " q5_k_m --threads 2", &err), 0) << err;
+  const GgufFile q5 = GgufFile::Open(mixed);
+  EXPECT_EQ(q5.RequireInt("general.file_type"), 17);  // LLAMA_FTYPE_MOSTLY_Q5_K_M
+  EXPECT_EQ(q5.FindTensor("blk.0.ffn_down.weight")->type, GgmlType::kQ6_K);
+  EXPECT_EQ(q5.FindTensor("blk.1.ffn_down.weight")->type, GgmlType::kQ5_K);
+  EXPECT_EQ(q5.FindTensor("output.weight")->type, GgmlType::kQ6_K);
   EXPECT_EQ(RunRidge("quantize " + in + " " + out + " Q9_9", &err), 1);
   EXPECT_THAT(err, HasSubstr("unknown type 'Q9_9'"));
   EXPECT_EQ(RunRidge("quantize " + out + " " + out + ".q4 Q4_0", &err), 1);  // Q8_0 is not a source type

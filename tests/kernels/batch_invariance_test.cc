@@ -88,7 +88,8 @@ TEST(MatMulBatchInvariance, Legacy32BlockTypes) {
 
 TEST(MatMulBatchInvariance, KQuantTypes) {
   uint32_t seed = 100;
-  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K})
+  for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kIQ4_XS})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
 }

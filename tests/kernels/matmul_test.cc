@@ -33,23 +33,15 @@ enum class ActError { kNone, kInt8Blocks };
 
 ActError ActErrorOf(GgmlType type, Isa isa) {
   if (isa == Isa::kScalar) return ActError::kNone;
-  switch (type) {
-    case GgmlType::kQ8_0:
-    case GgmlType::kQ4_0:
-    case GgmlType::kQ4_1:
-    case GgmlType::kQ5_0:
-    case GgmlType::kQ5_1:
-    case GgmlType::kIQ4_NL:
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ6_K: return ActError::kInt8Blocks;
-    default: return ActError::kNone;
-  }
+  if (TraitsOf(type).block_elems > 1) return ActError::kInt8Blocks;  // every quantized type's kernels
+  return ActError::kNone;
 }
 
 struct Problem {
   GgmlType type;
   int64_t n_rows, n_cols, n_tokens;
   int64_t row_padding = 0;  // extra bytes after each row
+  bool random_bytes = false;  // K-quants: random block bytes instead of quantized Gaussian weights
 };
 
 std::string Describe(const Problem& p, Isa isa, int threads) {
@@ -67,7 +59,11 @@ void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts
   std::vector<float> w_deq(static_cast<size_t>(p.n_rows * p.n_cols));
   for (int64_t r = 0; r < p.n_rows; ++r) {
     const float row_scale = 0.02f * (1.0f + static_cast<float>(r % 5));
-    RandomWeightRow(p.type, p.n_cols, row_scale, rng, bytes.data() + r * row_bytes);
+    if (p.random_bytes) {
+      RandomKQuantBytesRow(p.type, p.n_cols, row_scale, rng, bytes.data() + r * row_bytes);
+    } else {
+      RandomWeightRow(p.type, p.n_cols, row_scale, rng, bytes.data() + r * row_bytes);
+    }
     DequantizeRow(p.type, bytes.data() + r * row_bytes, w_deq.data() + r * p.n_cols, p.n_cols);
   }
   // Activations with a few outlier channels, like real hidden states.
@@ -152,7 +148,8 @@ TEST(MatMul, Legacy32BlockTypesManyShapes) {
 
 TEST(MatMul, KQuantTypesManyShapes) {
   uint32_t seed = 3000;
-  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+  for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kIQ4_XS}) {
     for (int64_t n_cols : {256, 512, 1280})
       for (int64_t n_rows : {1, 3, 17, 70})
         for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
@@ -160,6 +157,17 @@ TEST(MatMul, KQuantTypesManyShapes) {
     CheckMatMul({type, 19, 256, 9, 7}, seed++);  // padded rows
     CheckMatMul({type, 200, 1024, 1}, seed++, {2, 3});
     CheckMatMul({type, 200, 1024, 20}, seed++, {2, 3});
+  }
+}
+
+// Every bit pattern of codes and sub-block scales (signed Q3_K scales at −32,
+// IQ4_XS scales at +31, all Q2_K mins, ...), not only those the quantizers write.
+TEST(MatMul, KQuantRandomBlockBytes) {
+  uint32_t seed = 4000;
+  for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kIQ4_XS}) {
+    for (int64_t n_tokens : {1, 3, 6}) CheckMatMul({type, 17, 512, n_tokens, 0, true}, seed++);
+    CheckMatMul({type, 33, 1280, 2, 5, true}, seed++);
   }
 }
 

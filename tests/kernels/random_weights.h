@@ -10,34 +10,43 @@
 
 namespace ridge::kernels {
 
-// K-quants have no quantizer in ridge: random bytes are valid blocks, with
-// the f16 super-block scales set to sensible values.
-inline void RandomKQuantRow(GgmlType type, int64_t n_cols, float scale, std::mt19937& rng, uint8_t* dst) {
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
-  const int64_t n_bytes = RowBytes(type, n_cols);
-  for (int64_t i = 0; i < n_bytes; ++i) dst[i] = static_cast<uint8_t>(byte(rng));
-  for (int64_t b = 0; b < n_cols / kQK_K; ++b) {
-    if (type == GgmlType::kQ4_K) {
-      auto* block = dst + b * static_cast<int64_t>(sizeof(BlockQ4_K));
-      const uint16_t d = F32ToF16(scale * unit(rng) / 60.0f), dmin = F32ToF16(scale * unit(rng) / 60.0f);
-      std::memcpy(block, &d, 2);
-      std::memcpy(block + 2, &dmin, 2);
-    } else {
-      auto* block = dst + b * static_cast<int64_t>(sizeof(BlockQ6_K));
-      const uint16_t d = F32ToF16(scale * unit(rng) / 2000.0f);
-      std::memcpy(block + 208, &d, 2);
-    }
-  }
-}
-
 // One row of n_cols random weights of `type` (roughly N(0, scale²)) into dst.
 inline void RandomWeightRow(GgmlType type, int64_t n_cols, float scale, std::mt19937& rng, uint8_t* dst) {
-  if (!CanQuantizeTo(type)) return RandomKQuantRow(type, n_cols, scale, rng, dst);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> row(static_cast<size_t>(n_cols));
   for (auto& v : row) v = normal(rng) * scale;
   QuantizeRow(type, row.data(), dst, n_cols);
+}
+
+// One row of a 256-block type as random bytes (every code and sub-block
+// scale pattern, including those the quantizers never write) with its f16
+// super-block scales set so that weights are roughly of size `scale`.
+inline void RandomKQuantBytesRow(GgmlType type, int64_t n_cols, float scale, std::mt19937& rng, uint8_t* dst) {
+  struct F16Field {
+    int offset;
+    float per_unit;  // the field's value is scale · per_unit
+  };
+  std::vector<F16Field> fields;
+  switch (type) {
+    case GgmlType::kQ2_K: fields = {{80, 1.0f / 20}, {82, 1.0f / 20}}; break;  // sc ≤ 15, q ≤ 3
+    case GgmlType::kQ3_K: fields = {{108, 1.0f / 60}}; break;                  // |sc| ≤ 32, |q| ≤ 4
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K: fields = {{0, 1.0f / 60}, {2, 1.0f / 60}}; break;  // sc, m ≤ 63
+    case GgmlType::kQ6_K: fields = {{208, 1.0f / 2000}}; break;               // |sc| ≤ 128, |q| ≤ 32
+    case GgmlType::kIQ4_XS: fields = {{0, 1.0f / 2000}}; break;               // |ls − 32| ≤ 32, |level| ≤ 127
+    default: fields = {};
+  }
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
+  const int64_t n_bytes = RowBytes(type, n_cols);
+  const int64_t block_bytes = TraitsOf(type).block_bytes;
+  for (int64_t i = 0; i < n_bytes; ++i) dst[i] = static_cast<uint8_t>(byte(rng));
+  for (int64_t b = 0; b < n_cols / kQK_K; ++b) {
+    for (const F16Field& f : fields) {
+      const uint16_t h = F32ToF16(scale * f.per_unit * unit(rng));
+      std::memcpy(dst + b * block_bytes + f.offset, &h, 2);
+    }
+  }
 }
 
 }  // namespace ridge::kernels

@@ -10,6 +10,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/base/half.h"
+#include "ridge/gguf/quantize_kquants.h"
 
 namespace ridge {
 namespace {
@@ -160,6 +161,63 @@ void DequantQ6_K(const uint8_t* src, float* y, int64_t nb) {
         y[l + 32] = d * static_cast<float>(sc[is + 2]) * static_cast<float>(q2);
         y[l + 64] = d * static_cast<float>(sc[is + 4]) * static_cast<float>(q3);
         y[l + 96] = d * static_cast<float>(sc[is + 6]) * static_cast<float>(q4);
+      }
+    }
+  }
+}
+
+// Q2_K: 16 groups of 16, each with a 4-bit scale (low nibble) and 4-bit min
+// (high nibble); w = d·sc·q − dmin·m, q 2-bit. Element 128·h + 32·j + l sits
+// in qs[32·h + l] at bits 2j..2j+1, group 8·h + 2·j + l/16.
+void DequantQ2_K(const uint8_t* src, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    auto b = LoadBlock<BlockQ2_K>(src, i);
+    const float d = F16ToF32(b.d), dmin = F16ToF32(b.dmin);
+    for (int e = 0; e < kQK_K; ++e, ++y) {
+      const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+      const uint8_t sc = b.scales[8 * h + 2 * j + l / 16];
+      const int q = (b.qs[32 * h + l] >> (2 * j)) & 3;
+      *y = d * static_cast<float>(sc & 0x0F) * static_cast<float>(q) - dmin * static_cast<float>(sc >> 4);
+    }
+  }
+}
+
+// The 16 6-bit Q3_K scales (stored biased by 32): group g's low 4 bits are
+// byte g (g < 8) or byte g−8's high nibble, its high 2 bits sit in byte
+// 8 + g%4 at bits 2·(g/4).
+int Q3KScale(const uint8_t* packed, int g) {
+  const int low = g < 8 ? packed[g] & 0x0F : packed[g - 8] >> 4;
+  const int high = (packed[8 + g % 4] >> (2 * (g / 4))) & 3;
+  return (low | (high << 4)) - 32;
+}
+
+// Q3_K: w = d·sc_g·(q − 4), q 3-bit: 2 low bits as Q2_K's, the high bit of
+// element e in hmask[e % 32] at bit e / 32 (set means no −4).
+void DequantQ3_K(const uint8_t* src, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    auto b = LoadBlock<BlockQ3_K>(src, i);
+    const float d = F16ToF32(b.d);
+    for (int e = 0; e < kQK_K; ++e, ++y) {
+      const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+      const int low = (b.qs[32 * h + l] >> (2 * j)) & 3;
+      const int high = (b.hmask[l] >> (e / 32)) & 1;
+      *y = d * static_cast<float>(Q3KScale(b.scales, 8 * h + 2 * j + l / 16)) * static_cast<float>(low + 4 * high - 4);
+    }
+  }
+}
+
+// IQ4_XS: sub-block s (32 elements) has scale d·(ls − 32), ls 6-bit; its
+// codes are 16 bytes, low nibbles the first 16 elements, high the next 16.
+void DequantIQ4_XS(const uint8_t* src, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    auto b = LoadBlock<BlockIQ4_XS>(src, i);
+    const float d = F16ToF32(b.d);
+    for (int s = 0; s < kQK_K / 32; ++s, y += 32) {
+      const int ls = ((b.scales_l[s / 2] >> (4 * (s % 2))) & 0x0F) | (((b.scales_h >> (2 * s)) & 3) << 4);
+      const float dl = d * static_cast<float>(ls - 32);
+      for (int j = 0; j < 16; ++j) {
+        y[j] = dl * static_cast<float>(kIq4NlLevels[b.qs[16 * s + j] & 0x0F]);
+        y[j + 16] = dl * static_cast<float>(kIq4NlLevels[b.qs[16 * s + j] >> 4]);
       }
     }
   }
@@ -394,6 +452,9 @@ void DequantizeRow(GgmlType type, const void* src_void, float* dst, int64_t n) {
     case GgmlType::kQ4_K: return DequantQ4_K(src, dst, nb);
     case GgmlType::kQ5_K: return DequantQ5_K(src, dst, nb);
     case GgmlType::kQ6_K: return DequantQ6_K(src, dst, nb);
+    case GgmlType::kQ2_K: return DequantQ2_K(src, dst, nb);
+    case GgmlType::kQ3_K: return DequantQ3_K(src, dst, nb);
+    case GgmlType::kIQ4_XS: return DequantIQ4_XS(src, dst, nb);
     default: CheckFailed("DequantizeRow: type has a dequantizer", __FILE__, __LINE__);
   }
 }
@@ -409,6 +470,12 @@ bool CanQuantizeTo(GgmlType type) {
     case GgmlType::kQ5_0:
     case GgmlType::kQ5_1:
     case GgmlType::kIQ4_NL:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
+    case GgmlType::kIQ4_XS:
       return true;
     default:
       return false;
@@ -454,6 +521,12 @@ void QuantizeRow(GgmlType type, const float* src, void* dst_void, int64_t n) {
     case GgmlType::kQ5_0: return QuantQ5_0(src, dst, nb);
     case GgmlType::kQ5_1: return QuantQ5_1(src, dst, nb);
     case GgmlType::kIQ4_NL: return QuantIQ4_NL(src, dst, nb);
+    case GgmlType::kQ2_K: return kquants::QuantizeQ2_K(src, dst, nb);
+    case GgmlType::kQ3_K: return kquants::QuantizeQ3_K(src, dst, nb);
+    case GgmlType::kQ4_K: return kquants::QuantizeQ4_K(src, dst, nb);
+    case GgmlType::kQ5_K: return kquants::QuantizeQ5_K(src, dst, nb);
+    case GgmlType::kQ6_K: return kquants::QuantizeQ6_K(src, dst, nb);
+    case GgmlType::kIQ4_XS: return kquants::QuantizeIQ4_XS(src, dst, nb);
     default: CheckFailed("QuantizeRow: type has a quantizer", __FILE__, __LINE__);
   }
 }

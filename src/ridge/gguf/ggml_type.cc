@@ -24,14 +24,14 @@ constexpr std::array<TypeEntry, 22> kTypes{{
     {GgmlType::kQ5_1, {"Q5_1", kQK5_1, sizeof(BlockQ5_1), true}},
     {GgmlType::kQ8_0, {"Q8_0", kQK8_0, sizeof(BlockQ8_0), true}},
     {GgmlType::kQ8_1, {"Q8_1", 32, 36, false}},     // fp16 d, fp16 s, 32 × int8
-    {GgmlType::kQ2_K, {"Q2_K", kQK_K, sizeof(BlockQ2_K), false}},
-    {GgmlType::kQ3_K, {"Q3_K", kQK_K, sizeof(BlockQ3_K), false}},
+    {GgmlType::kQ2_K, {"Q2_K", kQK_K, sizeof(BlockQ2_K), true}},
+    {GgmlType::kQ3_K, {"Q3_K", kQK_K, sizeof(BlockQ3_K), true}},
     {GgmlType::kQ4_K, {"Q4_K", kQK_K, sizeof(BlockQ4_K), true}},
     {GgmlType::kQ5_K, {"Q5_K", kQK_K, sizeof(BlockQ5_K), true}},
     {GgmlType::kQ6_K, {"Q6_K", kQK_K, sizeof(BlockQ6_K), true}},
     {GgmlType::kQ8_K, {"Q8_K", kQK_K, 292, false}},  // f32 d + 256 × int8 + 16 × int16
     {GgmlType::kIQ4_NL, {"IQ4_NL", kQK4_NL, sizeof(BlockIQ4_NL), true}},
-    {GgmlType::kIQ4_XS, {"IQ4_XS", kQK_K, sizeof(BlockIQ4_XS), false}},
+    {GgmlType::kIQ4_XS, {"IQ4_XS", kQK_K, sizeof(BlockIQ4_XS), true}},
     {GgmlType::kI8, {"I8", 1, 1, false}},
     {GgmlType::kI16, {"I16", 1, 2, false}},
     {GgmlType::kI32, {"I32", 1, 4, false}},

@@ -76,6 +76,8 @@ constexpr int kQK4_NL = 32;
 inline constexpr int8_t kIq4NlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                             1,    13,   25,  38,  53,  69,  89,  113};
 struct BlockIQ4_NL { uint16_t d; uint8_t qs[kQK4_NL / 2]; };  // 18 bytes
+// IQ4_XS: IQ4_NL codes in 8 sub-blocks of 32, each with a 6-bit scale (low 4
+// bits in scales_l, high 2 in scales_h) minus 32, times the f16 d.
 struct BlockIQ4_XS { uint16_t d; uint16_t scales_h; uint8_t scales_l[kQK_K / 64]; uint8_t qs[kQK_K / 2]; };  // 136
 
 static_assert(sizeof(BlockQ4_0) == 18);

@@ -5,6 +5,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/gguf/dequantize.h"
+#include "ridge/gguf/quantize_file.h"
 #include "ridge/gguf/tensor_names.h"
 
 namespace ridge {
@@ -22,17 +23,6 @@ int32_t LoadI32(const uint8_t* p) {
 }
 
 // llama.cpp's LLAMA_FTYPE for a file whose weights are all `type`.
-uint32_t FileTypeOf(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF32: return 0;
-    case GgmlType::kF16: return 1;
-    case GgmlType::kQ4_0: return 2;
-    case GgmlType::kQ8_0: return 7;
-    case GgmlType::kBF16: return 32;
-    default: return 0;
-  }
-}
-
 }  // namespace
 
 Llama2cCheckpoint Llama2cCheckpoint::Open(const std::string& path) {
@@ -189,7 +179,7 @@ GgufWriter BuildLlama2cGguf(const Llama2cCheckpoint& ckpt, const Llama2cVocab& v
   GgufWriter w;
   w.SetString("general.architecture", "llama");
   w.SetString("general.name", options.name.empty() ? "llama2c" : options.name);
-  w.SetU32("general.file_type", FileTypeOf(options.type));
+  w.SetU32("general.file_type", LlamaFileType(options.type));
   w.SetU32("llama.vocab_size", static_cast<uint32_t>(h.vocab_size));
   w.SetU32("llama.context_length", static_cast<uint32_t>(h.seq_len));
   w.SetU32("llama.embedding_length", static_cast<uint32_t>(h.dim));

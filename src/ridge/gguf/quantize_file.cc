@@ -1,7 +1,10 @@
 #include "ridge/gguf/quantize_file.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ridge/base/error.h"
@@ -18,6 +21,24 @@ bool IsFloatSource(GgmlType type) {
   return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16;
 }
 
+// Layers from the blk.N tensor names; the GQA ratio from the architecture's head counts.
+RecipeModel RecipeModelOf(const GgufFile& file) {
+  RecipeModel m;
+  int64_t max_layer = -1;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    if (t.name.rfind("blk.", 0) != 0) continue;
+    max_layer = std::max<int64_t>(max_layer, std::strtoll(t.name.c_str() + 4, nullptr, 10));
+  }
+  m.n_layers = std::max<int64_t>(max_layer + 1, 1);
+  m.has_output = file.FindTensor("output.weight") != nullptr;
+  if (const std::optional<std::string> arch = file.GetString("general.architecture")) {
+    const std::optional<int64_t> heads = file.GetInt(*arch + ".attention.head_count");
+    const std::optional<int64_t> kv_heads = file.GetInt(*arch + ".attention.head_count_kv");
+    if (heads && kv_heads && *kv_heads > 0) m.n_gqa = *heads / *kv_heads;
+  }
+  return m;
+}
+
 }  // namespace
 
 uint32_t LlamaFileType(GgmlType type) {
@@ -29,7 +50,13 @@ uint32_t LlamaFileType(GgmlType type) {
     case GgmlType::kQ8_0: return 7;
     case GgmlType::kQ5_0: return 8;
     case GgmlType::kQ5_1: return 9;
+    case GgmlType::kQ2_K: return 10;
+    case GgmlType::kQ3_K: return 11;  // MOSTLY_Q3_K_S
+    case GgmlType::kQ4_K: return 14;  // MOSTLY_Q4_K_S
+    case GgmlType::kQ5_K: return 16;  // MOSTLY_Q5_K_S
+    case GgmlType::kQ6_K: return 18;
     case GgmlType::kIQ4_NL: return 25;
+    case GgmlType::kIQ4_XS: return 30;
     case GgmlType::kBF16: return 32;
     default: CheckFailed("LlamaFileType: a type ridge writes", __FILE__, __LINE__);
   }
@@ -38,23 +65,29 @@ uint32_t LlamaFileType(GgmlType type) {
 QuantizeSummary QuantizeGgufFile(const std::string& in_path, const std::string& out_path, GgmlType type,
                                  ThreadPool* pool, const QuantizeProgress& progress) {
   if (!CanQuantizeTo(type))
-    Fail("quantize: ridge cannot write {}; choose {}", GgmlTypeName(type), QuantizableTypeNames());
+    Fail("quantize: ridge cannot write {}; choose {} (or a mix such as Q4_K_M)", GgmlTypeName(type),
+         QuantizableTypeNames());
+  return QuantizeGgufFile(in_path, out_path, PureRecipe(type), pool, progress);
+}
+
+QuantizeSummary QuantizeGgufFile(const std::string& in_path, const std::string& out_path, const QuantRecipe& recipe,
+                                 ThreadPool* pool, const QuantizeProgress& progress) {
   // Shared by the producers, which run inside writer.Write() below.
   auto in = std::make_shared<GgufFile>(GgufFile::Open(in_path));
+  const RecipeModel model = RecipeModelOf(*in);
 
   GgufWriter writer;
   for (const auto& [key, value] : in->metadata()) writer.Set(key, value);
-  writer.SetU32("general.file_type", LlamaFileType(type));
-  if (TraitsOf(type).block_elems > 1) writer.SetU32("general.quantization_version", kGgmlQuantizationVersion);
+  writer.SetU32("general.file_type", recipe.file_type);
 
   QuantizeSummary summary;
-  const int64_t block = TraitsOf(type).block_elems;
+  bool any_blocks = false;
   for (size_t index = 0; index < in->tensors().size(); ++index) {
     const GgufTensorInfo& t = in->tensors()[index];
     ++summary.n_tensors;
     summary.in_tensor_bytes += static_cast<uint64_t>(t.n_bytes);
-    const bool convert = t.dims.size() >= 2 && t.type != type;
-    if (!convert) {  // norms and tensors already of the type: the bytes as they are
+    const std::optional<GgmlType> wanted = TypeFor(recipe, t.name, t.dims, model);
+    if (!wanted || *wanted == t.type) {  // norms and tensors already of the type: the bytes as they are
       ++summary.n_copied;
       summary.out_tensor_bytes += static_cast<uint64_t>(t.n_bytes);
       writer.AddTensor(t.name, t.type, t.dims, [in, index](uint8_t* out, int64_t n_bytes) {
@@ -62,13 +95,16 @@ QuantizeSummary QuantizeGgufFile(const std::string& in_path, const std::string& 
       });
       continue;
     }
+    const GgmlType type = *wanted;
     if (!IsFloatSource(t.type))
       Fail("quantize: {}: tensor '{}' is {}; ridge quantize reads F32, F16 or BF16 weights only", in_path, t.name,
            GgmlTypeName(t.type));
     const int64_t n_in = t.dims[0];  // [n_rows, n_in]
-    if (n_in % block != 0)
+    if (!RowsFit(type, n_in))
       Fail("quantize: {}: tensor '{}' has rows of {} elements, not a multiple of the {} block size {}", in_path,
-           t.name, n_in, GgmlTypeName(type), block);
+           t.name, n_in, GgmlTypeName(type), TraitsOf(type).block_elems);
+    if (type != recipe.base && recipe.mix != QuantMix::kPure && !RowsFit(recipe.base, n_in)) ++summary.n_fallback;
+    any_blocks = any_blocks || TraitsOf(type).block_elems > 1;
     const int64_t n_rows = t.n_elements / n_in;
     const int64_t in_row_bytes = RowBytes(t.type, n_in);
     const int64_t out_row_bytes = RowBytes(type, n_in);
@@ -91,6 +127,7 @@ QuantizeSummary QuantizeGgufFile(const std::string& in_path, const std::string& 
       });
     });
   }
+  if (any_blocks) writer.SetU32("general.quantization_version", kGgmlQuantizationVersion);
   writer.Write(out_path, progress);
   return summary;
 }

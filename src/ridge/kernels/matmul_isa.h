@@ -84,7 +84,7 @@ const TypeKernels* Avx2FloatKernels(GgmlType type);
 const TypeKernels* Avx512Q32Kernels(GgmlType type);
 const TypeKernels* Avx2Q32Kernels(GgmlType type);
 
-// K-quants (Q4_K, Q6_K): the rows path only.
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path only.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
 

@@ -1,4 +1,5 @@
-// Q4_K and Q6_K MatMul for AVX-512 (VNNI).
+// K-quant MatMul for AVX-512 (VNNI): Q4_K and Q6_K here, Q2_K, Q3_K, Q5_K
+// and IQ4_XS from kquant_rows_impl.h with vpdpbusd as their dot.
 //
 // Rows path (decode): activations quantized once per call to int8 blocks of
 // 32 with a float scale (as for Q8_0/Q4_0); each 32-element piece of a
@@ -15,31 +16,11 @@
 
 #include "ridge/kernels/matmul_isa.h"
 #include "ridge/kernels/simd_avx512.h"
+// After simd_avx512.h (the intrinsics).
+#include "ridge/kernels/kquant_rows_impl.h"
 
 namespace ridge::kernels::internal {
 namespace {
-
-constexpr int kBlock = 32;
-
-int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
-
-// One prepared activation row of n_cols (a multiple of 256):
-//   q      int8  [n_cols]
-//   d      float [n_blocks]          scale of each 32-block
-//   dsum   float [n_blocks]          d·Σq of each 32-block (Q4_K mins)
-//   bias   int32 [n_blocks][8]       −32·Σ of each 4-byte lane (Q6_K)
-struct ActLayout {
-  int64_t n_blocks, d_off, dsum_off, bias_off, bytes;
-  explicit ActLayout(int64_t n_cols) {
-    n_blocks = n_cols / kBlock;
-    d_off = Align64(n_cols);
-    dsum_off = d_off + Align64(n_blocks * 4);
-    bias_off = dsum_off + Align64(n_blocks * 4);
-    bytes = bias_off + n_blocks * 32;
-  }
-};
-
-int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
 
 void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   const ActLayout layout(n_cols);
@@ -47,11 +28,12 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* d = reinterpret_cast<float*>(dst + layout.d_off);
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
   auto* bias = reinterpret_cast<int32_t*>(dst + layout.bias_off);
+  auto* gsum = reinterpret_cast<float*>(dst + layout.gsum_off);
   const __m512 sign_mask = _mm512_set1_ps(-0.0f);
   const __m256i ones = _mm256_set1_epi8(1);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
-    const __m512 lo = _mm512_loadu_ps(x + b * kBlock);
-    const __m512 hi = _mm512_loadu_ps(x + b * kBlock + 16);
+    const __m512 lo = _mm512_loadu_ps(x + b * kActBlock);
+    const __m512 hi = _mm512_loadu_ps(x + b * kActBlock + 16);
     const float max_abs =
         _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign_mask, lo), _mm512_andnot_ps(sign_mask, hi)));
     const float scale = max_abs / 127.0f;
@@ -60,7 +42,7 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     const __m128i q_lo = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, vinv)));
     const __m128i q_hi = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, vinv)));
     const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), qv);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kActBlock), qv);
     const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
     const __m256i lane_bias = _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), lane_bias);
@@ -69,40 +51,9 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
     d[b] = scale;
     dsum[b] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
+    StoreGroupSums(lane_sums, scale, gsum + 2 * b);
   }
 }
-
-float F16At(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
-}
-
-float HorizontalSum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-__m256 Lane(__m256 v, int i) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i)); }
-
-// The 8 6-bit scales and 8 mins of a Q4_K super-block (ggml's get_scale_min_k4, all at once).
-void Q4KScalesMins(const uint8_t* packed, uint8_t scales[8], uint8_t mins[8]) {
-  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-  uint32_t u[3];
-  std::memcpy(u, packed, 12);
-  const uint32_t sc[2] = {u[0] & kLow6, (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4)};
-  const uint32_t mn[2] = {u[1] & kLow6, ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4)};
-  std::memcpy(scales, sc, 8);
-  std::memcpy(mins, mn, 8);
-}
-
-__m256 U8x8ToFloat(const uint8_t* p) {
-  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-}
-
-constexpr int kPrefetchTiles = 2;
 
 template <int kR, int kT>
 void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
@@ -133,10 +84,10 @@ void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
       const uint8_t* block = base + i * w.row_bytes + sb * kBlockBytes;
-      alignas(8) uint8_t sc[8], mn[8];
-      Q4KScalesMins(block + 4, sc, mn);
-      const __m256 dsc = _mm256_mul_ps(_mm256_mul_ps(U8x8ToFloat(sc), _mm256_set1_ps(F16At(block))), nibble_fix);
-      const __m256 dmn = _mm256_mul_ps(U8x8ToFloat(mn), _mm256_set1_ps(F16At(block + 2)));
+      __m256 sc, mn;
+      Q4KScalesMins(block + 4, &sc, &mn);
+      const __m256 dsc = _mm256_mul_ps(_mm256_mul_ps(sc, _mm256_set1_ps(F16At(block))), nibble_fix);
+      const __m256 dmn = _mm256_mul_ps(mn, _mm256_set1_ps(F16At(block + 2)));
 #pragma GCC unroll 4
       for (int t = 0; t < kT; ++t) {
         acc_min[i][t] = _mm256_fmadd_ps(dmn, _mm256_loadu_ps(xdsum[t] + sb * 8), acc_min[i][t]);
@@ -214,7 +165,7 @@ void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
           for (int t = 0; t < kT; ++t) {
             const __m256i dot = _mm256_dpbusd_epi32(
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xbias[t] + xb * 8)), q[j],
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kBlock)));
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kActBlock)));
             acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(lane_sc, _mm256_set1_ps(xd[t][xb])),
                                         acc[i][t]);
           }
@@ -264,12 +215,23 @@ constexpr ActPrep kNoActs{nullptr, nullptr};
 constexpr TypeKernels kQ4KKernels{kQuantActs, 4, Rows<false>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 constexpr TypeKernels kQ6KKernels{kQuantActs, 4, Rows<true>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
+struct VnniDot {
+  static constexpr bool kAnyUnsignedByte = true;
+  static __m256i DotAdd(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_epi32(acc, u8, s8); }
+};
+template <typename Kind>
+constexpr TypeKernels kKernels{kQuantActs, 4, KQuantRows<Kind, VnniDot>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+
 }  // namespace
 
 const TypeKernels* Avx512KQuantKernels(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_K: return &kQ4KKernels;
     case GgmlType::kQ6_K: return &kQ6KKernels;
+    case GgmlType::kQ2_K: return &kKernels<Q2K>;
+    case GgmlType::kQ3_K: return &kKernels<Q3K>;
+    case GgmlType::kQ5_K: return &kKernels<Q5K>;
+    case GgmlType::kIQ4_XS: return &kKernels<IQ4XS>;
     default: return nullptr;
   }
 }

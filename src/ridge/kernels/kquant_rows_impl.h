@@ -1,0 +1,377 @@
+#pragma once
+// The K-quant rows path shared by matmul_kquant_avx2.cc and
+// matmul_kquant_avx512.cc: the prepared activation layout, small helpers, and
+// the Q2_K, Q3_K, Q5_K and IQ4_XS tiles written once against the including
+// file's 256-bit integer dot D::DotAdd(acc, u8, s8) (acc + per int32 lane the
+// Σ of 4 products; vpdpbusd, or vpmaddubsw + vpmaddwd where every pair sum
+// must stay below 2¹⁵: then codes must be ≤ 127 against |x| ≤ 127, and
+// D::kAnyUnsignedByte is false).
+//
+// Include only from *_avx2.cc / *_avx512.cc, after <immintrin.h> (or
+// simd_avx512.h). Everything here sits in an anonymous namespace and D is a
+// type local to the including file, so each ISA file gets its own private
+// copy compiled with its own flags (no shared inline code for the linker to
+// mix up).
+//
+// Every tile computes output (row, token) with the same operations in the
+// same order whatever kR and kT are (one float accumulator per pair), so the
+// rows path is batch-invariant (matmul_isa.h).
+#include <cstring>
+
+#include "ridge/kernels/matmul_isa.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int kActBlock = 32;
+
+int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
+
+// One prepared activation row of n_cols (a multiple of 256):
+//   q      int8  [n_cols]
+//   d      float [n_blocks]          scale of each 32-block
+//   dsum   float [n_blocks]          d·Σq of each 32-block (Q4_K, Q5_K mins)
+//   bias   int32 [n_blocks][8]       −32·Σ of each 4-byte lane (Q6_K)
+//   gsum   float [n_blocks][2]       d·Σq of each 16 elements (Q2_K mins, Q3_K's −4)
+struct ActLayout {
+  int64_t n_blocks, d_off, dsum_off, bias_off, gsum_off, bytes;
+  explicit ActLayout(int64_t n_cols) {
+    n_blocks = n_cols / kActBlock;
+    d_off = Align64(n_cols);
+    dsum_off = d_off + Align64(n_blocks * 4);
+    bias_off = dsum_off + Align64(n_blocks * 4);
+    gsum_off = bias_off + n_blocks * 32;
+    bytes = gsum_off + n_blocks * 8;  // n_cols is a multiple of 256: a multiple of 64
+  }
+};
+
+// gsum[0], gsum[1] of one 32-block from its 8 lane sums (4 elements each) and scale.
+void StoreGroupSums(__m256i lane_sums, float scale, float* gsum) {
+  __m128i s = _mm_hadd_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
+  s = _mm_hadd_epi32(s, s);  // [Σ lanes 0..3, Σ lanes 4..7, …]
+  gsum[0] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
+  gsum[1] = scale * static_cast<float>(_mm_extract_epi32(s, 1));
+}
+
+int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
+
+float F16At(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+float HorizontalSum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+__m256 Lane(__m256 v, int i) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i)); }
+
+// Lanes 0..3 take v's lane 2j, lanes 4..7 its lane 2j + 1 (the two 16-groups of a 32-chunk).
+__m256 GroupPair(__m256 v, int j) {
+  return _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(2 * j, 2 * j, 2 * j, 2 * j, 2 * j + 1, 2 * j + 1, 2 * j + 1,
+                                                       2 * j + 1));
+}
+
+// The 8 6-bit scales and 8 mins of a Q4_K / Q5_K super-block, as floats
+// (ggml's get_scale_min_k4, all at once, in vector registers: scalar pieces
+// stored and reloaded wider would stall store forwarding). Reads the 16
+// bytes from `packed` (the 12 scale bytes and 4 after them in the block).
+void Q4KScalesMins(const uint8_t* packed, __m256* scales, __m256* mins) {
+  const __m128i u = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));  // words u0, u1, u2
+  const __m128i x = _mm_shuffle_epi32(u, _MM_SHUFFLE(2, 1, 2, 0));              // u0, u2, u1, u2
+  const __m128i y = _mm_shuffle_epi32(u, _MM_SHUFFLE(1, 1, 0, 0));              // u0, u0, u1, u1
+  // Words: scales 0..3 = u0 & 63, scales 4..7 = (u2 & 15) | (u0 >> 6 & 3) << 4, mins likewise from u1 and u2 >> 4.
+  const __m128i low = _mm_and_si128(_mm_srlv_epi32(x, _mm_setr_epi32(0, 0, 0, 4)),
+                                    _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+  const __m128i high = _mm_and_si128(_mm_srlv_epi32(y, _mm_setr_epi32(0, 6, 0, 6)),
+                                     _mm_setr_epi32(0, 0x03030303, 0, 0x03030303));
+  const __m128i bytes = _mm_or_si128(low, _mm_slli_epi32(high, 4));
+  *scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+  *mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
+}
+
+__m256 I8x8ToFloat(__m128i v) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)); }
+
+__m256i Load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// Bit `bit` of every byte of v, moved to bit `to` (the rest 0). A 16-bit
+// shift by at most 7 moves no bit across a byte into the kept position.
+__m256i BitOfBytes(__m256i v, int bit, int to) {
+  const __m256i moved = bit >= to ? _mm256_srli_epi16(v, bit - to) : _mm256_slli_epi16(v, to - bit);
+  return _mm256_and_si256(moved, _mm256_set1_epi8(static_cast<char>(1 << to)));
+}
+
+// 2-bit field `shift` of every byte of v.
+__m256i Crumbs(__m256i v, int shift) {
+  const __m256i three = _mm256_set1_epi8(3);
+  return shift == 0 ? _mm256_and_si256(v, three) : _mm256_and_si256(_mm256_srli_epi16(v, shift), three);
+}
+
+constexpr int kPrefetchTiles = 2;
+
+// One token's prepared activations for one super-block (8 32-blocks).
+struct SuperActs {
+  const int8_t* q;      // [256]
+  const float* d;       // [8]
+  const float* dsum;    // [8]
+  const float* gsum;    // [16]
+};
+
+// x's scale per 16-group of a super-block: lanes g of [0] and g − 8 of [1] hold d of 32-block g / 2.
+void GroupScales(const float* xd, __m256 out[2]) {
+  const __m256 d = _mm256_loadu_ps(xd);
+  out[0] = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+  out[1] = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
+}
+
+// Q5_K: w = d·sc_s·q − dmin·m_s, q 5-bit (low 4 bits as Q4_K, bit 4 of
+// element 32·c + l in qh[l] bit c), 8 sub-blocks of 32. Mins as Q4_K: one
+// FMA of the 8 mins against d·Σq of the 8 x blocks.
+struct Q5K {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ5_K);
+  struct Decoded {
+    __m256i q[8];
+    __m256 dsc, dmn;  // d·sc and dmin·m of the 8 sub-blocks
+  };
+  template <typename D>
+  static void Decode(const uint8_t* block, Decoded& out) {
+    __m256 sc, mn;
+    Q4KScalesMins(block + 4, &sc, &mn);
+    out.dsc = _mm256_mul_ps(sc, _mm256_set1_ps(F16At(block)));
+    out.dmn = _mm256_mul_ps(mn, _mm256_set1_ps(F16At(block + 2)));
+    const __m256i qh = Load256(block + 16), low = _mm256_set1_epi8(0x0f);
+    for (int k = 0; k < 4; ++k) {
+      const __m256i qs = Load256(block + 48 + 32 * k);
+      out.q[2 * k] = _mm256_or_si256(_mm256_and_si256(qs, low), BitOfBytes(qh, 2 * k, 4));
+      out.q[2 * k + 1] =
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 4), low), BitOfBytes(qh, 2 * k + 1, 4));
+    }
+  }
+  template <typename D>
+  static __m256 Accumulate(const Decoded& w, const SuperActs& x, __m256 acc) {
+    const __m256 s = _mm256_mul_ps(w.dsc, _mm256_loadu_ps(x.d));
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], Load256(x.q + 32 * c));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), Lane(s, c), acc);
+    }
+    return _mm256_fnmadd_ps(w.dmn, _mm256_loadu_ps(x.dsum), acc);
+  }
+};
+
+// The 16 6-bit Q3_K scales, unbiased, as int8 (group g's low 4 bits in byte
+// g % 8 at bit 4·(g / 8), its high 2 bits in byte 8 + g % 4 at bit 2·(g / 4)).
+// In vector registers: scalar pieces stored and reloaded wider would stall
+// store forwarding. Reads the 16 bytes 94..109 of the block (scales at 96).
+__m128i Q3KScales(const uint8_t* block) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 94));
+  const __m128i low_words = _mm_shuffle_epi8(v, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9));
+  const __m128i high_word = _mm_shuffle_epi8(v, _mm_setr_epi8(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10,
+                                                              11, 12, 13));
+  const __m128i low = _mm_and_si128(_mm_srlv_epi32(low_words, _mm_setr_epi32(0, 0, 4, 4)), _mm_set1_epi8(0x0f));
+  const __m128i high = _mm_and_si128(_mm_srlv_epi32(high_word, _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3));
+  return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi32(high, 4)), _mm_set1_epi8(32));
+}
+
+// Q3_K: w = d·sc_g·(q − 4), q 3-bit in 16 groups of 16. Chunk c = 4·h + j
+// (32 elements) is qs[32h..32h+31] at bits 2j plus hmask bit c as bit 2; its
+// two groups are 2c and 2c + 1. The −4 meets the 16-group sums of x: two
+// FMAs per super-block.
+struct Q3K {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
+  struct Decoded {
+    __m256i q[8];
+    __m256 sc[2];   // d·sc of groups 0..7 and 8..15
+    __m256 sc4[2];  // 4·d·sc
+  };
+  template <typename D>
+  static void Decode(const uint8_t* block, Decoded& out) {
+    const __m128i sc = Q3KScales(block);
+    const __m256 d = _mm256_set1_ps(F16At(block + 108));
+    out.sc[0] = _mm256_mul_ps(I8x8ToFloat(sc), d);
+    out.sc[1] = _mm256_mul_ps(I8x8ToFloat(_mm_srli_si128(sc, 8)), d);
+    for (int h = 0; h < 2; ++h) out.sc4[h] = _mm256_mul_ps(out.sc[h], _mm256_set1_ps(4.0f));
+    const __m256i hmask = Load256(block);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = Load256(block + 32 + 32 * h);
+      for (int j = 0; j < 4; ++j) out.q[4 * h + j] = _mm256_or_si256(Crumbs(qs, 2 * j), BitOfBytes(hmask, 4 * h + j, 2));
+    }
+  }
+  template <typename D>
+  static __m256 Accumulate(const Decoded& w, const SuperActs& x, __m256 acc) {
+    __m256 xg[2];
+    GroupScales(x.d, xg);
+    const __m256 s[2] = {_mm256_mul_ps(w.sc[0], xg[0]), _mm256_mul_ps(w.sc[1], xg[1])};
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], Load256(x.q + 32 * c));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), GroupPair(s[c / 4], c % 4), acc);
+    }
+    acc = _mm256_fnmadd_ps(w.sc4[0], _mm256_loadu_ps(x.gsum), acc);
+    return _mm256_fnmadd_ps(w.sc4[1], _mm256_loadu_ps(x.gsum + 8), acc);
+  }
+};
+
+// Q2_K: w = d·sc_g·q − dmin·m_g, q 2-bit in 16 groups of 16 (4-bit sc, m).
+// Chunk c = 4·h + j is qs[32h..32h+31] at bits 2j. The mins meet the
+// 16-group sums of x: two FMAs per super-block.
+struct Q2K {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
+  struct Decoded {
+    __m256i q[8];
+    __m256 sc[2];  // d·sc of groups 0..7 and 8..15
+    __m256 mn[2];  // dmin·m
+  };
+  template <typename D>
+  static void Decode(const uint8_t* block, Decoded& out) {
+    const __m128i sm = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
+    const __m128i sc = _mm_and_si128(sm, _mm_set1_epi8(0x0f));
+    const __m128i mn = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0f));
+    const __m256 d = _mm256_set1_ps(F16At(block + 80)), dmin = _mm256_set1_ps(F16At(block + 82));
+    out.sc[0] = _mm256_mul_ps(I8x8ToFloat(sc), d);
+    out.sc[1] = _mm256_mul_ps(I8x8ToFloat(_mm_srli_si128(sc, 8)), d);
+    out.mn[0] = _mm256_mul_ps(I8x8ToFloat(mn), dmin);
+    out.mn[1] = _mm256_mul_ps(I8x8ToFloat(_mm_srli_si128(mn, 8)), dmin);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = Load256(block + 16 + 32 * h);
+      for (int j = 0; j < 4; ++j) out.q[4 * h + j] = Crumbs(qs, 2 * j);
+    }
+  }
+  template <typename D>
+  static __m256 Accumulate(const Decoded& w, const SuperActs& x, __m256 acc) {
+    __m256 xg[2];
+    GroupScales(x.d, xg);
+    const __m256 s[2] = {_mm256_mul_ps(w.sc[0], xg[0]), _mm256_mul_ps(w.sc[1], xg[1])};
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], Load256(x.q + 32 * c));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), GroupPair(s[c / 4], c % 4), acc);
+    }
+    acc = _mm256_fnmadd_ps(w.mn[0], _mm256_loadu_ps(x.gsum), acc);
+    return _mm256_fnmadd_ps(w.mn[1], _mm256_loadu_ps(x.gsum + 8), acc);
+  }
+};
+
+// IQ4_XS: w = d·(ls_s − 32)·level[q], 8 sub-blocks of 32, q 4-bit indexing
+// the IQ4_NL levels. Where D::DotAdd takes any unsigned byte (VNNI) the dot
+// runs on level + 128 and the 128·Σx comes off per sub-block with x's
+// block sums (one FMA per super-block); else (16-bit pair sums) on |level|
+// against x carrying level's sign.
+struct IQ4XS {
+  static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_XS);
+  struct Decoded {
+    __m256i q[8];      // level + 128, or |level|
+    __m256i level[8];  // signed levels (the sign path only)
+    __m256 dsc;        // d·(ls − 32) of the 8 sub-blocks
+  };
+  template <typename D>
+  static void Decode(const uint8_t* block, Decoded& out) {
+    // ls of sub-block s: 4 bits of scales_l at bit 4s, 2 of scales_h at bit 2s.
+    uint16_t scales_h;
+    uint32_t scales_l;
+    std::memcpy(&scales_h, block + 2, 2);
+    std::memcpy(&scales_l, block + 4, 4);
+    const __m256i low = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales_l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(0x0f));
+    const __m256i high = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
+    const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
+    out.dsc = _mm256_mul_ps(_mm256_cvtepi32_ps(ls), _mm256_set1_ps(F16At(block)));
+    __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
+    if constexpr (D::kAnyUnsignedByte) levels = _mm256_add_epi8(levels, _mm256_set1_epi8(static_cast<char>(128)));
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    for (int p = 0; p < 4; ++p) {  // sub-blocks 2p and 2p + 1: 16 code bytes each
+      const __m256i codes = Load256(block + 8 + 32 * p);
+      const __m256i lo = _mm256_and_si256(codes, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(codes, 4), nibble);
+      const __m256i idx[2] = {_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31)};
+      for (int k = 0; k < 2; ++k) {
+        const __m256i v = _mm256_shuffle_epi8(levels, idx[k]);
+        if constexpr (D::kAnyUnsignedByte) {
+          out.q[2 * p + k] = v;
+        } else {
+          out.level[2 * p + k] = v;
+          out.q[2 * p + k] = _mm256_abs_epi8(v);
+        }
+      }
+    }
+  }
+  template <typename D>
+  static __m256 Accumulate(const Decoded& w, const SuperActs& x, __m256 acc) {
+    const __m256 s = _mm256_mul_ps(w.dsc, _mm256_loadu_ps(x.d));
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      __m256i xq = Load256(x.q + 32 * c);
+      if constexpr (!D::kAnyUnsignedByte) xq = _mm256_sign_epi8(xq, w.level[c]);
+      const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], xq);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), Lane(s, c), acc);
+    }
+    if constexpr (D::kAnyUnsignedByte)
+      acc = _mm256_fnmadd_ps(_mm256_mul_ps(w.dsc, _mm256_set1_ps(128.0f)), _mm256_loadu_ps(x.dsum), acc);
+    return acc;
+  }
+};
+
+template <typename Kind, typename D, int kR, int kT>
+void KQuantTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y,
+                int64_t y_stride) {
+  constexpr int kPrefetchLines = (kR * Kind::kBlockBytes + 63) / 64;
+  const uint8_t* base = w.data + r * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
+  const int64_t n_super = w.n_cols / kQK_K;
+  const uint8_t* token[kT];
+  for (int t = 0; t < kT; ++t) token[t] = acts.data + t * acts.row_stride;
+  __m256 acc[kR][kT];
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) acc[i][t] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+#pragma GCC unroll 8
+    for (int p = 0; p < kPrefetchLines; ++p)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * Kind::kBlockBytes + p * 64), _MM_HINT_T1);
+    SuperActs x[kT];
+    for (int t = 0; t < kT; ++t) {
+      x[t].q = reinterpret_cast<const int8_t*>(token[t]) + sb * kQK_K;
+      x[t].d = reinterpret_cast<const float*>(token[t] + layout.d_off) + sb * 8;
+      x[t].dsum = reinterpret_cast<const float*>(token[t] + layout.dsum_off) + sb * 8;
+      x[t].gsum = reinterpret_cast<const float*>(token[t] + layout.gsum_off) + sb * 16;
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < kR; ++i) {
+      typename Kind::Decoded decoded;
+      Kind::template Decode<D>(base + i * w.row_bytes + sb * Kind::kBlockBytes, decoded);
+#pragma GCC unroll 4
+      for (int t = 0; t < kT; ++t) acc[i][t] = Kind::template Accumulate<D>(decoded, x[t], acc[i][t]);
+    }
+  }
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = HorizontalSum(acc[i][t]);
+}
+
+template <typename Kind, typename D, int kT>
+void KQuantRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                         int64_t y_stride) {
+  constexpr int kR = kT == 1 ? 4 : 2;
+  const ActLayout layout(w.n_cols);
+  int64_t r = r_begin;
+  for (; r + kR <= r_end; r += kR) KQuantTile<Kind, D, kR, kT>(w, layout, acts, r, y, y_stride);
+  for (; r < r_end; ++r) KQuantTile<Kind, D, 1, kT>(w, layout, acts, r, y, y_stride);
+}
+
+// TypeKernels::rows for Kind, up to 4 tokens per pass.
+template <typename Kind, typename D>
+void KQuantRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+                int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return KQuantRowsForTokens<Kind, D, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return KQuantRowsForTokens<Kind, D, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return KQuantRowsForTokens<Kind, D, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return KQuantRowsForTokens<Kind, D, 4>(w, acts, r_begin, r_end, y, y_stride);
+  }
+}
+
+}  // namespace
+}  // namespace ridge::kernels::internal
