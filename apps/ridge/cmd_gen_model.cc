@@ -12,7 +12,9 @@
 #include "ridge/base/thread_pool.h"
 #include "ridge/command.h"
 #include "ridge/gguf/gguf_file.h"
+#include "ridge/gguf/dequantize.h"
 #include "ridge/gguf/model_generator.h"
+#include "ridge/gguf/quant_recipe.h"
 #include "ridge/progress_bar.h"
 #include "ridge/roofline/model_presets.h"
 
@@ -61,10 +63,11 @@ RandomRopeScaling ParseRopeScaling(const std::string& name) {
 }
 
 int RunGenModel(const GenModelArgs& a) {
-  const auto type = ParseGgmlType(a.type);
-  if (!type) Fail("--type {}: unknown type", a.type);
+  const std::optional<QuantRecipe> recipe = ParseQuantRecipe(a.type);
+  if (!recipe) Fail("--type {}: unknown; use one of {} or a mix (Q4_K_M, Q5_K_M, ...)", a.type, QuantizableTypeNames());
   RandomModelOptions options;
-  options.type = *type;
+  options.type = recipe->base;
+  if (recipe->mix != QuantMix::kPure) options.recipe = recipe;
   options.seed = a.seed;
   std::string vocab_path = a.vocab_from;
   int64_t expected_vocab = 0;
@@ -142,7 +145,7 @@ int RunGenModel(const GenModelArgs& a) {
               a.output.c_str(), s.architecture.c_str(), static_cast<long long>(s.n_layers), static_cast<long long>(s.n_embd),
               static_cast<long long>(s.n_ff), static_cast<long long>(s.n_heads), static_cast<long long>(s.n_kv_heads),
               static_cast<long long>(n_vocab), written.tensors().size(), static_cast<double>(n_params) / 1e9,
-              GgmlTypeName(options.type), static_cast<unsigned long long>(options.seed),
+              recipe->name.c_str(), static_cast<unsigned long long>(options.seed),
               static_cast<double>(written.file_bytes()) / (1024.0 * 1024.0));
   return 0;
 }

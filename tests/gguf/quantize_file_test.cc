@@ -238,7 +238,7 @@ std::string KQuantModel() {
   o.seed = 5;
   const GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
   const std::string path = testing::TempDir("quant-kq-src") + "/model.gguf";
-  BuildRandomLlamaGguf(vocab, o, nullptr).Write(path);
+  BuildRandomModelGguf(vocab, o, nullptr).Write(path);
   return path;
 }
 

@@ -1,4 +1,4 @@
-"""Writes GGUF v3 files (the layout gguf_reader.py describes): for the oracle's tests and requantize.py."""
+"""Writes GGUF v3 files (the layout gguf_reader.py describes): for the oracle's own tests."""
 import struct
 
 import numpy as np

@@ -4,7 +4,6 @@
 # Each case is one line, ridge_reference_case(NAME TYPE GEN_MODEL_ARGS...):
 # the fixture test reference_gen_NAME_TYPE writes the model with
 #   ridge gen-model GEN_MODEL_ARGS... --type TYPE
-# (or, for RIDGE_REFERENCE_REQUANTIZED_TYPES, --type F32 and then requantize.py)
 # and reference_NAME_TYPE_ISA runs run_case.py for ISA = scalar, avx2, avx512:
 # `RIDGE_ISA=ISA ridge forward`, then the reference teacher-forced on ridge's
 # tokens (tolerances and why: run_case.py, README.md). An ISA this CPU lacks
@@ -38,32 +37,16 @@ if(NOT RIDGE_REFERENCE_PYTHON)
 endif()
 
 set(RIDGE_REFERENCE_DIR ${CMAKE_CURRENT_LIST_DIR})
-# Types `ridge gen-model` cannot write yet: their cases re-encode gen-model's F32
-# file with requantize.py. Drop a type from here when gen-model learns it.
-set(RIDGE_REFERENCE_REQUANTIZED_TYPES Q4_K Q6_K)
 set(RIDGE_REFERENCE_WORK ${CMAKE_BINARY_DIR}/reference)
 file(MAKE_DIRECTORY ${RIDGE_REFERENCE_WORK})
 
 function(ridge_reference_case name type)
   set(model ${RIDGE_REFERENCE_WORK}/${name}_${type}.gguf)
   set(fixture reference_${name}_${type})
-  if(type IN_LIST RIDGE_REFERENCE_REQUANTIZED_TYPES)
-    # gen-model cannot write this type yet: F32 from gen-model, re-encoded by requantize.py.
-    add_test(NAME reference_gen_${name}_${type}
-             COMMAND $<TARGET_FILE:ridge> gen-model ${ARGN} --type F32 --threads 1 -o ${model}.f32)
-    set_tests_properties(reference_gen_${name}_${type} PROPERTIES
-      FIXTURES_SETUP ${fixture}_f32 LABELS reference TIMEOUT 120)
-    add_test(NAME reference_requantize_${name}_${type}
-             COMMAND ${RIDGE_REFERENCE_PYTHON} ${RIDGE_REFERENCE_DIR}/requantize.py ${model}.f32 ${model} ${type})
-    set_tests_properties(reference_requantize_${name}_${type} PROPERTIES
-      FIXTURES_REQUIRED ${fixture}_f32 FIXTURES_SETUP ${fixture} LABELS reference TIMEOUT 120
-      ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
-  else()
-    add_test(NAME reference_gen_${name}_${type}
-             COMMAND $<TARGET_FILE:ridge> gen-model ${ARGN} --type ${type} --threads 1 -o ${model})
-    set_tests_properties(reference_gen_${name}_${type} PROPERTIES
-      FIXTURES_SETUP ${fixture} LABELS reference TIMEOUT 120)
-  endif()
+  add_test(NAME reference_gen_${name}_${type}
+           COMMAND $<TARGET_FILE:ridge> gen-model ${ARGN} --type ${type} --threads 1 -o ${model})
+  set_tests_properties(reference_gen_${name}_${type} PROPERTIES
+    FIXTURES_SETUP ${fixture} LABELS reference TIMEOUT 120)
   set(isas scalar avx2 avx512)
   if(DEFINED RIDGE_REFERENCE_CASE_ISAS)
     set(isas ${RIDGE_REFERENCE_CASE_ISAS})
@@ -94,6 +77,9 @@ ridge_reference_case(llama Q5_1 ${llama_small})
 ridge_reference_case(llama IQ4_NL ${llama_small})
 ridge_reference_case(llama Q4_K ${llama_small})
 ridge_reference_case(llama Q6_K ${llama_small})
+foreach(type IN ITEMS Q2_K Q3_K Q5_K IQ4_XS Q4_K_M Q5_K_M)
+  ridge_reference_case(llama ${type} ${llama_small})
+endforeach()
 
 # Llama's variants: mistral-style window on every layer, and each RoPE scaling.
 ridge_reference_case(llama_window F32 ${llama_small} --sliding-window 5)
@@ -140,7 +126,7 @@ set(RIDGE_REFERENCE_CASE_ISAS scalar)
 ridge_reference_case(qwen3moe Q8_0 ${qwen3moe_small})
 ridge_reference_case(qwen2moe Q8_0 ${qwen2moe_small})
 unset(RIDGE_REFERENCE_CASE_ISAS)
-ridge_reference_case(qwen3 Q4_K ${qwen3_small})
+ridge_reference_case(qwen3 Q4_K_M ${qwen3_small})
 ridge_reference_case(gemma2 Q6_K ${gemma2_small})
 ridge_reference_case(qwen2 Q5_1 ${qwen2_small})
 ridge_reference_case(phi3 IQ4_NL ${phi3_small})

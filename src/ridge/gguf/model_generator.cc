@@ -312,7 +312,7 @@ GgufWriter BuildRandomModelGguf(const GgufFile& vocab, const RandomModelOptions&
   GgufWriter w;
   w.SetString("general.architecture", a);
   w.SetString("general.name", options.name);
-  w.SetU32("general.file_type", LlamaFileType(options.type));
+  w.SetU32("general.file_type", options.recipe ? options.recipe->file_type : LlamaFileType(options.type));
   if (TraitsOf(options.type).block_elems > 1) w.SetU32("general.quantization_version", kGgmlQuantizationVersion);
   w.SetU32(a + ".vocab_size", static_cast<uint32_t>(n_vocab));
   w.SetU32(a + ".context_length", static_cast<uint32_t>(s.n_ctx));
@@ -366,7 +366,14 @@ GgufWriter BuildRandomModelGguf(const GgufFile& vocab, const RandomModelOptions&
     }
     const int64_t n_in = t.dims[0];  // [n_rows, n_in], experts stacked: [n_expert · n_out, n_in]
     const int64_t n_rows = t.dims.size() == 3 ? t.dims[1] * t.dims[2] : t.dims[1];
-    const GgmlType type = t.keep_f32 ? GgmlType::kF32 : options.type;
+    GgmlType type = t.keep_f32 ? GgmlType::kF32 : options.type;
+    if (options.recipe && !t.keep_f32) {
+      const RecipeModel model{s.n_layers, s.n_heads / s.n_kv_heads, !s.tied_embeddings};
+      type = TypeFor(*options.recipe, t.name, t.dims, model).value_or(GgmlType::kF32);
+      if (!RowsFit(type, n_in))
+        Fail("gen-model: {} gives {} type {}, whose blocks do not fit its rows of {}", options.recipe->name, t.name,
+             GgmlTypeName(type), n_in);
+    }
     const uint64_t seed = options.seed;
     const std::string name = t.name;
     w.AddTensor(t.name, type, t.dims, [=](uint8_t* out, int64_t n_bytes) {

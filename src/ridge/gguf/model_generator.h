@@ -19,12 +19,14 @@
 // (seed, hash of the tensor name, row index), so the file's bytes depend only on
 // the seed and the shape, not on the thread count or tensor order.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ridge/gguf/ggml_type.h"
 #include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/gguf_writer.h"
+#include "ridge/gguf/quant_recipe.h"
 
 namespace ridge {
 
@@ -67,6 +69,8 @@ struct RandomModelShape {
 struct RandomModelOptions {
   RandomModelShape shape;
   GgmlType type = GgmlType::kF32;  // of the 2-D weights: any type QuantizeRow writes
+  // A llama.cpp mix (Q4_K_M, ...) deciding each weight's type instead; its base type must be `type`.
+  std::optional<QuantRecipe> recipe;
   uint64_t seed = 0;
   std::string name = "ridge-random";  // general.name
 };

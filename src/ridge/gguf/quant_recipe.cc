@@ -130,6 +130,9 @@ bool RowsFit(GgmlType type, int64_t row_elems) { return row_elems % TraitsOf(typ
 std::optional<GgmlType> TypeFor(const QuantRecipe& recipe, const std::string& name, const std::vector<int64_t>& dims,
                                 const RecipeModel& model) {
   if (dims.size() < 2) return std::nullopt;
+  // Experts' routers stay as they are (llama.cpp never quantizes them: a
+  // rounding error there picks other experts).
+  if (name.ends_with("ffn_gate_inp.weight")) return std::nullopt;
   const int64_t row_elems = dims[0];
   if (recipe.mix == QuantMix::kPure) return recipe.base;
   const GgmlType type = MixType(recipe.mix, recipe.base, name, row_elems, model);

@@ -57,7 +57,8 @@ struct RecipeModel {
 };
 
 // The type for tensor `name` of dims (GGUF order: dims[0] is the row length),
-// or nullopt for tensors kept as they are (fewer than two dims: norms).
+// or nullopt for tensors kept as they are (fewer than two dims: norms; the
+// experts' routers ffn_gate_inp).
 // llama.cpp tensor names: token_embd.weight, output.weight,
 // blk.N.{attn_q, attn_k, attn_v, attn_output, attn_qkv, ffn_gate, ffn_up,
 // ffn_down}.weight. The result may still not fit the rows (a pure recipe's
