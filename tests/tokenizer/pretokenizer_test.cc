@@ -29,7 +29,7 @@ TEST(Pretokenizer, Gpt2) {
   EXPECT_EQ(Split("gpt-2", "a\n\n b"), (Words{"a", "\n\n", " b"}));
   EXPECT_EQ(Split("gpt-2", "end   "), (Words{"end", "   "}));
   EXPECT_EQ(Split("gpt-2", "\tx"), (Words{"\t", "x"}));
-  EXPECT_EQ(Split("", "a b"), (Words{"a", " b"}));  // absent pre = gpt-2
+  EXPECT_EQ(Split("", "a b"), (Words{"a", " b"}));  // absent pre = llama.cpp's default
   EXPECT_EQ(Split("gpt-2", ""), Words{});
 }
 
@@ -73,9 +73,17 @@ TEST(Pretokenizer, HugeRunsDoNotFail) {
   }
 }
 
-TEST(Pretokenizer, UnknownNameIsAnError) {
-  EXPECT_THROW(Pretokenizer::Create("deepseek-coder"), Error);
-  EXPECT_EQ(Pretokenizer::PatternFor("nope"), "");
+TEST(Pretokenizer, UnknownNameIsAnErrorListingTheKnownOnes) {
+  try {
+    Pretokenizer::Create("no-such-family");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("'no-such-family'"), std::string::npos) << message;
+    for (const char* known : {"llama-bpe", "deepseek-coder", "falcon", "qwen2", "tekken", "gpt-4o", "superbpe"}) {
+      EXPECT_NE(message.find(known), std::string::npos) << known << " missing from: " << message;
+    }
+  }
 }
 
 }  // namespace

@@ -163,8 +163,8 @@ TEST(Vocab, MissingOrMistypedKeys) {
   ExpectLoadError(m, {"tokenizer.ggml.model", "missing"});
 
   m = SpmMetadata();
-  Set(&m, "tokenizer.ggml.model", GgufValue::String("bert"));
-  ExpectLoadError(m, {"tokenizer.ggml.model", "'bert'", "not supported"});
+  Set(&m, "tokenizer.ggml.model", GgufValue::String("t5"));
+  ExpectLoadError(m, {"tokenizer.ggml.model", "'t5'", "not supported"});
 
   m = SpmMetadata();
   Remove(&m, "tokenizer.ggml.tokens");
@@ -238,8 +238,8 @@ TEST(Vocab, BadMergesAndPreTokenizer) {
   ExpectLoadError(m, {"tokenizer.ggml.merges[1]", "'ab'"});
 
   m = BpeMetadata();
-  Set(&m, "tokenizer.ggml.pre", GgufValue::String("deepseek-llm"));
-  ExpectLoadError(m, {"tokenizer.ggml.pre", "deepseek-llm"});
+  Set(&m, "tokenizer.ggml.pre", GgufValue::String("no-such-family"));
+  ExpectLoadError(m, {"tokenizer.ggml.pre", "no-such-family", "known: ", "deepseek-llm"});
 
   m = BpeMetadata();
   Set(&m, "tokenizer.ggml.merges", Strings({"a b", "x y", "b a"}));  // "x y" names no tokens; "ba" is none
