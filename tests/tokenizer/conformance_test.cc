@@ -1,6 +1,7 @@
 // The llama.cpp conformance files in ../shared/vocab: every input encodes
 // (no BOS, no special-token parsing) to exactly the expected ids and decodes
-// back to itself, also through the streaming detokenizer. WordPiece loses case,
+// back to itself, also through the streaming detokenizer, whose every piece is
+// whole UTF-8 characters. WordPiece loses case,
 // accents and spacing by design; there, decoding gives text that encodes back
 // to the same ids, less the [UNK]s (which decode to nothing).
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include "ridge/gguf/gguf_file.h"
 #include "ridge/tokenizer/streaming_detokenizer.h"
 #include "ridge/tokenizer/tokenizer.h"
+#include "ridge/tokenizer/utf8.h"
 #include "test_paths.h"
 
 namespace ridge {
@@ -107,7 +109,11 @@ TEST_P(Conformance, EveryCaseEncodesExactlyAndRoundTrips) {
 
     StreamingDetokenizer stream(tokenizer);
     std::string streamed;
-    for (const int32_t id : c.ids) streamed += stream.Push(id);
+    for (const int32_t id : c.ids) {
+      const std::string piece = stream.Push(id);
+      EXPECT_TRUE(utf8::IsValid(piece)) << "case " << i << ": a character split after token " << id;
+      streamed += piece;
+    }
     streamed += stream.Flush();
     EXPECT_EQ(streamed, decoded) << "case " << i << " (streaming)";
 

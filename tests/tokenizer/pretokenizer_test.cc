@@ -3,6 +3,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/tokenizer/pretokenizer.h"
+#include "ridge/tokenizer/pretokenizer_families.h"
 
 namespace ridge::tokenizer_detail {
 namespace {
@@ -84,6 +85,50 @@ TEST(Pretokenizer, UnknownNameIsAnErrorListingTheKnownOnes) {
       EXPECT_NE(message.find(known), std::string::npos) << known << " missing from: " << message;
     }
   }
+}
+
+TEST(PretokenizerFamilies, EveryKnownNameCompilesAndKeepsEveryByte) {
+  const std::string names = KnownPretokenizerNames();
+  const std::string text = "Hello WORLD's 12345 x.y(z)\n\n  \xE4\xBD\xA0\xE5\xA5\xBD caf\xC3\xA9 \xFF\xC0 end";
+  size_t n_names = 0;
+  for (size_t pos = 0; pos < names.size();) {
+    size_t end = names.find(", ", pos);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(pos, end - pos);
+    pos = end + 2;
+    ++n_names;
+    const auto p = Pretokenizer::Create(name);
+    std::vector<std::string_view> words;
+    p->Split(text, &words);
+    std::string joined;
+    for (const std::string_view w : words) {
+      EXPECT_FALSE(w.empty()) << name;
+      joined += w;
+    }
+    EXPECT_EQ(joined, text) << name;
+  }
+  EXPECT_GE(n_names, 40u);
+}
+
+TEST(PretokenizerFamilies, SplitsAsTheirTokenizers) {
+  // Several regexes in sequence: line breaks, letters, punctuation, CJK, each digit.
+  EXPECT_EQ(Split("deepseek-coder", "foo.bar(12)\n"), (Words{"foo", ".", "bar", "(", "1", "2", ")", "\n"}));
+  // Falcon: punctuation runs first, then GPT-2's words, then numbers in threes.
+  EXPECT_EQ(Split("falcon", "a,b 1234567"), (Words{"a", ",", "b", " ", "123", "456", "7"}));
+  // Starcoder & co.: each digit, then GPT-2.
+  EXPECT_EQ(Split("starcoder", "x 123"), (Words{"x", " ", "1", "2", "3"}));
+  // o200k: case-aware words carry their contraction; numbers in threes.
+  EXPECT_EQ(Split("gpt-4o", "I'm HelloWorld 12345"), (Words{"I'm", " Hello", "World", " ", "123", "45"}));
+  // tekken: case-aware words, single digits.
+  EXPECT_EQ(Split("tekken", "HelloWorld 123"), (Words{"Hello", "World", " ", "1", "2", "3"}));
+  // SuperBPE: words may span spaces; digit runs are cut into threes from the
+  // right by a zero-width match.
+  EXPECT_EQ(Split("superbpe", "x 1234567"), (Words{"x ", "1", "234", "567"}));
+  // BLOOM: anything up to whitespace or sentence punctuation.
+  EXPECT_EQ(Split("bloom", "Hi there, you!"), (Words{"Hi", " there", ",", " you", "!"}));
+  EXPECT_EQ(Split("viking", "a12"), (Words{"a", "1", "2"}));
+  // Qwen3.5 keeps combining marks on their letters (e + U+0301).
+  EXPECT_EQ(Split("qwen35", "cafe\xCC\x81!"), (Words{"cafe\xCC\x81", "!"}));
 }
 
 }  // namespace
