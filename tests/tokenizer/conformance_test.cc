@@ -6,6 +6,7 @@
 // to the same ids, less the [UNK]s (which decode to nothing).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -129,6 +130,40 @@ TEST_P(Conformance, EveryCaseEncodesExactlyAndRoundTrips) {
     }
   }
   EXPECT_EQ(n_failed, 0) << n_failed << " of " << cases.size() << " cases differ";
+}
+
+// Special-token texts become those tokens only when parsing specials: control
+// tokens (<|eot_id|>) and user-defined ones written as markup (phi-3's </s>);
+// plain added text (mpt's runs of spaces) always.
+TEST(SharedVocabSpecialTokens, ParsedOnlyWhenAsked) {
+  struct Expectation {
+    const char* file;
+    const char* special_text;
+  };
+  for (const Expectation& e : {Expectation{"ggml-vocab-phi-3.gguf", "</s>"},
+                               Expectation{"ggml-vocab-llama-bpe.gguf", "<|eot_id|>"},
+                               Expectation{"ggml-vocab-qwen2.gguf", "<|im_start|>"},
+                               Expectation{"ggml-vocab-gemma-4.gguf", "<|tool_call>"}}) {
+    const GgufFile file = GgufFile::Open(testing::SharedDir() + "/vocab/" + e.file);
+    const Tokenizer tokenizer = Tokenizer::FromGguf(file);
+    const int32_t id = tokenizer.FindToken(e.special_text);
+    ASSERT_GE(id, 0) << e.file;
+    const std::string text = std::string("Hi") + e.special_text + "there";
+    const std::vector<int32_t> literal = tokenizer.Encode(text, false, /*parse_special=*/false);
+    EXPECT_EQ(std::count(literal.begin(), literal.end(), id), 0) << e.file;
+    EXPECT_EQ(tokenizer.Decode(literal), text) << e.file;
+    const std::vector<int32_t> parsed = tokenizer.Encode(text, false, /*parse_special=*/true);
+    EXPECT_EQ(std::count(parsed.begin(), parsed.end(), id), 1) << e.file;
+  }
+  const GgufFile mpt_file = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-mpt.gguf");
+  const Tokenizer mpt = Tokenizer::FromGguf(mpt_file);
+  const int32_t four_spaces = mpt.FindToken("    ");
+  ASSERT_GE(four_spaces, 0);
+  EXPECT_EQ(mpt.token_type(four_spaces), TokenType::kUserDefined);
+  for (const bool parse_special : {false, true}) {
+    const std::vector<int32_t> ids = mpt.Encode("a    b", false, parse_special);
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), four_spaces), 1);
+  }
 }
 
 // Every vocabulary of ../shared/vocab that comes with cases.
