@@ -143,6 +143,19 @@ TEST(Spm, UserDefinedTextIsAlwaysSplitOutMarkupOnlyWhenParsingSpecials) {
   }
 }
 
+// Words encode alone unless a token joins a character to a following "▁";
+// then merges cross word starts as before.
+TEST(Spm, TokensSpanningWordStartsStillMerge) {
+  Vocab v = BasicVocab();
+  v.tokens.push_back("a" + kSp);  // 271: a character joined to the next word's "▁"
+  v.scores.push_back(10);
+  v.types.push_back(TokenType::kNormal);
+  const Tokenizer joined = Tokenizer::FromVocab(v);
+  EXPECT_EQ(joined.Encode("a b", false), (Ids{259, 271, 261}));  // ▁, a▁, b: the pair across the word start wins
+  const Tokenizer apart = Tokenizer::FromVocab(BasicVocab());
+  EXPECT_EQ(apart.Encode("a b", false), (Ids{265, 259, 261}));  // ▁a, ▁, b
+}
+
 TEST(Spm, PiecesBytesAndTypes) {
   const Tokenizer tok = Tokenizer::FromVocab(BasicVocab());
   EXPECT_EQ(tok.TokenPiece(265), kSp + "a");

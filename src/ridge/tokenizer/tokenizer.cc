@@ -157,6 +157,7 @@ Tokenizer Tokenizer::FromVocab(Vocab vocab) {
     }
   }
   if (spm) {
+    state->spm_words_are_independent = tokenizer_detail::SpmWordsAreIndependent(*state);
     for (int b = 0; b < 0x80; ++b) {  // llama.cpp's fallback: the byte as a one-character token
       if (state->byte_ids[b] >= 0) continue;
       state->byte_ids[b] = state->literal_ids.Find(std::string(1, static_cast<char>(b)));

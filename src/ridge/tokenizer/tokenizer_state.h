@@ -27,6 +27,10 @@ struct TokenizerState {
   std::vector<uint8_t> end_of_generation;  // [n_vocab] 1 for IsEndOfGeneration
   std::vector<std::string> decoded;        // [n_vocab] bytes each token decodes to (TokenBytes)
 
+  // SentencePiece only: no token has a "▁" right after another character, so
+  // words (a "▁" run and what follows it) encode independently.
+  bool spm_words_are_independent = false;
+
   // BPE by rank (byte-level, and Gemma 4's over characters) only.
   MergeTable merges;             // (left id, right id) → merge
   int64_t n_merges_skipped = 0;  // merges naming texts that are not tokens (can never apply)
@@ -38,6 +42,8 @@ struct TokenizerState {
 // SentencePiece-style encoding of one text fragment whose spaces are already
 // "▁" (and dummy prefix added). Appends ids.
 void EncodeSpm(const TokenizerState& state, std::string_view text, std::vector<int32_t>* out);
+// Whether spm_words_are_independent holds for the vocabulary (literal_ids built).
+bool SpmWordsAreIndependent(const TokenizerState& state);
 
 // BPE encoding of one text fragment (pre-tokenizer, byte mapping or characters,
 // merges by rank; Gemma 4's spaces already "▁"). Appends ids.
