@@ -1,6 +1,8 @@
 // The PCRE2 pre-tokenizers split text into the words the original regexes give.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "ridge/base/error.h"
 #include "ridge/tokenizer/pretokenizer.h"
 #include "ridge/tokenizer/pretokenizer_families.h"
@@ -108,6 +110,33 @@ TEST(PretokenizerFamilies, EveryKnownNameCompilesAndKeepsEveryByte) {
     EXPECT_EQ(joined, text) << name;
   }
   EXPECT_GE(n_names, 40u);
+}
+
+TEST(PretokenizerFamilies, HugeRunsStayFastInEveryFamily) {
+  // A run of one class ending in another is where a backtracking regex can go
+  // quadratic (\s+$ before a digit, say): every family must split 256 KiB of
+  // each in well under a second.
+  const std::string names = KnownPretokenizerNames();
+  const size_t n = size_t{1} << 18;
+  const std::vector<std::string> texts = {std::string(n, ' ') + "1", std::string(n, '7') + "x",
+                                          std::string(n, '.') + " ", std::string(n, 'a') + "1"};
+  for (size_t pos = 0; pos < names.size();) {
+    size_t end = names.find(", ", pos);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(pos, end - pos);
+    pos = end + 2;
+    const auto p = Pretokenizer::Create(name);
+    for (const std::string& text : texts) {
+      const auto start = std::chrono::steady_clock::now();
+      std::vector<std::string_view> words;
+      p->Split(text, &words);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_LT(seconds, 2.0) << name << " on a run of '" << text[0] << "'";
+      size_t n_bytes = 0;
+      for (const std::string_view w : words) n_bytes += w.size();
+      EXPECT_EQ(n_bytes, text.size()) << name;
+    }
+  }
 }
 
 TEST(PretokenizerFamilies, SplitsAsTheirTokenizers) {

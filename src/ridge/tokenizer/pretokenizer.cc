@@ -55,16 +55,46 @@ std::unique_ptr<Pretokenizer> Pretokenizer::Create(const std::string& pre) {
     Fail("tokenizer.ggml.pre = '{}' is not a known pre-tokenizer (known: {})", pre, KnownPretokenizerNames());
   }
   return FromPatterns(pre.empty() ? "default" : pre,
-                      std::vector<std::string_view>(family->patterns.begin(), family->patterns.end()));
+                      std::vector<std::string_view>(family->patterns.begin(), family->patterns.end()),
+                      family->digits_in_threes_from_right);
 }
 
 std::unique_ptr<Pretokenizer> Pretokenizer::FromPatterns(const std::string& name,
-                                                         const std::vector<std::string_view>& patterns) {
+                                                         const std::vector<std::string_view>& patterns,
+                                                         bool digits_in_threes_from_right) {
   RIDGE_CHECK(!patterns.empty());
   std::unique_ptr<Pretokenizer> result(new Pretokenizer());
   result->name_ = name;
   for (const std::string_view pattern : patterns) result->regexes_.push_back(std::make_unique<Regex>(name, pattern));
+  if (digits_in_threes_from_right) result->digit_runs_ = std::make_unique<Regex>(name, R"(\d+)");
   return result;
+}
+
+void Pretokenizer::CutDigitRuns(std::string_view word, void* match_data, std::vector<std::string_view>* words) const {
+  auto* match = static_cast<pcre2_match_data*>(match_data);
+  const auto subject = reinterpret_cast<PCRE2_SPTR>(word.data());
+  size_t piece_start = 0;
+  size_t pos = 0;
+  while (pos < word.size()) {
+    const int rc = pcre2_match(digit_runs_->code(), subject, word.size(), pos, 0, match, nullptr);
+    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc < 0) Fail("pre-tokenizer '{}': matching at byte {} failed: {}", name_, pos, PcreMessage(rc));
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
+    const std::string_view run = word.substr(ovector[0], ovector[1] - ovector[0]);
+    // A cut before every digit with a positive multiple of three digits left in the run.
+    std::vector<size_t> starts;  // byte offset of each digit in the run
+    for (size_t i = 0; i < run.size(); i += static_cast<size_t>(utf8::Classify(run.substr(i)).n_bytes)) {
+      starts.push_back(i);
+    }
+    for (size_t k = 0; k < starts.size(); ++k) {
+      if ((starts.size() - k) % 3 != 0) continue;
+      const size_t cut = ovector[0] + starts[k];
+      if (cut > piece_start) words->push_back(word.substr(piece_start, cut - piece_start));
+      piece_start = cut;
+    }
+    pos = ovector[1];
+  }
+  if (piece_start < word.size()) words->push_back(word.substr(piece_start));
 }
 
 Pretokenizer::~Pretokenizer() = default;
@@ -110,12 +140,16 @@ void Pretokenizer::Split(std::string_view text, std::vector<std::string_view>* w
     const Regex& regex = *regexes_[i];
     MatchData match(pcre2_match_data_create(regex.n_pairs(), nullptr), pcre2_match_data_free);
     if (match == nullptr) Fail("pre-tokenizer '{}': out of memory for match data", name_);
-    const bool last = i + 1 == regexes_.size();
+    const bool last = i + 1 == regexes_.size() && digit_runs_ == nullptr;
     std::vector<std::string_view>* out = last ? words : &next;
     next.clear();
     for (const std::string_view word : current) SplitWith(regex, word, match.get(), out);
     if (!last) current.swap(next);
   }
+  if (digit_runs_ == nullptr) return;
+  MatchData match(pcre2_match_data_create(digit_runs_->n_pairs(), nullptr), pcre2_match_data_free);
+  if (match == nullptr) Fail("pre-tokenizer '{}': out of memory for match data", name_);
+  for (const std::string_view word : current) CutDigitRuns(word, match.get(), words);
 }
 
 }  // namespace ridge::tokenizer_detail

@@ -20,9 +20,11 @@ class Pretokenizer {
   // `pre` is tokenizer.ggml.pre ("" reads as "default"). ridge::Error naming
   // every known name when `pre` is none of them.
   static std::unique_ptr<Pretokenizer> Create(const std::string& pre);
-  // The same from a word-splitting regex list (tests, and families of other models).
+  // The same from a word-splitting regex list (Gemma 4's line split), and
+  // optionally digit runs cut into threes from the right after them.
   static std::unique_ptr<Pretokenizer> FromPatterns(const std::string& name,
-                                                    const std::vector<std::string_view>& patterns);
+                                                    const std::vector<std::string_view>& patterns,
+                                                    bool digits_in_threes_from_right = false);
   ~Pretokenizer();
   Pretokenizer(const Pretokenizer&) = delete;
   Pretokenizer& operator=(const Pretokenizer&) = delete;
@@ -37,8 +39,11 @@ class Pretokenizer {
   // One regex over one word, appending its pieces.
   void SplitWith(const Regex& regex, std::string_view word, void* match_data,
                  std::vector<std::string_view>* words) const;
+  // Cuts each run of decimal digits in `word` into threes from the right.
+  void CutDigitRuns(std::string_view word, void* match_data, std::vector<std::string_view>* words) const;
   std::string name_;
   std::vector<std::unique_ptr<Regex>> regexes_;
+  std::unique_ptr<Regex> digit_runs_;  // \d+ when digit runs are cut in threes, else null
 };
 
 }  // namespace ridge::tokenizer_detail

@@ -120,11 +120,8 @@ constexpr std::array kChameleon = {
     kGpt2,
 };
 
-// SuperBPE: digit runs, then cut into threes from the right (a zero-width match splits).
-constexpr std::array kSuperBpe = {
-    std::string_view(R"(\p{N}+)"),
-    std::string_view(R"((?=(\d{3})+(?!\d)))"),
-};
+// SuperBPE: numbers apart (then cut into threes from the right: digits_in_threes_from_right).
+constexpr std::array kSuperBpe = {std::string_view(R"(\p{N}+)")};
 
 constexpr std::array kGpt2List = {kGpt2};
 constexpr std::array kLlama3List = {kLlama3};
@@ -174,7 +171,7 @@ const PretokenizerFamily kFamilies[] = {
     {kTekkenNames, kTekkenList, /*ignore_merges=*/true, /*add_bos=*/true},
     {kChameleonNames, kChameleon, /*ignore_merges=*/false, /*add_bos=*/true},
     {kGpt4oNames, kGpt4oList},
-    {kSuperBpeNames, kSuperBpe},
+    {kSuperBpeNames, kSuperBpe, /*ignore_merges=*/false, /*add_bos=*/false, /*digits_in_threes_from_right=*/true},
     {kSeedCoderNames, kSeedCoderList},
 };
 

@@ -14,6 +14,11 @@ struct PretokenizerFamily {
   std::span<const std::string_view> patterns;  // PCRE2 (UTF + UCP) regexes, applied in sequence
   bool ignore_merges = false;  // a word that is a whole token stays whole (tiktoken-style vocabularies)
   bool add_bos = false;        // default of tokenizer.ggml.add_bos_token
+  // After the regexes: every run of decimal digits (\d) is cut into threes
+  // from the right ("1234567" → 1 234 567), as the zero-width split
+  // (?=(\d{3})+(?!\d)) does, but in linear time (that regex rescans the rest
+  // of the run from every position).
+  bool digits_in_threes_from_right = false;
 };
 
 // The family of a tokenizer.ggml.pre name ("" reads as "default"), or nullptr.
