@@ -279,3 +279,45 @@ TEST(Vocab, IdsOutOfRangeAreErrorsNotCrashes) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(Vocab, BertAndGemma4Files) {
+  // WordPiece: [CLS] and [SEP] from their keys, around the text by default; lowercase unless told.
+  Metadata m = {
+      {"tokenizer.ggml.model", GgufValue::String("bert")},
+      {"tokenizer.ggml.tokens", Strings({"[UNK]", "[CLS]", "[SEP]", "\xE2\x96\x81" "hi"})},
+      {"tokenizer.ggml.token_type", Int32s({3, 3, 3, 1})},
+      {"tokenizer.ggml.unknown_token_id", U32(0)},
+      {"tokenizer.ggml.cls_token_id", U32(1)},
+      {"tokenizer.ggml.seperator_token_id", U32(2)},
+  };
+  Tokenizer tok = Load(m);
+  EXPECT_EQ(tok.model(), TokenizerModel::kWordPiece);
+  EXPECT_EQ(tok.Encode("HI", tok.add_bos(), false, tok.add_eos()), (std::vector<int32_t>{1, 3, 2}));
+  Set(&m, "tokenizer.ggml.normalizer.lowercase", GgufValue::Bool(false));
+  tok = Load(m);
+  EXPECT_EQ(tok.Encode("HI", false), (std::vector<int32_t>{0}));
+  Set(&m, "tokenizer.ggml.cls_token_id", U32(9));
+  ExpectLoadError(m, {"tokenizer.ggml.cls_token_id", "9"});
+
+  // Gemma 4: BPE over characters needs its merges, and always adds BOS.
+  Metadata g = {
+      {"tokenizer.ggml.model", GgufValue::String("gemma4")},
+      {"tokenizer.ggml.tokens", Strings({"<pad>", "<eos>", "<bos>", "a", "b", "ab"})},
+      {"tokenizer.ggml.token_type", Int32s({3, 3, 3, 1, 1, 1})},
+      {"tokenizer.ggml.merges", Strings({"a b"})},
+      {"tokenizer.ggml.bos_token_id", U32(2)},
+      {"tokenizer.ggml.add_bos_token", GgufValue::Bool(false)},
+  };
+  tok = Load(g);
+  EXPECT_EQ(tok.model(), TokenizerModel::kSentencePieceBpe);
+  EXPECT_TRUE(tok.add_bos());
+  EXPECT_EQ(tok.Encode("ab", tok.add_bos()), (std::vector<int32_t>{2, 5}));
+  Remove(&g, "tokenizer.ggml.merges");
+  ExpectLoadError(g, {"tokenizer.ggml.merges", "missing"});
+}
+
+}  // namespace
+}  // namespace ridge
