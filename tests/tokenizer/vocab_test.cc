@@ -277,12 +277,6 @@ TEST(Vocab, IdsOutOfRangeAreErrorsNotCrashes) {
   EXPECT_FALSE(tok.IsControl(1000));
 }
 
-}  // namespace
-}  // namespace ridge
-
-namespace ridge {
-namespace {
-
 TEST(Vocab, BertAndGemma4Files) {
   // WordPiece: [CLS] and [SEP] from their keys, around the text by default; lowercase unless told.
   Metadata m = {

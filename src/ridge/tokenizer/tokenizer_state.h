@@ -35,7 +35,7 @@ struct TokenizerState {
   MergeTable merges;             // (left id, right id) → merge
   int64_t n_merges_skipped = 0;  // merges naming texts that are not tokens (can never apply)
   bool byte_level = false;       // symbols start as mapped bytes (else as UTF-8 characters)
-  bool ignore_merges = false;    // Llama 3: a word that is a whole token stays whole
+  bool ignore_merges = false;    // Llama 3, tekken: a word that is a whole token stays whole
   std::unique_ptr<Pretokenizer> pretokenizer;
 };
 
