@@ -53,7 +53,8 @@ CommandRegistration kTokenize{{"tokenize", "Print the token ids of TEXT under a 
       const GgufFile file = GgufFile::Open(options->model_path);
       const Tokenizer tokenizer = Tokenizer::FromGguf(file);
       const bool add_bos = tokenizer.add_bos() && !options->no_bos;
-      const std::vector<int32_t> ids = tokenizer.Encode(options->text, add_bos, !options->no_parse_special, tokenizer.add_eos());
+      const bool parse_special = !options->no_parse_special;
+      const std::vector<int32_t> ids = tokenizer.Encode(options->text, add_bos, parse_special, tokenizer.add_eos());
       if (options->pieces) {
         for (const int32_t id : ids) std::printf("%d\t%s\n", id, Escaped(tokenizer.TokenPiece(id)).c_str());
       } else {

@@ -43,7 +43,8 @@ TEST(Cli, TokenizeParsesSpecialTokenTextsUnlessTold) {
 }
 
 TEST(Cli, TokenizeWordPieceAddsClsAndSep) {
-  const CliResult r = RunRidge("tokenize -m '" + testing::SharedDir() + "/vocab/ggml-vocab-bert-bge.gguf' 'Hello world'");
+  const std::string bert = "'" + testing::SharedDir() + "/vocab/ggml-vocab-bert-bge.gguf'";
+  const CliResult r = RunRidge("tokenize -m " + bert + " 'Hello world'");
   EXPECT_EQ(r.exit_code, 0) << r.output();
   EXPECT_EQ(r.output(), "101 7592 2088 102\n");  // [CLS] ▁hello ▁world [SEP]
 }

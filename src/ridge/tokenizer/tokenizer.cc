@@ -104,7 +104,8 @@ bool IsEndOfTurnText(std::string_view text) {
 // ("</s>", "<|tool_call>", "[PAD7]"): those are special tokens in all but
 // type, and literal text unless special tokens are parsed.
 bool LooksLikeMarkup(std::string_view text) {
-  return text.size() >= 3 && ((text.front() == '<' && text.back() == '>') || (text.front() == '[' && text.back() == ']'));
+  if (text.size() < 3) return false;
+  return (text.front() == '<' && text.back() == '>') || (text.front() == '[' && text.back() == ']');
 }
 
 // Gemma 4 splits words at line breaks only; BPE runs over whole lines.

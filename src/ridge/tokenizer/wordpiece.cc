@@ -60,8 +60,11 @@ bool IsCjkIdeograph(UChar32 c) {
 std::u32string CodePoints(std::string_view text) {
   std::u32string out;
   out.reserve(text.size());
-  const icu::UnicodeString utf16 = icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
-  for (int32_t i = 0; i < utf16.length(); i = utf16.moveIndex32(i, 1)) out.push_back(static_cast<char32_t>(utf16.char32At(i)));
+  const icu::UnicodeString utf16 =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
+  for (int32_t i = 0; i < utf16.length(); i = utf16.moveIndex32(i, 1)) {
+    out.push_back(static_cast<char32_t>(utf16.char32At(i)));
+  }
   return out;
 }
 
@@ -82,9 +85,9 @@ std::u32string Normalize(const Vocab& vocab, std::string_view text) {
     UErrorCode status = U_ZERO_ERROR;
     const icu::Normalizer2* nfd = icu::Normalizer2::getNFDInstance(status);
     if (U_FAILURE(status)) Fail("WordPiece: ICU has no NFD normalizer: {}", u_errorName(status));
-    const icu::UnicodeString decomposed = nfd->normalize(
-        icu::UnicodeString::fromUTF32(reinterpret_cast<const UChar32*>(cleaned.data()), static_cast<int32_t>(cleaned.size())),
-        status);
+    const auto* code_points = reinterpret_cast<const UChar32*>(cleaned.data());
+    const icu::UnicodeString utf16 = icu::UnicodeString::fromUTF32(code_points, static_cast<int32_t>(cleaned.size()));
+    const icu::UnicodeString decomposed = nfd->normalize(utf16, status);
     if (U_FAILURE(status)) Fail("WordPiece: NFD failed: {}", u_errorName(status));
     cleaned.clear();
     for (int32_t i = 0; i < decomposed.length(); i = decomposed.moveIndex32(i, 1)) {
