@@ -1,5 +1,5 @@
 // ridge tokenize / ridge detokenize: the model's tokenizer from the command line.
-//   ridge tokenize -m MODEL.gguf [--no-bos] [--pieces] [--special] TEXT
+//   ridge tokenize -m MODEL.gguf [--no-bos] [--pieces] [--no-parse-special] TEXT
 //   ridge detokenize -m MODEL.gguf ID...
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -39,19 +39,22 @@ CommandRegistration kTokenize{{"tokenize", "Print the token ids of TEXT under a 
       std::string text;
       bool no_bos = false;
       bool pieces = false;
-      bool special = false;
+      bool no_parse_special = false;
     };
     auto options = std::make_shared<Options>();
     sub.add_option("-m,--model", options->model_path, "GGUF file with tokenizer.ggml.* metadata")->required();
     sub.add_flag("--no-bos", options->no_bos, "do not add BOS even if the model's metadata asks for it");
     sub.add_flag("--pieces", options->pieces, "print one token per line: id, then its vocabulary text");
-    sub.add_flag("--special", options->special, "turn control-token texts such as <|eot_id|> into those tokens");
+    sub.add_flag("--no-parse-special", options->no_parse_special,
+                 "take special-token texts such as <|eot_id|> or </s> literally (by default they become those "
+                 "tokens, as in a completion prompt)");
     sub.add_option("text", options->text, "the text to tokenize (may be empty)")->required();
     return [options] {
       const GgufFile file = GgufFile::Open(options->model_path);
       const Tokenizer tokenizer = Tokenizer::FromGguf(file);
       const bool add_bos = tokenizer.add_bos() && !options->no_bos;
-      const std::vector<int32_t> ids = tokenizer.Encode(options->text, add_bos, options->special, tokenizer.add_eos());
+      const bool parse_special = !options->no_parse_special;
+      const std::vector<int32_t> ids = tokenizer.Encode(options->text, add_bos, parse_special, tokenizer.add_eos());
       if (options->pieces) {
         for (const int32_t id : ids) std::printf("%d\t%s\n", id, Escaped(tokenizer.TokenPiece(id)).c_str());
       } else {

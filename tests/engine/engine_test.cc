@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <thread>
@@ -77,6 +78,20 @@ TEST_F(EngineTest, BatchedGreedyEqualsAloneWithChunkedPrefill) {
 // While a sequence decodes, a new prompt goes in chunks of at most
 // max_prefill_tokens_while_decoding (no step makes the running stream wait
 // for more), and both outputs stay those they get alone.
+TEST_F(EngineTest, CompletionPromptsParseSpecialTokenTexts) {
+  const TokenId eos = tokenizer_->eos_id();
+  ASSERT_GE(eos, 0);
+  const std::string prompt = "The end." + tokenizer_->TokenPiece(eos) + "Once";
+  ThreadPool pool(1);
+  Generator generator(*model_, *tokenizer_, pool);
+  GenerateOptions options;
+  options.sampling.temperature = 0;
+  options.max_new_tokens = 1;
+  const GenerationResult r = generator.Generate(prompt, options, nullptr);
+  EXPECT_EQ(r.prompt_tokens, tokenizer_->Encode(prompt, tokenizer_->add_bos(), /*parse_special=*/true));
+  EXPECT_EQ(std::count(r.prompt_tokens.begin(), r.prompt_tokens.end(), eos), 1);
+}
+
 TEST_F(EngineTest, PrefillChunksAreCappedWhileSequencesDecode) {
   EngineOptions options = F32Options();
   options.max_prefill_tokens_while_decoding = 3;

@@ -4,6 +4,8 @@
 // /v1/models, /health and /metrics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ridge/engine/generator.h"
 #include "server_test_util.h"
 
@@ -238,6 +240,22 @@ TEST_F(HttpEndpoints, TokenizeAndDetokenizeRoundTrip) {
   EXPECT_EQ(d["prompt"], "Hello world");
   json chat = PostOk("/tokenize", {{"messages", json::array({{{"role", "user"}, {"content", "Hi"}}})}});
   EXPECT_EQ(chat["tokens"].get<std::vector<int32_t>>(), StoriesTokenizer().Encode("User: Hi\nAssistant:", true, true));
+}
+
+TEST_F(HttpEndpoints, SpecialTokenTextsAreParsedUnlessTheRequestSaysNot) {
+  const int32_t eos = StoriesTokenizer().eos_id();
+  ASSERT_GE(eos, 0);
+  const std::string text = "The end." + StoriesTokenizer().TokenPiece(eos);
+  json parsed = PostOk("/tokenize", {{"prompt", text}, {"add_special_tokens", false}});
+  EXPECT_EQ(parsed["tokens"].get<std::vector<int32_t>>(), StoriesTokenizer().Encode(text, false, true));
+  EXPECT_EQ(parsed["tokens"].back(), eos);
+  json literal = PostOk("/tokenize", {{"prompt", text}, {"add_special_tokens", false}, {"parse_special", false}});
+  const auto literal_ids = literal["tokens"].get<std::vector<int32_t>>();
+  EXPECT_EQ(literal_ids, StoriesTokenizer().Encode(text, false, false));
+  EXPECT_EQ(std::count(literal_ids.begin(), literal_ids.end(), eos), 0);
+  // A completion prompt takes the same option.
+  json completion = PostOk("/v1/completions", {{"prompt", text}, {"max_tokens", 1}, {"parse_special", false}});
+  EXPECT_EQ(completion["usage"]["prompt_tokens"], literal_ids.size() + (StoriesTokenizer().add_bos() ? 1 : 0));
 }
 
 TEST_F(HttpEndpoints, ModelsHealthAndMetrics) {

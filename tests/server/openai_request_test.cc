@@ -92,6 +92,10 @@ TEST(OpenAiRequest, TokenizeAndDetokenize) {
   TokenizeRequest t = ParseTokenizeRequest(ParseJsonObject(R"({"prompt": "hi", "add_special_tokens": false})"));
   EXPECT_EQ(*t.prompt, "hi");
   EXPECT_FALSE(t.add_special_tokens);
+  EXPECT_TRUE(t.parse_special);  // special-token texts are parsed unless the request says not to
+  EXPECT_FALSE(ParseTokenizeRequest(ParseJsonObject(R"({"prompt": "hi", "parse_special": false})")).parse_special);
+  EXPECT_TRUE(ParseCompletionRequest(ParseJsonObject(R"({"prompt": "hi"})")).parse_special);
+  EXPECT_FALSE(ParseCompletionRequest(ParseJsonObject(R"({"prompt": "hi", "parse_special": false})")).parse_special);
   TokenizeRequest m = ParseTokenizeRequest(ParseJsonObject(R"({"messages": [{"role": "user", "content": "x"}]})"));
   EXPECT_EQ(m.messages.size(), 1u);
   DetokenizeRequest d = ParseDetokenizeRequest(ParseJsonObject(R"({"tokens": [1, 2]})"));

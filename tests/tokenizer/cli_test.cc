@@ -33,11 +33,20 @@ TEST(Cli, TokenizePieces) {
   EXPECT_EQ(r.output(), "1\t<s>\n15043\t\xE2\x96\x81Hello\n3186\t\xE2\x96\x81world\n");
 }
 
-TEST(Cli, TokenizeSpecial) {
-  CliResult r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos '</s>'");
-  EXPECT_EQ(r.output().find(" 2\n"), std::string::npos) << r.output();  // literal by default
-  r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos --special 'a</s>'");
+TEST(Cli, TokenizeParsesSpecialTokenTextsUnlessTold) {
+  CliResult r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos 'a</s>'");
+  EXPECT_EQ(r.exit_code, 0) << r.output();
   EXPECT_EQ(r.output(), "263 2\n");
+  r = RunRidge("tokenize -m " + SpmVocab() + " --no-bos --no-parse-special 'a</s>'");
+  EXPECT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_EQ(r.output(), "263 829 29879 29958\n");  // ▁a, </, s, >
+}
+
+TEST(Cli, TokenizeWordPieceAddsClsAndSep) {
+  const std::string bert = "'" + testing::SharedDir() + "/vocab/ggml-vocab-bert-bge.gguf'";
+  const CliResult r = RunRidge("tokenize -m " + bert + " 'Hello world'");
+  EXPECT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_EQ(r.output(), "101 7592 2088 102\n");  // [CLS] ▁hello ▁world [SEP]
 }
 
 TEST(Cli, Detokenize) {

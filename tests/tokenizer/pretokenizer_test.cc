@@ -1,8 +1,11 @@
 // The PCRE2 pre-tokenizers split text into the words the original regexes give.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "ridge/base/error.h"
 #include "ridge/tokenizer/pretokenizer.h"
+#include "ridge/tokenizer/pretokenizer_families.h"
 
 namespace ridge::tokenizer_detail {
 namespace {
@@ -29,7 +32,7 @@ TEST(Pretokenizer, Gpt2) {
   EXPECT_EQ(Split("gpt-2", "a\n\n b"), (Words{"a", "\n\n", " b"}));
   EXPECT_EQ(Split("gpt-2", "end   "), (Words{"end", "   "}));
   EXPECT_EQ(Split("gpt-2", "\tx"), (Words{"\t", "x"}));
-  EXPECT_EQ(Split("", "a b"), (Words{"a", " b"}));  // absent pre = gpt-2
+  EXPECT_EQ(Split("", "a b"), (Words{"a", " b"}));  // absent pre = llama.cpp's default
   EXPECT_EQ(Split("gpt-2", ""), Words{});
 }
 
@@ -73,9 +76,88 @@ TEST(Pretokenizer, HugeRunsDoNotFail) {
   }
 }
 
-TEST(Pretokenizer, UnknownNameIsAnError) {
-  EXPECT_THROW(Pretokenizer::Create("deepseek-coder"), Error);
-  EXPECT_EQ(Pretokenizer::PatternFor("nope"), "");
+TEST(Pretokenizer, UnknownNameIsAnErrorListingTheKnownOnes) {
+  try {
+    Pretokenizer::Create("no-such-family");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("'no-such-family'"), std::string::npos) << message;
+    for (const char* known : {"llama-bpe", "deepseek-coder", "falcon", "qwen2", "tekken", "gpt-4o", "superbpe"}) {
+      EXPECT_NE(message.find(known), std::string::npos) << known << " missing from: " << message;
+    }
+  }
+}
+
+TEST(PretokenizerFamilies, EveryKnownNameCompilesAndKeepsEveryByte) {
+  const std::string names = KnownPretokenizerNames();
+  const std::string text = "Hello WORLD's 12345 x.y(z)\n\n  \xE4\xBD\xA0\xE5\xA5\xBD caf\xC3\xA9 \xFF\xC0 end";
+  size_t n_names = 0;
+  for (size_t pos = 0; pos < names.size();) {
+    size_t end = names.find(", ", pos);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(pos, end - pos);
+    pos = end + 2;
+    ++n_names;
+    const auto p = Pretokenizer::Create(name);
+    std::vector<std::string_view> words;
+    p->Split(text, &words);
+    std::string joined;
+    for (const std::string_view w : words) {
+      EXPECT_FALSE(w.empty()) << name;
+      joined += w;
+    }
+    EXPECT_EQ(joined, text) << name;
+  }
+  EXPECT_GE(n_names, 40u);
+}
+
+TEST(PretokenizerFamilies, HugeRunsStayFastInEveryFamily) {
+  // A run of one class ending in another is where a backtracking regex can go
+  // quadratic (\s+$ before a digit, say): every family must split 256 KiB of
+  // each in well under a second.
+  const std::string names = KnownPretokenizerNames();
+  const size_t n = size_t{1} << 18;
+  const std::vector<std::string> texts = {std::string(n, ' ') + "1", std::string(n, '7') + "x",
+                                          std::string(n, '.') + " ", std::string(n, 'a') + "1"};
+  for (size_t pos = 0; pos < names.size();) {
+    size_t end = names.find(", ", pos);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(pos, end - pos);
+    pos = end + 2;
+    const auto p = Pretokenizer::Create(name);
+    for (const std::string& text : texts) {
+      const auto start = std::chrono::steady_clock::now();
+      std::vector<std::string_view> words;
+      p->Split(text, &words);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_LT(seconds, 2.0) << name << " on a run of '" << text[0] << "'";
+      size_t n_bytes = 0;
+      for (const std::string_view w : words) n_bytes += w.size();
+      EXPECT_EQ(n_bytes, text.size()) << name;
+    }
+  }
+}
+
+TEST(PretokenizerFamilies, SplitsAsTheirTokenizers) {
+  // Several regexes in sequence: line breaks, letters, punctuation, CJK, each digit.
+  EXPECT_EQ(Split("deepseek-coder", "foo.bar(12)\n"), (Words{"foo", ".", "bar", "(", "1", "2", ")", "\n"}));
+  // Falcon: punctuation runs first, then GPT-2's words, then numbers in threes.
+  EXPECT_EQ(Split("falcon", "a,b 1234567"), (Words{"a", ",", "b", " ", "123", "456", "7"}));
+  // Starcoder & co.: each digit, then GPT-2.
+  EXPECT_EQ(Split("starcoder", "x 123"), (Words{"x", " ", "1", "2", "3"}));
+  // o200k: case-aware words carry their contraction; numbers in threes.
+  EXPECT_EQ(Split("gpt-4o", "I'm HelloWorld 12345"), (Words{"I'm", " Hello", "World", " ", "123", "45"}));
+  // tekken: case-aware words, single digits.
+  EXPECT_EQ(Split("tekken", "HelloWorld 123"), (Words{"Hello", "World", " ", "1", "2", "3"}));
+  // SuperBPE: words may span spaces; digit runs are cut into threes from the
+  // right by a zero-width match.
+  EXPECT_EQ(Split("superbpe", "x 1234567"), (Words{"x ", "1", "234", "567"}));
+  // BLOOM: anything up to whitespace or sentence punctuation.
+  EXPECT_EQ(Split("bloom", "Hi there, you!"), (Words{"Hi", " there", ",", " you", "!"}));
+  EXPECT_EQ(Split("viking", "a12"), (Words{"a", "1", "2"}));
+  // Qwen3.5 keeps combining marks on their letters (e + U+0301).
+  EXPECT_EQ(Split("qwen35", "cafe\xCC\x81!"), (Words{"cafe\xCC\x81", "!"}));
 }
 
 }  // namespace

@@ -126,15 +126,34 @@ TEST(Spm, ControlTokenTextIsLiteralUnlessParsingSpecials) {
   EXPECT_EQ(tok.Decode(Ids{265, 1, 265}), "aa");
 }
 
-TEST(Spm, UserDefinedTokensAreAlwaysSplitOut) {
+TEST(Spm, UserDefinedTextIsAlwaysSplitOutMarkupOnlyWhenParsingSpecials) {
   Vocab v = BasicVocab();
-  v.tokens.push_back("<t>");  // 271
-  v.scores.push_back(0);
-  v.types.push_back(TokenType::kUserDefined);
+  v.tokens.push_back("<t>");  // 271: written like markup, so a special token in all but type (phi-3's </s>)
+  v.tokens.push_back("zz");   // 272: an added word (GPT-NeoX's runs of spaces): always text
+  v.scores.insert(v.scores.end(), {0, 0});
+  v.types.insert(v.types.end(), {TokenType::kUserDefined, TokenType::kUserDefined});
   const Tokenizer tok = Tokenizer::FromVocab(v);
-  EXPECT_EQ(tok.Encode("a<t>b", false), (Ids{265, 271, 259, 261}));
-  EXPECT_EQ(tok.Encode("a<t>b", false, true), (Ids{265, 271, 259, 261}));
+  const Ids literal = tok.Encode("a<t>b", false);
+  EXPECT_EQ(std::count(literal.begin(), literal.end(), 271), 0);
+  EXPECT_EQ(tok.Decode(literal), "a<t>b");
+  EXPECT_EQ(tok.Encode("a<t>b", false, /*parse_special=*/true), (Ids{265, 271, 259, 261}));
   EXPECT_EQ(tok.Decode(Ids{265, 271, 259, 261}), "a<t> b");
+  for (const bool parse_special : {false, true}) {
+    EXPECT_EQ(tok.Encode("azzb", false, parse_special), (Ids{265, 272, 259, 261}));
+  }
+}
+
+// Words encode alone unless a token joins a character to a following "▁";
+// then merges cross word starts as before.
+TEST(Spm, TokensSpanningWordStartsStillMerge) {
+  Vocab v = BasicVocab();
+  v.tokens.push_back("a" + kSp);  // 271: a character joined to the next word's "▁"
+  v.scores.push_back(10);
+  v.types.push_back(TokenType::kNormal);
+  const Tokenizer joined = Tokenizer::FromVocab(v);
+  EXPECT_EQ(joined.Encode("a b", false), (Ids{259, 271, 261}));  // ▁, a▁, b: the pair across the word start wins
+  const Tokenizer apart = Tokenizer::FromVocab(BasicVocab());
+  EXPECT_EQ(apart.Encode("a b", false), (Ids{265, 259, 261}));  // ▁a, ▁, b
 }
 
 TEST(Spm, PiecesBytesAndTypes) {

@@ -163,8 +163,8 @@ TEST(Vocab, MissingOrMistypedKeys) {
   ExpectLoadError(m, {"tokenizer.ggml.model", "missing"});
 
   m = SpmMetadata();
-  Set(&m, "tokenizer.ggml.model", GgufValue::String("bert"));
-  ExpectLoadError(m, {"tokenizer.ggml.model", "'bert'", "not supported"});
+  Set(&m, "tokenizer.ggml.model", GgufValue::String("t5"));
+  ExpectLoadError(m, {"tokenizer.ggml.model", "'t5'", "not supported"});
 
   m = SpmMetadata();
   Remove(&m, "tokenizer.ggml.tokens");
@@ -238,8 +238,8 @@ TEST(Vocab, BadMergesAndPreTokenizer) {
   ExpectLoadError(m, {"tokenizer.ggml.merges[1]", "'ab'"});
 
   m = BpeMetadata();
-  Set(&m, "tokenizer.ggml.pre", GgufValue::String("deepseek-llm"));
-  ExpectLoadError(m, {"tokenizer.ggml.pre", "deepseek-llm"});
+  Set(&m, "tokenizer.ggml.pre", GgufValue::String("no-such-family"));
+  ExpectLoadError(m, {"tokenizer.ggml.pre", "no-such-family", "known: ", "deepseek-llm"});
 
   m = BpeMetadata();
   Set(&m, "tokenizer.ggml.merges", Strings({"a b", "x y", "b a"}));  // "x y" names no tokens; "ba" is none
@@ -275,6 +275,42 @@ TEST(Vocab, IdsOutOfRangeAreErrorsNotCrashes) {
   EXPECT_FALSE(tok.IsEndOfGeneration(-1));
   EXPECT_FALSE(tok.IsEndOfGeneration(1000));
   EXPECT_FALSE(tok.IsControl(1000));
+}
+
+TEST(Vocab, BertAndGemma4Files) {
+  // WordPiece: [CLS] and [SEP] from their keys, around the text by default; lowercase unless told.
+  Metadata m = {
+      {"tokenizer.ggml.model", GgufValue::String("bert")},
+      {"tokenizer.ggml.tokens", Strings({"[UNK]", "[CLS]", "[SEP]", "\xE2\x96\x81" "hi"})},
+      {"tokenizer.ggml.token_type", Int32s({3, 3, 3, 1})},
+      {"tokenizer.ggml.unknown_token_id", U32(0)},
+      {"tokenizer.ggml.cls_token_id", U32(1)},
+      {"tokenizer.ggml.seperator_token_id", U32(2)},
+  };
+  Tokenizer tok = Load(m);
+  EXPECT_EQ(tok.model(), TokenizerModel::kWordPiece);
+  EXPECT_EQ(tok.Encode("HI", tok.add_bos(), false, tok.add_eos()), (std::vector<int32_t>{1, 3, 2}));
+  Set(&m, "tokenizer.ggml.normalizer.lowercase", GgufValue::Bool(false));
+  tok = Load(m);
+  EXPECT_EQ(tok.Encode("HI", false), (std::vector<int32_t>{0}));
+  Set(&m, "tokenizer.ggml.cls_token_id", U32(9));
+  ExpectLoadError(m, {"tokenizer.ggml.cls_token_id", "9"});
+
+  // Gemma 4: BPE over characters needs its merges, and always adds BOS.
+  Metadata g = {
+      {"tokenizer.ggml.model", GgufValue::String("gemma4")},
+      {"tokenizer.ggml.tokens", Strings({"<pad>", "<eos>", "<bos>", "a", "b", "ab"})},
+      {"tokenizer.ggml.token_type", Int32s({3, 3, 3, 1, 1, 1})},
+      {"tokenizer.ggml.merges", Strings({"a b"})},
+      {"tokenizer.ggml.bos_token_id", U32(2)},
+      {"tokenizer.ggml.add_bos_token", GgufValue::Bool(false)},
+  };
+  tok = Load(g);
+  EXPECT_EQ(tok.model(), TokenizerModel::kSentencePieceBpe);
+  EXPECT_TRUE(tok.add_bos());
+  EXPECT_EQ(tok.Encode("ab", tok.add_bos()), (std::vector<int32_t>{2, 5}));
+  Remove(&g, "tokenizer.ggml.merges");
+  ExpectLoadError(g, {"tokenizer.ggml.merges", "missing"});
 }
 
 }  // namespace

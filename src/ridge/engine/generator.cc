@@ -36,7 +36,8 @@ double GenerationResult::DecodeTokensPerSecond() const {
 GenerationResult Generator::Generate(std::string_view prompt, const GenerateOptions& options,
                                      const TextCallback& on_text) {
   Clock::time_point start = Clock::now();
-  return GenerateFromTokens(tokenizer_.Encode(prompt, tokenizer_.add_bos()), options, on_text, start);
+  return GenerateFromTokens(tokenizer_.Encode(prompt, tokenizer_.add_bos(), /*parse_special=*/true), options, on_text,
+                            start);
 }
 
 namespace {

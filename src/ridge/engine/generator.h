@@ -57,7 +57,9 @@ class Generator {
 
   using TextCallback = std::function<void(std::string_view text)>;
 
-  // Tokenizes `prompt` (BOS as the vocabulary asks) and generates.
+  // Tokenizes `prompt` (BOS as the vocabulary asks; special-token texts such as
+  // "</s>" become those tokens, as completion prompts do in llama.cpp and
+  // Hugging Face tokenizers) and generates.
   GenerationResult Generate(std::string_view prompt, const GenerateOptions& options, const TextCallback& on_text);
   // Generates from ids already tokenized; `start` is when the request began.
   GenerationResult GenerateFromTokens(std::vector<TokenId> prompt_tokens, const GenerateOptions& options,

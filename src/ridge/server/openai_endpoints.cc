@@ -19,13 +19,14 @@ constexpr int64_t kCompletionDefaultMaxTokens = 16;  // OpenAI's legacy default
 
 void SetJson(httplib::Response& res, const json& value) { res.set_content(DumpJson(value), "application/json"); }
 
-// Control-token texts become those tokens. Text the tokenizer refuses (a
-// byte the vocabulary has no token for, say) is the client's text that this
+// Special-token texts become those tokens when `parse_special` (always for a
+// rendered chat template, by default for a prompt). Text the tokenizer refuses
+// (a byte the vocabulary has no token for, say) is the client's text that this
 // model cannot take: a 400 naming `param`, not a server fault.
 std::vector<TokenId> EncodeRequestText(const Tokenizer& tokenizer, const std::string& text, bool add_bos,
-                                       const std::string& param) {
+                                       bool parse_special, const std::string& param) {
   try {
-    return tokenizer.Encode(text, add_bos, /*parse_special=*/true);
+    return tokenizer.Encode(text, add_bos, parse_special);
   } catch (const Error& e) {
     ThrowInvalid(param, fmt::format("the model's tokenizer cannot encode '{}': {}", param, e.what()));
   }
@@ -175,7 +176,7 @@ void OpenAiEndpoints::CheckModel(const std::string& model) const {
 std::vector<TokenId> OpenAiEndpoints::ChatPrompt(const std::vector<ChatMessage>& messages,
                                                  bool add_generation_prompt) const {
   const std::string text = config_.chat_template.Render(messages, add_generation_prompt);
-  return EncodeRequestText(tokenizer_, text, tokenizer_.add_bos(), "messages");
+  return EncodeRequestText(tokenizer_, text, tokenizer_.add_bos(), /*parse_special=*/true, "messages");
 }
 
 void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vector<TokenId> prompt,
@@ -274,7 +275,7 @@ void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response
   std::vector<TokenId> prompt;
   std::string echo_text;
   if (r.prompt_text) {
-    prompt = EncodeRequestText(tokenizer_, *r.prompt_text, tokenizer_.add_bos(), "prompt");
+    prompt = EncodeRequestText(tokenizer_, *r.prompt_text, tokenizer_.add_bos(), r.parse_special, "prompt");
     if (r.echo) echo_text = *r.prompt_text;
   } else {
     for (size_t i = 0; i < r.prompt_tokens.size(); ++i) {
@@ -310,7 +311,8 @@ void OpenAiEndpoints::Tokenize(const httplib::Request& req, httplib::Response& r
   TokenizeRequest r = ParseTokenizeRequest(ParseJsonObject(req.body));
   CheckModel(r.model);
   std::vector<TokenId> tokens =
-      r.prompt ? EncodeRequestText(tokenizer_, *r.prompt, r.add_special_tokens && tokenizer_.add_bos(), "prompt")
+      r.prompt ? EncodeRequestText(tokenizer_, *r.prompt, r.add_special_tokens && tokenizer_.add_bos(),
+                                   r.parse_special, "prompt")
                : ChatPrompt(r.messages, r.add_generation_prompt);
   SetJson(res, json{{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", n_ctx_}});
 }

@@ -189,6 +189,7 @@ CompletionRequest ParseCompletionRequest(const nlohmann::json& body) {
   ParseGenerationFields(f, out);
   ParsePrompt(f, out);
   out.echo = f.Bool("echo").value_or(false);
+  out.parse_special = f.Bool("parse_special").value_or(true);
   if (auto logprobs = f.Integer("logprobs", 0, sampling::kMaxTopLogprobs)) {
     out.logprobs = static_cast<int32_t>(*logprobs);
     out.sampling.logprobs = true;
@@ -230,6 +231,7 @@ TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body) {
   if (!out.prompt && !has_messages) ThrowInvalid("prompt", "'prompt' (or 'messages') is required");
   if (has_messages) out.messages = ParseMessages(f);
   out.add_special_tokens = f.Bool("add_special_tokens").value_or(true);
+  out.parse_special = f.Bool("parse_special").value_or(true);
   out.add_generation_prompt = f.Bool("add_generation_prompt").value_or(true);
   return out;
 }

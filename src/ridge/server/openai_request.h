@@ -45,6 +45,9 @@ struct CompletionRequest : GenerationFields {
   std::optional<std::string> prompt_text;
   std::vector<int64_t> prompt_tokens;  // range-checked against the vocabulary by the handler
   bool echo = false;
+  // Special-token texts in the prompt ("<|im_start|>", "</s>") become those
+  // tokens, as in llama.cpp and Hugging Face tokenizers; false: literal text.
+  bool parse_special = true;
   // OpenAI's legacy `logprobs`: nullopt = none; k = the chosen token plus k alternatives.
   std::optional<int32_t> logprobs;
 };
@@ -60,6 +63,7 @@ struct TokenizeRequest {
   std::optional<std::string> prompt;
   std::vector<ChatMessage> messages;
   bool add_special_tokens = true;     // BOS as the vocabulary asks (text only)
+  bool parse_special = true;          // special-token texts become those tokens (text only)
   bool add_generation_prompt = true;  // messages only
 };
 

@@ -1,8 +1,9 @@
-// Byte-level BPE (GPT-2 family), as llama.cpp's llm_tokenizer_bpe and HF
-// tokenizers: split the text with the pre-tokenizer regex, map each byte of a
-// word to a printable code point, then repeatedly apply the lowest-ranked merge
-// among adjacent pairs (leftmost on ties). Symbols carry token ids, so a merge
-// is one hash look-up of the id pair.
+// BPE by merge rank, as llama.cpp's llm_tokenizer_bpe and HF tokenizers: split
+// the text with the pre-tokenizer, start each word from its symbols (byte-level:
+// each byte as a printable code point; Gemma 4: each UTF-8 character), then
+// repeatedly apply the lowest-ranked merge among adjacent pairs (leftmost on
+// ties). Symbols carry token ids, so a merge is one hash look-up of the id pair.
+// A symbol that is no token becomes byte tokens (Gemma 4's <0xNN> fallback).
 #include <queue>
 #include <string>
 #include <vector>
@@ -38,7 +39,9 @@ const ByteTables& Tables() {
 struct Symbol {
   int prev;
   int next;
-  int32_t id;  // -1: a byte the vocabulary lacks (never merges)
+  uint32_t offset;   // into the word
+  uint32_t n_bytes;  // of the word, before any merge
+  int32_t id;        // -1: text the vocabulary lacks (never merges)
   bool alive;
 };
 
@@ -58,7 +61,8 @@ struct LowerPriority {
   }
 };
 
-void EmitId(const TokenizerState& state, int32_t id, uint8_t byte, std::vector<int32_t>* out) {
+void EmitByte(const TokenizerState& state, uint8_t byte, std::vector<int32_t>* out) {
+  const int32_t id = state.byte_ids[byte];
   if (id >= 0) {
     out->push_back(id);
   } else if (state.vocab.unk_id >= 0) {
@@ -68,54 +72,95 @@ void EmitId(const TokenizerState& state, int32_t id, uint8_t byte, std::vector<i
   }
 }
 
-void EncodeWord(const TokenizerState& state, std::string_view word, std::vector<Symbol>* symbols,
-                std::vector<int32_t>* out) {
-  const ByteTables& tables = Tables();
-  if (state.ignore_merges) {
-    std::string mapped;
-    for (const char c : word) mapped += tables.byte_to_unicode[static_cast<uint8_t>(c)];
-    if (const int32_t id = state.literal_ids.Find(mapped); id >= 0) {
+// A word that is a whole token is that token, without merges: tiktoken-style
+// vocabularies (ignore_merges), and Gemma 4's runs of line breaks.
+int32_t WholeWordId(const TokenizerState& state, std::string_view word, std::string* scratch) {
+  if (state.byte_level) {
+    if (!state.ignore_merges) return -1;
+    const std::array<std::string, 256>& mapped = ByteToUnicode();
+    scratch->clear();
+    for (const char c : word) scratch->append(mapped[static_cast<uint8_t>(c)]);
+    return state.literal_ids.Find(*scratch);
+  }
+  if (word.find_first_not_of('\n') != std::string_view::npos) return -1;
+  return state.literal_ids.Find(word);
+}
+
+class BpeSession {
+ public:
+  explicit BpeSession(const TokenizerState& state) : state_(state) {}
+
+  void EncodeWord(std::string_view word, std::vector<int32_t>* out) {
+    if (const int32_t id = WholeWordId(state_, word, &scratch_); id >= 0) {
       out->push_back(id);
       return;
     }
+    InitSymbols(word);
+    const int n = static_cast<int>(symbols_.size());
+    for (int i = 1; i < n; ++i) TryAdd(i - 1, i);
+    while (!queue_.empty()) {
+      const Candidate c = queue_.top();
+      queue_.pop();
+      Symbol& left = symbols_[c.left];
+      Symbol& right = symbols_[c.right];
+      // Stale entry: a side was merged away or became another token. Two alive
+      // symbols with their queued ids are still adjacent (a symbol's next only
+      // changes when it absorbs that neighbour, which changes its id).
+      if (!left.alive || !right.alive || left.id != c.left_id || right.id != c.right_id) continue;
+      left.id = c.merged_id;
+      right.alive = false;
+      left.next = right.next;
+      if (right.next >= 0) symbols_[right.next].prev = c.left;
+      TryAdd(left.prev, c.left);
+      TryAdd(c.left, left.next);
+    }
+    for (int i = n == 0 ? -1 : 0; i != -1; i = symbols_[i].next) {
+      const Symbol& symbol = symbols_[i];
+      if (symbol.id >= 0) {
+        out->push_back(symbol.id);
+      } else {  // only unmerged symbols lack an id: one byte, or one character to spell in byte tokens
+        for (const char c : word.substr(symbol.offset, symbol.n_bytes)) EmitByte(state_, static_cast<uint8_t>(c), out);
+      }
+    }
   }
-  symbols->clear();
-  const int n = static_cast<int>(word.size());
-  for (int i = 0; i < n; ++i) {
-    symbols->push_back({i - 1, i + 1 == n ? -1 : i + 1, state.byte_ids[static_cast<uint8_t>(word[i])], true});
-  }
-  std::priority_queue<Candidate, std::vector<Candidate>, LowerPriority> queue;
-  auto try_add = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    const int32_t left_id = (*symbols)[left].id;
-    const int32_t right_id = (*symbols)[right].id;
-    if (left_id < 0 || right_id < 0) return;
-    const BpeMerge* merge = state.merges.Find(left_id, right_id);
-    if (merge == nullptr) return;
-    queue.push({merge->rank, left, right, left_id, right_id, merge->merged_id});
-  };
-  for (int i = 1; i < n; ++i) try_add(i - 1, i);
 
-  while (!queue.empty()) {
-    const Candidate c = queue.top();
-    queue.pop();
-    Symbol& left = (*symbols)[c.left];
-    Symbol& right = (*symbols)[c.right];
-    // Stale entry: a side was merged away or became another token. Two alive
-    // symbols with their queued ids are still adjacent (a symbol's next only
-    // changes when it absorbs that neighbour, which changes its id).
-    if (!left.alive || !right.alive || left.id != c.left_id || right.id != c.right_id) continue;
-    left.id = c.merged_id;
-    right.alive = false;
-    left.next = right.next;
-    if (right.next >= 0) (*symbols)[right.next].prev = c.left;
-    try_add(left.prev, c.left);
-    try_add(c.left, left.next);
+ private:
+  // Byte-level BPE starts from the word's bytes (each a mapped code point);
+  // Gemma 4 from its characters.
+  void InitSymbols(std::string_view word) {
+    symbols_.clear();
+    uint32_t offset = 0;
+    const auto size = static_cast<uint32_t>(word.size());
+    while (offset < size) {
+      uint32_t n_bytes = 1;
+      int32_t id = -1;
+      if (state_.byte_level) {
+        id = state_.byte_ids[static_cast<uint8_t>(word[offset])];
+      } else {
+        n_bytes = static_cast<uint32_t>(utf8::Classify(word.substr(offset)).n_bytes);
+        id = state_.literal_ids.Find(word.substr(offset, n_bytes));
+      }
+      const int index = static_cast<int>(symbols_.size());
+      symbols_.push_back({index - 1, offset + n_bytes == size ? -1 : index + 1, offset, n_bytes, id, true});
+      offset += n_bytes;
+    }
   }
-  for (int i = n == 0 ? -1 : 0; i != -1; i = (*symbols)[i].next) {
-    EmitId(state, (*symbols)[i].id, static_cast<uint8_t>(word[i]), out);
+
+  void TryAdd(int left, int right) {
+    if (left < 0 || right < 0) return;
+    const int32_t left_id = symbols_[left].id;
+    const int32_t right_id = symbols_[right].id;
+    if (left_id < 0 || right_id < 0) return;
+    const BpeMerge* merge = state_.merges.Find(left_id, right_id);
+    if (merge == nullptr) return;
+    queue_.push({merge->rank, left, right, left_id, right_id, merge->merged_id});
   }
-}
+
+  const TokenizerState& state_;
+  std::vector<Symbol> symbols_;
+  std::priority_queue<Candidate, std::vector<Candidate>, LowerPriority> queue_;
+  std::string scratch_;
+};
 
 }  // namespace
 
@@ -129,8 +174,8 @@ int UnicodeToByte(uint32_t codepoint) {
 void EncodeBpe(const TokenizerState& state, std::string_view text, std::vector<int32_t>* out) {
   std::vector<std::string_view> words;
   state.pretokenizer->Split(text, &words);
-  std::vector<Symbol> symbols;
-  for (const std::string_view word : words) EncodeWord(state, word, &symbols, out);
+  BpeSession session(state);
+  for (const std::string_view word : words) session.EncodeWord(word, out);
 }
 
 void BuildBpeMerges(TokenizerState* state) {

@@ -15,6 +15,8 @@
 namespace ridge::tokenizer_detail {
 namespace {
 
+constexpr std::string_view kSpace = "\xE2\x96\x81";  // ▁ U+2581
+
 struct Symbol {
   int prev;
   int next;
@@ -125,7 +127,31 @@ class SpmSession {
 }  // namespace
 
 void EncodeSpm(const TokenizerState& state, std::string_view text, std::vector<int32_t>* out) {
-  SpmSession(state, text).Encode(out);
+  if (!state.spm_words_are_independent) {
+    SpmSession(state, text).Encode(out);
+    return;
+  }
+  // No token joins a character to a following "▁", so no merge crosses the
+  // start of a word: each word is encoded alone, with a small queue (one queue
+  // over a long prompt spends its time in cache misses).
+  size_t word_start = 0;
+  for (size_t pos = text.find(kSpace, 1); pos != std::string_view::npos; pos = text.find(kSpace, pos + kSpace.size())) {
+    if (pos >= word_start + kSpace.size() && text.substr(pos - kSpace.size(), kSpace.size()) == kSpace) continue;
+    if (pos > word_start) SpmSession(state, text.substr(word_start, pos - word_start)).Encode(out);
+    word_start = pos;
+  }
+  SpmSession(state, text.substr(word_start)).Encode(out);
+}
+
+bool SpmWordsAreIndependent(const TokenizerState& state) {
+  for (int32_t id = 0; id < state.vocab.n_vocab(); ++id) {
+    if (state.literal_ids.Find(state.vocab.tokens[id]) != id) continue;  // not reachable from text
+    const std::string_view text = state.vocab.tokens[id];
+    for (size_t pos = text.find(kSpace, 1); pos != std::string_view::npos; pos = text.find(kSpace, pos + 1)) {
+      if (pos < kSpace.size() || text.substr(pos - kSpace.size(), kSpace.size()) != kSpace) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace ridge::tokenizer_detail

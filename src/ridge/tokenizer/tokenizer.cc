@@ -4,6 +4,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/gguf/gguf_file.h"
+#include "ridge/tokenizer/pretokenizer_families.h"
 #include "ridge/tokenizer/tokenizer_state.h"
 #include "ridge/tokenizer/utf8.h"
 
@@ -67,7 +68,7 @@ std::string DecodedBytes(const Vocab& vocab, int32_t id) {
     case TokenType::kUndefined:
       break;
   }
-  if (vocab.model == TokenizerModel::kSentencePiece) return ReplaceAll(text, kSpmSpace, " ");
+  if (vocab.model != TokenizerModel::kByteLevelBpe) return ReplaceAll(text, kSpmSpace, " ");
   // Byte-level BPE: each code point stands for one byte; anything else is kept.
   std::string out;
   size_t i = 0;
@@ -97,6 +98,18 @@ bool IsEndOfTurnText(std::string_view text) {
                                                 "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>"};
   return std::find(std::begin(kTexts), std::end(kTexts), text) != std::end(kTexts);
 }
+
+// User-defined tokens are split out of any text (Hugging Face's added tokens:
+// GPT-NeoX's runs of spaces, say), except those written like markup
+// ("</s>", "<|tool_call>", "[PAD7]"): those are special tokens in all but
+// type, and literal text unless special tokens are parsed.
+bool LooksLikeMarkup(std::string_view text) {
+  if (text.size() < 3) return false;
+  return (text.front() == '<' && text.back() == '>') || (text.front() == '[' && text.back() == ']');
+}
+
+// Gemma 4 splits words at line breaks only; BPE runs over whole lines.
+constexpr std::string_view kGemma4Lines = R"([^\n]+|[\n]+)";
 
 struct Fragment {
   std::string_view text;  // when id < 0
@@ -136,26 +149,35 @@ Tokenizer Tokenizer::FromVocab(Vocab vocab) {
   state->literal_ids.Build(&v.tokens, keep);
 
   state->byte_ids.fill(-1);
-  if (spm) {
+  if (v.model == TokenizerModel::kSentencePiece || v.model == TokenizerModel::kSentencePieceBpe) {
     for (int32_t id = 0; id < n_vocab; ++id) {
       if (v.types[id] != TokenType::kByte) continue;
       const int byte = ParseByteToken(v.tokens[id]);
       if (byte < 0) Fail("vocabulary: byte token {} has text '{}', expected <0xNN>", id, v.tokens[id]);
       state->byte_ids[byte] = id;
     }
+  }
+  if (spm) {
+    state->spm_words_are_independent = tokenizer_detail::SpmWordsAreIndependent(*state);
     for (int b = 0; b < 0x80; ++b) {  // llama.cpp's fallback: the byte as a one-character token
       if (state->byte_ids[b] >= 0) continue;
       state->byte_ids[b] = state->literal_ids.Find(std::string(1, static_cast<char>(b)));
     }
-  } else {
+  }
+  if (v.model == TokenizerModel::kByteLevelBpe) {
     const auto& mapped = tokenizer_detail::ByteToUnicode();
     for (int b = 0; b < 256; ++b) {
       state->byte_ids[b] = state->literal_ids.Find(mapped[b]);
     }
     state->pretokenizer = tokenizer_detail::Pretokenizer::Create(v.pre);
-    state->ignore_merges = v.pre == "llama-bpe" || v.pre == "llama3" || v.pre == "llama-v3";
+    state->ignore_merges = tokenizer_detail::FindPretokenizerFamily(v.pre)->ignore_merges;
+    state->byte_level = true;
+    tokenizer_detail::BuildBpeMerges(state.get());
+  } else if (v.model == TokenizerModel::kSentencePieceBpe) {
+    state->pretokenizer = tokenizer_detail::Pretokenizer::FromPatterns("gemma4", {kGemma4Lines});
     tokenizer_detail::BuildBpeMerges(state.get());
   }
+  for (const std::string& token : v.tokens) state->max_token_bytes = std::max(state->max_token_bytes, token.size());
 
   for (int32_t id = 0; id < n_vocab; ++id) {
     const TokenType type = v.types[id];
@@ -166,6 +188,9 @@ Tokenizer Tokenizer::FromVocab(Vocab vocab) {
   }
   std::stable_sort(state->split_first.begin(), state->split_first.end(),
                    [&v](int32_t a, int32_t b) { return v.tokens[a].size() > v.tokens[b].size(); });
+  for (const int32_t id : state->split_first) {
+    state->split_always.push_back(v.types[id] == TokenType::kUserDefined && !LooksLikeMarkup(v.tokens[id]));
+  }
 
   state->end_of_generation.assign(static_cast<size_t>(n_vocab), 0);
   for (const int32_t id : {v.eos_id, v.eot_id, v.eom_id}) {
@@ -193,9 +218,9 @@ std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_bos, bool
   std::vector<Fragment> fragments;
   if (!text.empty()) fragments.push_back({text, -1});
   std::vector<Fragment> next;
-  for (const int32_t special : s.split_first) {
-    const TokenType type = v.types[special];
-    if (!parse_special && type != TokenType::kUserDefined) continue;
+  for (size_t k = 0; k < s.split_first.size(); ++k) {
+    if (!parse_special && !s.split_always[k]) continue;
+    const int32_t special = s.split_first[k];
     const std::string_view piece = v.tokens[special];
     next.clear();
     bool found = false;
@@ -224,13 +249,22 @@ std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_bos, bool
       after_special = true;
       continue;
     }
-    if (v.model == TokenizerModel::kSentencePiece) {
-      escaped.clear();
-      if (v.add_space_prefix && after_special) escaped.append(kSpmSpace);
-      escaped.append(ReplaceAll(f.text, " ", kSpmSpace));
-      tokenizer_detail::EncodeSpm(s, escaped, &out);
-    } else {
-      tokenizer_detail::EncodeBpe(s, f.text, &out);
+    switch (v.model) {
+      case TokenizerModel::kSentencePiece:
+        escaped.clear();
+        if (v.add_space_prefix && after_special) escaped.append(kSpmSpace);
+        escaped.append(ReplaceAll(f.text, " ", kSpmSpace));
+        tokenizer_detail::EncodeSpm(s, escaped, &out);
+        break;
+      case TokenizerModel::kByteLevelBpe:
+        tokenizer_detail::EncodeBpe(s, f.text, &out);
+        break;
+      case TokenizerModel::kSentencePieceBpe:
+        tokenizer_detail::EncodeBpe(s, ReplaceAll(f.text, " ", kSpmSpace), &out);
+        break;
+      case TokenizerModel::kWordPiece:
+        tokenizer_detail::EncodeWordPiece(s, f.text, &out);
+        break;
     }
     after_special = false;
   }

@@ -1,9 +1,10 @@
 #pragma once
-// Text ⇄ token ids for the two tokenizer families of GGUF models:
+// Text ⇄ token ids for the tokenizer models of GGUF files:
 //   "llama" (SentencePiece-style: dummy-prefix space, "▁" for space, merges by
-//   score, byte fallback) and "gpt2" (byte-level BPE: regex pre-tokenizer
-//   chosen by tokenizer.ggml.pre, merges by rank).
-// Output matches llama.cpp's tokenizer on its conformance files.
+//   score, byte fallback), "gpt2" (byte-level BPE: the regex pre-tokenizer
+//   family named by tokenizer.ggml.pre, merges by rank), "gemma4" (merges by
+//   rank over characters, "▁" for space, byte fallback) and "bert" (WordPiece).
+// Output matches llama.cpp's conformance files (Hugging Face tokenizers' ids).
 //
 // A Tokenizer is immutable after construction; copies share the same tables,
 // and every const method may be called from many threads at once.
@@ -36,10 +37,13 @@ class Tokenizer {
   // tokens and decodes back to the same bytes.
   //   add_bos:       put bos_id() first (ridge::Error if the vocabulary has none).
   //                  Pass add_bos() to do what the model's metadata asks.
-  //   parse_special: false = the text is literal, "<s>" is three characters;
-  //                  true  = occurrences of control-token texts ("<|eot_id|>")
-  //                  become those tokens (chat templates). User-defined tokens
-  //                  are always split out first, as llama.cpp and HF do.
+  //   parse_special: false = special-token texts are literal, "<s>" is three
+  //                  characters; true = occurrences of control-token texts
+  //                  ("<|eot_id|>") and of user-defined tokens written like
+  //                  markup (phi-3's "</s>") become those tokens (chat
+  //                  templates, completion prompts). Other user-defined tokens
+  //                  (added words, runs of spaces) are always split out first,
+  //                  as llama.cpp and HF do.
   //   add_eos:       append eos_id() (pass add_eos() for the metadata's choice).
   // Empty text gives no text tokens (just BOS/EOS if asked for).
   std::vector<int32_t> Encode(std::string_view text, bool add_bos, bool parse_special = false,

@@ -4,6 +4,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/gguf/gguf_file.h"
+#include "ridge/tokenizer/pretokenizer_families.h"
 
 namespace ridge {
 namespace {
@@ -60,6 +61,16 @@ void CheckId(const Vocab& vocab, int32_t id, const char* name) {
 
 }  // namespace
 
+const char* TokenizerModelName(TokenizerModel model) {
+  switch (model) {
+    case TokenizerModel::kSentencePiece: return "llama";
+    case TokenizerModel::kByteLevelBpe: return "gpt2";
+    case TokenizerModel::kSentencePieceBpe: return "gemma4";
+    case TokenizerModel::kWordPiece: return "bert";
+  }
+  return "invalid";
+}
+
 const char* TokenTypeName(TokenType type) {
   switch (type) {
     case TokenType::kUndefined: return "undefined";
@@ -80,11 +91,17 @@ Vocab VocabFromGguf(const GgufFile& file) {
     vocab.model = TokenizerModel::kSentencePiece;
   } else if (model == "gpt2") {
     vocab.model = TokenizerModel::kByteLevelBpe;
+  } else if (model == "gemma4") {
+    vocab.model = TokenizerModel::kSentencePieceBpe;
+  } else if (model == "bert") {
+    vocab.model = TokenizerModel::kWordPiece;
   } else {
-    Fail("{}: {} = '{}' is not supported (supported: llama = SentencePiece-style, gpt2 = byte-level BPE)",
+    Fail("{}: {} = '{}' is not supported (supported: llama = SentencePiece, gpt2 = byte-level BPE, "
+         "gemma4 = BPE over characters, bert = WordPiece)",
          file.path(), kModelKey, model);
   }
   const bool spm = vocab.model == TokenizerModel::kSentencePiece;
+  const bool wordpiece = vocab.model == TokenizerModel::kWordPiece;
   vocab.pre = file.GetString("tokenizer.ggml.pre").value_or("");
 
   vocab.tokens = ReadStrings(file, kTokensKey);
@@ -130,24 +147,42 @@ Vocab VocabFromGguf(const GgufFile& file) {
 
   if (file.Find(kMergesKey) != nullptr) {
     vocab.merges = ReadStrings(file, kMergesKey);
-  } else if (!spm) {
-    Fail("{}: required metadata key '{}' is missing (byte-level BPE needs its merges)", file.path(), kMergesKey);
+  } else if (!spm && !wordpiece) {
+    Fail("{}: required metadata key '{}' is missing (BPE needs its merges)", file.path(), kMergesKey);
   }
 
   // llama.cpp's defaults when a key is absent: SentencePiece vocabularies put
-  // <unk>, <s>, </s> at 0, 1, 2.
+  // <unk>, <s>, </s> at 0, 1, 2; BERT's put [UNK], [CLS], [SEP] at 100, 101, 102.
   const bool spm_defaults = spm && n_vocab > 2;
-  vocab.bos_id = ReadTokenId(file, "tokenizer.ggml.bos_token_id", spm_defaults ? 1 : -1, n_vocab);
-  vocab.eos_id = ReadTokenId(file, "tokenizer.ggml.eos_token_id", spm_defaults ? 2 : -1, n_vocab);
-  vocab.unk_id = ReadTokenId(file, "tokenizer.ggml.unknown_token_id", spm_defaults ? 0 : -1, n_vocab);
+  const bool bert_defaults = wordpiece && n_vocab > 102;
+  const int32_t default_bos = spm_defaults ? 1 : bert_defaults ? 101 : -1;
+  const int32_t default_eos = spm_defaults ? 2 : bert_defaults ? 102 : -1;
+  const int32_t default_unk = spm_defaults ? 0 : bert_defaults ? 100 : -1;
+  if (wordpiece) {
+    // BERT files name [CLS] and [SEP] (spelled "seperator" by llama.cpp's converter).
+    vocab.bos_id = ReadTokenId(file, "tokenizer.ggml.cls_token_id", default_bos, n_vocab);
+    vocab.eos_id = ReadTokenId(file, "tokenizer.ggml.seperator_token_id", default_eos, n_vocab);
+  } else {
+    vocab.bos_id = ReadTokenId(file, "tokenizer.ggml.bos_token_id", default_bos, n_vocab);
+    vocab.eos_id = ReadTokenId(file, "tokenizer.ggml.eos_token_id", default_eos, n_vocab);
+  }
+  vocab.unk_id = ReadTokenId(file, "tokenizer.ggml.unknown_token_id", default_unk, n_vocab);
   vocab.pad_id = ReadTokenId(file, "tokenizer.ggml.padding_token_id", -1, n_vocab);
   vocab.eot_id = ReadTokenId(file, "tokenizer.ggml.eot_token_id", -1, n_vocab);
   vocab.eom_id = ReadTokenId(file, "tokenizer.ggml.eom_token_id", -1, n_vocab);
 
-  const bool llama3 = vocab.pre == "llama-bpe" || vocab.pre == "llama3" || vocab.pre == "llama-v3";
-  vocab.add_bos = file.GetBool("tokenizer.ggml.add_bos_token").value_or(spm || llama3);
-  vocab.add_eos = file.GetBool("tokenizer.ggml.add_eos_token").value_or(false);
+  bool default_add_bos = spm || wordpiece;
+  if (vocab.model == TokenizerModel::kByteLevelBpe) {
+    const tokenizer_detail::PretokenizerFamily* family = tokenizer_detail::FindPretokenizerFamily(vocab.pre);
+    default_add_bos = family != nullptr && family->add_bos;
+  }
+  vocab.add_bos = file.GetBool("tokenizer.ggml.add_bos_token").value_or(default_add_bos);
+  // Gemma 4's files say false, but the model needs its <bos> (as llama.cpp overrides).
+  if (vocab.model == TokenizerModel::kSentencePieceBpe) vocab.add_bos = true;
+  vocab.add_eos = file.GetBool("tokenizer.ggml.add_eos_token").value_or(wordpiece);
   vocab.add_space_prefix = file.GetBool("tokenizer.ggml.add_space_prefix").value_or(spm);
+  vocab.lowercase = file.GetBool("tokenizer.ggml.normalizer.lowercase").value_or(wordpiece);
+  vocab.strip_accents = file.GetBool("tokenizer.ggml.normalizer.strip_accents").value_or(vocab.lowercase);
   if (vocab.add_bos && vocab.bos_id < 0) {
     Fail("{}: tokenizer.ggml.add_bos_token is set but there is no tokenizer.ggml.bos_token_id", file.path());
   }
