@@ -29,7 +29,7 @@ endif()
 
 file(GLOB RIDGE_JINJA_TEMPLATES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/templates/*.jinja)
 foreach(template IN LISTS RIDGE_JINJA_TEMPLATES)
-  get_filename_component(name ${template} NAME_WE)
+  get_filename_component(name ${template} NAME_WLE)
   add_test(NAME jinja_oracle_${name}
            COMMAND ${RIDGE_JINJA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/oracle.py --ridge $<TARGET_FILE:ridge> ${template})
   set_tests_properties(jinja_oracle_${name} PROPERTIES LABELS jinja TIMEOUT 120

@@ -52,8 +52,10 @@ bool PassesTest(const Value& v, const CallArgs& args, size_t first) {
   return ApplyTest(test.as_string(), v, rest);
 }
 
+// Jinja2 skips a false sequence (None, empty) instead of iterating it.
 Value Select(const Value& seq, const CallArgs& args, bool by_attribute, bool keep) {
   List out;
+  if (!seq.Truthy()) return Value::FromList({});
   for (const Value& item : Iterate(seq)) {
     Value subject = item;
     if (by_attribute) {
@@ -67,6 +69,7 @@ Value Select(const Value& seq, const CallArgs& args, bool by_attribute, bool kee
 
 Value Map(const Value& seq, const CallArgs& args) {
   List out;
+  if (!seq.Truthy()) return Value::FromList({});
   if (const Value* attribute = NamedArg(args, "attribute")) {
     const Value* fallback = NamedArg(args, "default");
     for (const Value& item : Iterate(seq)) {
@@ -150,21 +153,6 @@ Value ToJson(const Value& v, const CallArgs& args) {
   return Value(JsonDumps(v, o));
 }
 
-Value Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return Value(std::move(out));
-}
-
 Value ToInt(const Value& v, const CallArgs& args) {
   const Value* fallback = args.Get(0, "default");
   const Value def = fallback ? *fallback : Value(int64_t{0});
@@ -243,7 +231,7 @@ Value ApplyFilter(const std::string& name, const Value& v, const CallArgs& args)
     if (v.is_undefined() || (boolean && !v.Truthy())) return fallback ? *fallback : Value(std::string());
     return v;
   }
-  if (name == "safe") return v;
+  if (name == "safe") return v.is_markup() ? v : Value::MakeMarkup(PyStr(v));
   if (name == "string") return Value(PyStr(v));
   if (name == "trim") return Value(PyStrip(PyStr(v), args.Get(0, "chars") ? std::optional(PyStr(*args.Get(0, "chars")))
                                                                            : std::nullopt, true, true));
@@ -251,7 +239,7 @@ Value ApplyFilter(const std::string& name, const Value& v, const CallArgs& args)
   if (name == "lower") return Value(AsciiLower(PyStr(v)));
   if (name == "capitalize") return Value(PyCapitalize(PyStr(v)));
   if (name == "title") return Value(PyTitle(PyStr(v)));
-  if (name == "escape" || name == "e") return Escape(PyStr(v));
+  if (name == "escape" || name == "e") return v.is_markup() ? v : Value::MakeMarkup(HtmlEscape(PyStr(v)));
   if (name == "indent") return Indent(v, args);
   if (name == "tojson") return ToJson(v, args);
   if (name == "int") return ToInt(v, args);

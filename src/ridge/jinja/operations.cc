@@ -122,7 +122,12 @@ Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   const bool ints = (a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool());
   auto ival = [](const Value& v) { return v.is_bool() ? int64_t{v.as_bool()} : v.as_int(); };
   if (op == "+") {
-    if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+    if (a.is_string() && b.is_string()) {
+      if (a.is_markup() || b.is_markup())  // Markup + str escapes the str
+        return Value::MakeMarkup((a.is_markup() ? a.as_string() : HtmlEscape(a.as_string())) +
+                                 (b.is_markup() ? b.as_string() : HtmlEscape(b.as_string())));
+      return Value(a.as_string() + b.as_string());
+    }
     if (a.is_list() && b.is_list()) {
       List out = a.list();
       out.insert(out.end(), b.list().begin(), b.list().end());

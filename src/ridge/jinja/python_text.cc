@@ -167,6 +167,21 @@ std::string PyFloatRepr(double d) {
   return out;
 }
 
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::string PyStr(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kUndefined: return "";

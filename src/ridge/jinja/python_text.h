@@ -11,7 +11,9 @@ namespace ridge::jinja {
 
 std::string PyStr(const Value& v);   // Undefined prints as ""
 std::string PyRepr(const Value& v);
-std::string PyFloatRepr(double d);   // 1.0, 0.1, 1e+16, 1.5e-05, inf, nan
+std::string PyFloatRepr(double d);
+// markupsafe.escape: & < > " ' as HTML entities (&#34; and &#39; for the quotes).
+std::string HtmlEscape(const std::string& s);   // 1.0, 0.1, 1e+16, 1.5e-05, inf, nan
 
 struct JsonDumpOptions {
   std::optional<int> indent;     // None: one line

@@ -65,6 +65,13 @@ class Value {
   Value(std::shared_ptr<Dict> d) : v_(std::move(d)) {}
   Value(std::shared_ptr<Callable> c) : v_(std::move(c)) {}
   static Value FromList(List items) { return Value(std::make_shared<List>(std::move(items))); }
+  // markupsafe's Markup: a string the `safe` and `escape` filters return.
+  // Jinja2 keeps it through `+`, escaping the other (plain) string.
+  static Value MakeMarkup(std::string s) {
+    Value v(std::move(s));
+    v.markup_ = true;
+    return v;
+  }
   static Value FromJson(const nlohmann::ordered_json& j);
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
@@ -78,6 +85,7 @@ class Value {
   bool is_list() const { return kind() == Kind::kList; }
   bool is_dict() const { return kind() == Kind::kDict; }
   bool is_callable() const { return kind() == Kind::kCallable; }
+  bool is_markup() const { return markup_; }
 
   bool as_bool() const { return std::get<bool>(v_); }
   int64_t as_int() const { return std::get<int64_t>(v_); }
@@ -103,6 +111,7 @@ class Value {
   std::variant<Undefined, None, bool, int64_t, double, std::string, std::shared_ptr<List>, std::shared_ptr<Dict>,
                std::shared_ptr<Callable>>
       v_;
+  bool markup_ = false;
 };
 
 // Python's ==, as Jinja compares (1 == 1.0 == True; lists and dicts by content).
