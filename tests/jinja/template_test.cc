@@ -196,6 +196,11 @@ TEST(JinjaTemplateLimits, OutputAndValueSizesAreCapped) {
             std::string::npos);
 }
 
+TEST(JinjaTemplateLimits, ANamespaceHoldingItselfComparesAndPrints) {
+  EXPECT_EQ(Render("{% set ns = namespace() %}{% set ns.me = [ns] %}{{ ns == ns }} {{ ns.me == [ns] }} {{ ns.me }}"),
+            "True True [<Namespace>]");
+}
+
 TEST(JinjaTemplateLimits, RecursiveMacrosStop) {
   EXPECT_NE(ErrorOf("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}").find("macro calls nested deeper"),
             std::string::npos);

@@ -111,6 +111,9 @@ bool Equal(const Value& a, const Value& b) {
       return true;
     }
     case Value::Kind::kDict: {
+      // A namespace is equal to itself only, as in Jinja2; this also ends the
+      // comparison of a namespace that holds itself.
+      if (a.dict().is_namespace || b.dict().is_namespace) return &a.dict() == &b.dict();
       if (a.dict().entries.size() != b.dict().entries.size()) return false;
       for (const auto& [k, v] : a.dict().entries) {
         const Value* other = b.dict().Find(k);
