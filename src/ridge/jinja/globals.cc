@@ -15,7 +15,7 @@ Value Function(std::string name, std::function<Value(const CallArgs&)> call) {
   return Value(std::move(c));
 }
 
-Value MakeDict(const CallArgs& args, bool is_namespace) {
+std::shared_ptr<Dict> MakeDict(const CallArgs& args, bool is_namespace) {
   auto d = std::make_shared<Dict>();
   d->is_namespace = is_namespace;
   for (const Value& p : args.positional) {
@@ -23,7 +23,7 @@ Value MakeDict(const CallArgs& args, bool is_namespace) {
     for (const auto& [k, v] : p.dict().entries) d->Set(k, v);
   }
   for (const auto& [k, v] : args.keywords) d->Set(k, v);
-  return Value(std::move(d));
+  return d;
 }
 
 }  // namespace
@@ -44,8 +44,12 @@ std::unordered_map<std::string, Value> MakeGlobals(const GlobalsOptions& options
     if (n == 0 && !format->as_string().empty()) throw TemplateError("strftime_now: format too long");
     return Value(std::string(buf, n));
   });
-  g["namespace"] = Function("namespace", [](const CallArgs& args) { return MakeDict(args, true); });
-  g["dict"] = Function("dict", [](const CallArgs& args) { return MakeDict(args, false); });
+  g["namespace"] = Function("namespace", [created = options.created_namespaces](const CallArgs& args) {
+    std::shared_ptr<Dict> ns = MakeDict(args, true);
+    created->push_back(ns);
+    return Value(std::move(ns));
+  });
+  g["dict"] = Function("dict", [](const CallArgs& args) { return Value(MakeDict(args, false)); });
   g["range"] = Function("range", [max = options.max_range_items](const CallArgs& args) -> Value {
     int64_t start = 0, stop = 0, step = 1;
     auto num = [](const Value& v) {

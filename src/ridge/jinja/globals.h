@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ridge/jinja/value.h"
 
@@ -13,6 +14,9 @@ namespace ridge::jinja {
 struct GlobalsOptions {
   std::time_t now = 0;           // strftime_now's clock, UTC
   uint64_t max_range_items = 0;  // range() longer than this is refused
+  // Every namespace() made is added here: a namespace may hold itself (the
+  // only cycle values can form), so the render empties them when it ends.
+  std::vector<std::shared_ptr<Dict>>* created_namespaces = nullptr;
 };
 
 std::unordered_map<std::string, Value> MakeGlobals(const GlobalsOptions& options);
