@@ -84,6 +84,8 @@ TEST(JinjaTemplate, Expressions) {
             "True True True True");
   EXPECT_EQ(Render("{{ 'yes' if x else 'no' }}{{ 'never' if false }}", {{"x", true}}), "yes");
   EXPECT_EQ(Render("{{ none or 'default' }} {{ 0 and 1 }} {{ not [] }}"), "default 0 True");
+  // Chained comparisons mean what they do in Python.
+  EXPECT_EQ(Render("{{ 1 < 2 < 3 }} {{ 3 > 2 < 1 }} {{ 1 < 3 > 2 }} {{ 1 == 1 in [1] }}"), "True False True True");
 }
 
 TEST(JinjaTemplate, SlicingCountsCodePoints) {

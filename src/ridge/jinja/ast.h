@@ -35,6 +35,7 @@ enum class ExprKind {
   kUnary,      // op: "-", "+", "not"
   kBinary,     // op: + - * / // % ** ~ == != < <= > >= in, "not in", and, or
   kCondition,  // items[1] if items[0] else items[2] (absent: Undefined)
+  kCompareChain,  // items[0] args[0].name items[1] args[1].name items[2] ...: a < b < c is (a < b) and (b < c)
 };
 
 struct Expr {

@@ -323,25 +323,33 @@ class Parser {
   }
 
   ExprPtr ParseCompare() {
-    ExprPtr e = ParseMath1();
+    const int line = Peek().line;
+    std::vector<ExprPtr> operands;
+    std::vector<std::string> ops;
+    operands.push_back(ParseMath1());
     for (;;) {
-      const int line = Peek().line;
       if (Peek().type == TokenType::kOperator &&
           (Peek().text == "==" || Peek().text == "!=" || Peek().text == "<" || Peek().text == "<=" ||
            Peek().text == ">" || Peek().text == ">=")) {
-        std::string op = Next().text;
-        e = Binary(op, std::move(e), ParseMath1(), line);
+        ops.push_back(Next().text);
       } else if (IsName("in")) {
         Next();
-        e = Binary("in", std::move(e), ParseMath1(), line);
+        ops.push_back("in");
       } else if (IsName("not") && IsName("in", 1)) {
         Next();
         Next();
-        e = Binary("not in", std::move(e), ParseMath1(), line);
+        ops.push_back("not in");
       } else {
-        return e;
+        break;
       }
+      operands.push_back(ParseMath1());
     }
+    if (ops.empty()) return std::move(operands[0]);
+    if (ops.size() == 1) return Binary(ops[0], std::move(operands[0]), std::move(operands[1]), line);
+    ExprPtr chain = Make(ExprKind::kCompareChain, line);
+    chain->items = std::move(operands);
+    for (std::string& op : ops) chain->args.push_back(Argument{std::move(op), nullptr});
+    return chain;
   }
 
   ExprPtr ParseMath1() {

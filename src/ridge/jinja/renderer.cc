@@ -287,6 +287,15 @@ Value Renderer::EvalInner(const Expr& e, const std::shared_ptr<Frame>& frame) {
       if (e.name == "or") return a.Truthy() ? a : Eval(*e.items[1], frame);
       return Checked(BinaryOp(e.name, a, Eval(*e.items[1], frame)));
     }
+    case ExprKind::kCompareChain: {
+      Value left = Eval(*e.items[0], frame);
+      for (size_t i = 0; i < e.args.size(); ++i) {
+        Value right = Eval(*e.items[i + 1], frame);
+        if (!BinaryOp(e.args[i].name, left, right).Truthy()) return Value(false);
+        left = std::move(right);
+      }
+      return Value(true);
+    }
     case ExprKind::kCondition:
       if (Eval(*e.items[0], frame).Truthy()) return Eval(*e.items[1], frame);
       return e.items[2] ? Eval(*e.items[2], frame) : Value::MakeUndefined("the condition was false and there is no else");
