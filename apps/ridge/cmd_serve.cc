@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "ridge/base/error.h"
 #include "ridge/kv/paged_kv_cache.h"
@@ -90,8 +92,15 @@ int Serve(const ServeArgs& a) {
   options.metrics_need_key = !a.public_metrics;
   if (!a.chat_template.empty()) {
     options.chat_family = server::ParseChatFamily(a.chat_template);
-    if (!options.chat_family)
-      Fail("--chat-template: '{}' is not one of llama2, llama3, chatml, plain", a.chat_template);
+    if (!options.chat_family) {
+      std::ifstream in(a.chat_template, std::ios::binary);
+      if (!in)
+        Fail("--chat-template: '{}' is neither a family (llama2, llama3, chatml, plain) nor a readable file",
+             a.chat_template);
+      std::ostringstream text;
+      text << in.rdbuf();
+      options.chat_template_jinja = text.str();
+    }
   }
 
   auto model = Model::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
@@ -120,7 +129,11 @@ int Serve(const ServeArgs& a) {
   const EngineStats stats = server.engine().Stats();
   std::printf("ridge serve: model '%s' from %s, context %lld tokens, chat template: %s\n",
               options.model_name.c_str(), a.model_path.c_str(), static_cast<long long>(model->config().n_ctx_train),
-              server::ChatFamilyName(server.chat_template().family));
+              server.chat_template().Describe().c_str());
+  if (!server.chat_template().jinja_error.empty())
+    std::printf("ridge serve: the GGUF's tokenizer.chat_template does not parse (%s): the built-in '%s' family "
+                "renders instead\n",
+                server.chat_template().jinja_error.c_str(), server::ChatFamilyName(server.chat_template().family));
   std::printf("ridge serve: weights %s, %s\n", FormatBytes(static_cast<double>(model->weights().weight_bytes)).c_str(),
               DescribeMemory(model->file().memory()).c_str());
   std::printf("ridge serve: KV pool %lld blocks x %lld tokens = %lld tokens, %s (%s%s)\n",
@@ -192,7 +205,8 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
                  "reveal the model, load and traffic; Prometheus can send it with 'authorization')");
     sub.add_option("--max-body", a->max_body, "largest request body accepted (413 beyond)")->capture_default_str();
     sub.add_option("--chat-template", a->chat_template,
-                   "chat template family: llama2, llama3, chatml, plain (default: detected from the GGUF)");
+                   "a built-in chat template family (llama2, llama3, chatml, plain) or a Jinja template file (.jinja) "
+                   "(default: the GGUF's tokenizer.chat_template, or the family its markers name)");
     sub.add_option("--shutdown-grace", a->shutdown_grace_s,
                    "seconds running requests may finish after SIGINT/SIGTERM before they are cancelled")
         ->capture_default_str()->check(CLI::NonNegativeNumber);

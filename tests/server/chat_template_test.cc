@@ -102,5 +102,60 @@ TEST(ChatTemplate, PlainFallback) {
   EXPECT_EQ(t.Render({{"user", "x"}}, false), "User: x\n");
 }
 
+// A GGUF's Jinja template renders the prompt itself, with the vocabulary's BOS/EOS texts.
+const char* kJinjaTemplate =
+    "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}[U] {{ m.content | trim }}{% else %}"
+    "[{{ m.role | upper }}] {{ m.content }}{{ eos_token }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}[A]{% endif %}";
+
+TEST(ChatTemplate, JinjaTemplateRendersThePrompt) {
+  ChatTemplate t = ChatTemplate::FromJinja(kJinjaTemplate);
+  ASSERT_TRUE(t.jinja);
+  EXPECT_EQ(t.Describe(), "jinja");
+  t.bos_text = "<s>";
+  t.eos_text = "</s>";
+  EXPECT_EQ(t.Render(Conversation(), true), "<s>[SYSTEM] You are terse.</s>[U] Hi![ASSISTANT] Hello.</s>[U] Bye[A]");
+  EXPECT_EQ(t.Render({{"user", "x"}}, false), "<s>[U] x");
+  // The tokenizer adds BOS itself: the template's leading one is dropped, later ones kept.
+  t.strip_leading_bos = true;
+  EXPECT_EQ(t.Render({{"user", "x"}}, false), "[U] x");
+}
+
+TEST(ChatTemplate, JinjaRaiseExceptionIsA400WithTheTemplatesMessage) {
+  ChatTemplate t = ChatTemplate::FromJinja(
+      "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}ok");
+  ASSERT_TRUE(t.jinja);
+  EXPECT_EQ(t.Render({{"user", "x"}}, true), "ok");
+  try {
+    t.Render(Conversation(), true);
+    FAIL() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.param(), "messages");
+    EXPECT_STREQ(e.what(), "System role not supported");
+  }
+}
+
+TEST(ChatTemplate, JinjaFailureOnAConversationIsA400NamingTheLine) {
+  ChatTemplate t = ChatTemplate::FromJinja("{% for m in messages %}\n{{ m.content + 1 }}{% endfor %}");
+  ASSERT_TRUE(t.jinja);
+  try {
+    t.Render({{"user", "x"}}, true);
+    FAIL() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_NE(std::string(e.what()).find("line 2: unsupported operand"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ChatTemplate, UnparsableTemplateFallsBackToTheFamilyWithTheReason) {
+  ChatTemplate t = ChatTemplate::FromJinja("<|im_start|>{% for m in messages %}{{ m.content }}");
+  EXPECT_FALSE(t.jinja);
+  EXPECT_EQ(t.family, ChatFamily::kChatMl);
+  EXPECT_EQ(t.Describe(), "chatml");
+  EXPECT_NE(t.jinja_error.find("endfor"), std::string::npos) << t.jinja_error;
+  EXPECT_EQ(t.Render({{"user", "x"}}, true), "<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n");
+}
+
 }  // namespace
 }  // namespace ridge::server

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "ridge/server/api_error.h"
 
 namespace ridge::server {
@@ -71,7 +73,49 @@ ChatTemplate ChatTemplate::Detect(std::string_view text) {
   return t;
 }
 
+ChatTemplate ChatTemplate::FromJinja(std::string_view text) {
+  ChatTemplate t = Detect(text);
+  if (text.empty()) return t;
+  try {
+    t.jinja = std::make_shared<const jinja::Template>(text);
+  } catch (const jinja::TemplateError& e) {
+    t.jinja_error = e.Describe();
+  }
+  return t;
+}
+
+std::string ChatTemplate::Describe() const { return jinja ? "jinja" : ChatFamilyName(family); }
+
+namespace {
+
+std::string RenderJinja(const jinja::Template& t, const std::vector<ChatMessage>& messages,
+                        bool add_generation_prompt, const ChatTemplate& c) {
+  nlohmann::ordered_json vars;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+  vars["messages"] = std::move(list);
+  vars["tools"] = nullptr;  // as transformers passes them when a request has none
+  vars["documents"] = nullptr;
+  vars["add_generation_prompt"] = add_generation_prompt;
+  vars["bos_token"] = c.bos_text;
+  vars["eos_token"] = c.eos_text;
+  std::string text;
+  try {
+    text = t.Render(vars);
+  } catch (const jinja::TemplateRaised& e) {
+    ThrowInvalid("messages", e.what());  // the template's own words, as transformers reports them
+  } catch (const jinja::TemplateError& e) {
+    ThrowInvalid("messages", "the model's chat template failed on these messages: " + e.Describe());
+  }
+  if (c.strip_leading_bos && !c.bos_text.empty() && text.compare(0, c.bos_text.size(), c.bos_text) == 0)
+    text.erase(0, c.bos_text.size());
+  return text;
+}
+
+}  // namespace
+
 std::string ChatTemplate::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  if (jinja) return RenderJinja(*jinja, messages, add_generation_prompt, *this);
   switch (family) {
     case ChatFamily::kLlama3: return RenderLlama3(messages, add_generation_prompt);
     case ChatFamily::kChatMl: return RenderChatMl(messages, add_generation_prompt);

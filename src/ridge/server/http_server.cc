@@ -21,8 +21,16 @@ EndpointConfig MakeEndpointConfig(const Model& model, const Tokenizer& tokenizer
   } catch (const Error&) {
     template_text.clear();  // present but not a string: use the plain fallback
   }
-  c.chat_template = ChatTemplate::Detect(template_text);
-  if (o.chat_family) c.chat_template.family = *o.chat_family;
+  if (o.chat_template_jinja) {
+    c.chat_template = ChatTemplate::FromJinja(*o.chat_template_jinja);
+    if (!c.chat_template.jinja) Fail("the chat template does not parse: {}", c.chat_template.jinja_error);
+  } else if (o.chat_family) {
+    c.chat_template = ChatTemplate::Detect(template_text);
+    c.chat_template.family = *o.chat_family;
+  } else {
+    c.chat_template = ChatTemplate::FromJinja(template_text);
+  }
+  c.chat_template.strip_leading_bos = tokenizer.add_bos();
   if (tokenizer.bos_id() >= 0) c.chat_template.bos_text = tokenizer.TokenPiece(tokenizer.bos_id());
   if (tokenizer.eos_id() >= 0) c.chat_template.eos_text = tokenizer.TokenPiece(tokenizer.eos_id());
   return c;

@@ -46,7 +46,8 @@ struct ServerOptions {
   // the load and the traffic. Off for scrapers that cannot send the key.
   bool metrics_need_key = true;
   int retry_after_s = 1;                  // Retry-After of a 429
-  std::optional<ChatFamily> chat_family;  // overrides the family detected from the GGUF's template
+  std::optional<ChatFamily> chat_family;  // a built-in family instead of the GGUF's template
+  std::optional<std::string> chat_template_jinja;  // a Jinja template instead of the GGUF's (--chat-template F.jinja)
   std::chrono::milliseconds poll_interval{20};
   std::chrono::milliseconds sse_ping_interval{1000};
 };
