@@ -118,10 +118,8 @@ void PrintVariant(const GgufFile& f, const ModelConfig& c) {
   if (a.qk_norm) std::printf(", per-head Q/K RMSNorm");
   if (c.attn_softcap > 0) std::printf(", score soft-cap %g", c.attn_softcap);
   if (c.sliding_window > 0) {
-    int64_t sliding = 0;
-    for (int64_t l = 0; l < c.n_layers; ++l) sliding += c.IsSlidingLayer(l) ? 1 : 0;
     std::printf(", sliding window %lld tokens on %lld of %lld layers", static_cast<long long>(c.sliding_window),
-                static_cast<long long>(sliding), static_cast<long long>(c.n_layers));
+                static_cast<long long>(c.SlidingLayerCount()), static_cast<long long>(c.n_layers));
     if (a.global_layer_every != 0 && c.rope_freq_base_swa != c.rope_freq_base)
       std::printf(" (their RoPE base %g)", c.rope_freq_base_swa);
   }
@@ -166,8 +164,7 @@ void PrintModel(const GgufFile& f) {
   std::printf("\nKV cache: per token = 2 (K and V) × %lld layers × %lld KV heads × %lld head dim × bytes per element\n",
               static_cast<long long>(c.n_layers), static_cast<long long>(c.n_kv_heads),
               static_cast<long long>(c.head_dim));
-  int64_t sliding = 0;
-  for (int64_t l = 0; l < c.n_layers; ++l) sliding += c.IsSlidingLayer(l) ? 1 : 0;
+  const int64_t sliding = c.SlidingLayerCount();
   struct Cache {
     const char* name;
     double bytes_per_element;

@@ -96,6 +96,12 @@ bool ModelConfig::IsSlidingLayer(int64_t layer) const {
   return sliding_window > 0 && ridge::IsSlidingLayer(arch(), layer);
 }
 
+int64_t ModelConfig::SlidingLayerCount() const {
+  int64_t n = 0;
+  for (int64_t l = 0; l < n_layers; ++l) n += IsSlidingLayer(l) ? 1 : 0;
+  return n;
+}
+
 ModelConfig ModelConfig::FromGguf(const GgufFile& f) {
   ModelConfig c;
   c.architecture = f.RequireString("general.architecture");

@@ -62,6 +62,8 @@ struct ModelConfig {
   const ArchitectureSpec& arch() const;
   // Whether layer l attends within sliding_window positions.
   bool IsSlidingLayer(int64_t layer) const;
+  // How many layers do (0 without a window).
+  int64_t SlidingLayerCount() const;
 
   // Reads and validates the keys of the file's architecture; throws
   // ridge::Error naming the key that is missing, out of range or

@@ -63,9 +63,7 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
     const double W = static_cast<double>(c.sliding_window);
     const double window_keys = std::min(keys, W);
     const double window_pairs = prefill ? (T <= W ? pairs : W * (W + 1) / 2 + (T - W) * W) : S * window_keys;
-    double sliding = 0;
-    for (int64_t l = 0; l < c.n_layers; ++l) sliding += c.IsSlidingLayer(l) ? 1 : 0;
-    const double share = sliding / layers;
+    const double share = static_cast<double>(c.SlidingLayerCount()) / layers;
     kv_frac = 1.0 - share + share * window_keys / std::max(keys, 1.0);
     pair_frac = 1.0 - share + share * window_pairs / std::max(pairs, 1.0);
   }
