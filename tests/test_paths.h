@@ -8,6 +8,8 @@ namespace ridge::testing {
 std::string SharedDir();
 // A fresh directory under the system temp folder, unique per call, removed when the test process exits.
 std::string ScratchDir(const std::string& name);
+// The source tree (test data committed with the tests: tests/jinja/templates, ...).
+std::string SourceDir();
 // The ridge binary built alongside the tests.
 std::string RidgeBinary();
 

@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "ridge/server/api_error.h"
+#include "test_paths.h"
 
 namespace ridge::server {
 namespace {
@@ -155,6 +159,94 @@ TEST(ChatTemplate, UnparsableTemplateFallsBackToTheFamilyWithTheReason) {
   EXPECT_EQ(t.Describe(), "chatml");
   EXPECT_NE(t.jinja_error.find("endfor"), std::string::npos) << t.jinja_error;
   EXPECT_EQ(t.Render({{"user", "x"}}, true), "<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n");
+}
+
+// Tools: a conversation that calls a tool and gets its result back.
+std::vector<ChatMessage> ToolConversation() {
+  ChatMessage call_turn("assistant", "");
+  call_turn.content_null = true;
+  call_turn.tool_calls.push_back({"call_1", "get_weather", nlohmann::ordered_json::parse(R"({"city": "Paris"})")});
+  ChatMessage result("tool", "18 C");
+  result.tool_call_id = "call_1";
+  result.name = "get_weather";
+  return {{"user", "Weather?"}, call_turn, result};
+}
+
+nlohmann::ordered_json WeatherTools() {
+  return nlohmann::ordered_json::parse(R"([{"type": "function", "function": {"name": "get_weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])");
+}
+
+std::string TemplateFile(const std::string& name) {
+  std::ifstream in(ridge::testing::SourceDir() + "/tests/jinja/templates/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ChatTemplate, ToolFormatsFollowTheTemplatesThatRenderTools) {
+  const std::pair<const char*, ToolCallFormat> cases[] = {
+      {"Qwen-Qwen2.5-7B-Instruct.jinja", ToolCallFormat::kHermes},
+      {"NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", ToolCallFormat::kHermes},
+      {"meta-llama-Llama-3.3-70B-Instruct.jinja", ToolCallFormat::kLlama3},
+      {"mistralai-Mistral-Nemo-Instruct-2407.jinja", ToolCallFormat::kMistral},
+  };
+  for (const auto& [file, format] : cases) {
+    SCOPED_TRACE(file);
+    ChatTemplate t = ChatTemplate::FromJinja(TemplateFile(file));
+    ASSERT_TRUE(t.jinja) << t.jinja_error;
+    EXPECT_TRUE(t.renders_tools);
+    EXPECT_EQ(t.tool_format, format);
+  }
+  ChatTemplate gemma = ChatTemplate::FromJinja(TemplateFile("google-gemma-2-2b-it.jinja"));
+  ASSERT_TRUE(gemma.jinja);
+  EXPECT_FALSE(gemma.renders_tools);
+  EXPECT_EQ(gemma.tool_format, ToolCallFormat::kJson);
+}
+
+TEST(ChatTemplate, JinjaTemplateRendersToolsCallsAndResultsAsTheModelWasTrained) {
+  ChatTemplate t = ChatTemplate::FromJinja(TemplateFile("Qwen-Qwen2.5-7B-Instruct.jinja"));
+  ASSERT_TRUE(t.jinja) << t.jinja_error;
+  const std::string text = t.Render(ToolConversation(), true, WeatherTools());
+  // Qwen 2.5's own spelling (tools as JSON lines in <tools>, calls in
+  // <tool_call>, results in <tool_response> inside a user turn).
+  EXPECT_NE(text.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<|im_start|>assistant\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
+                      "{\"city\": \"Paris\"}}\n</tool_call><|im_end|>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<|im_start|>user\n<tool_response>\n18 C\n</tool_response><|im_end|>\n"
+                      "<|im_start|>assistant\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(ChatTemplate, TemplatesWithoutToolsGetTheGenericForm) {
+  ChatTemplate t = ChatTemplate::Detect(kChatMlTemplate);  // the built-in ChatML family
+  const std::string text = t.Render(ToolConversation(), true, WeatherTools());
+  EXPECT_EQ(text.rfind("<|im_start|>system\nYou can call these tools", 0), 0u) << text;
+  EXPECT_NE(text.find(R"({"name":"get_weather","parameters":)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(<|im_start|>assistant
+{"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"}}]}<|im_end|>)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<|im_start|>user\nResult of the tool call call_1 (get_weather): 18 C<|im_end|>"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(t.tool_format, ToolCallFormat::kJson);
+
+  // Llama 2 needs alternating turns: a tool result and the next question become one user turn.
+  ChatTemplate llama2 = ChatTemplate::Detect(kLlama2Template);
+  std::vector<ChatMessage> conversation = ToolConversation();
+  conversation.push_back({"assistant", "Mild."});
+  conversation.push_back({"tool", "late"});
+  conversation.back().tool_call_id = "call_1";
+  conversation.push_back({"user", "Thanks"});
+  const std::string llama2_text = llama2.Render(conversation, true, WeatherTools());
+  EXPECT_NE(llama2_text.find("Result of the tool call call_1 (): late\n\nThanks [/INST]"), std::string::npos)
+      << llama2_text;
 }
 
 }  // namespace

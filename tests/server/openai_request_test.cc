@@ -13,7 +13,7 @@ namespace ridge::server {
 namespace {
 
 CompletionRequest Completion(const std::string& body) { return ParseCompletionRequest(ParseJsonObject(body)); }
-ChatRequest Chat(const std::string& body) { return ParseChatRequest(ParseJsonObject(body)); }
+ChatRequest Chat(const std::string& body) { return ParseChatRequest(std::string_view(body)); }
 
 TEST(OpenAiRequest, CompletionReadsEveryField) {
   CompletionRequest r = Completion(R"({
@@ -86,6 +86,50 @@ TEST(OpenAiRequest, ChatReadsMessagesAndLogprobs) {
   EXPECT_TRUE(r.sampling.logprobs);
   EXPECT_EQ(r.sampling.top_logprobs, 2);
   EXPECT_TRUE(r.add_generation_prompt);
+}
+
+TEST(OpenAiRequest, ChatReadsToolsToolChoiceAndToolTurns) {
+  ChatRequest r = Chat(R"({
+    "messages": [
+      {"role": "user", "content": "Weather in Paris?"},
+      {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"z\": 1, \"a\": \"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "18 C"}],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "description": "d",
+               "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+              {"type": "function", "function": {"name": "noop"}}],
+    "tool_choice": {"type": "function", "function": {"name": "noop"}},
+    "parallel_tool_calls": false})");
+  ASSERT_EQ(r.tools.size(), 2u);
+  EXPECT_EQ(r.tools[0]["function"]["description"], "d");
+  // As the client wrote them (a template prints them; nlohmann::json would sort the keys).
+  EXPECT_EQ(r.tools[1].dump(), R"({"type":"function","function":{"name":"noop"}})");
+  EXPECT_EQ(r.tool_choice, ToolChoice::kNamed);
+  EXPECT_EQ(r.tool_choice_name, "noop");
+  EXPECT_FALSE(r.parallel_tool_calls);
+  ASSERT_EQ(r.messages.size(), 3u);
+  const ChatMessage& call_turn = r.messages[1];
+  EXPECT_TRUE(call_turn.content_null);
+  ASSERT_EQ(call_turn.tool_calls.size(), 1u);
+  EXPECT_EQ(call_turn.tool_calls[0].id, "call_1");
+  EXPECT_EQ(call_turn.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(call_turn.tool_calls[0].arguments.dump(), R"({"z":1,"a":"Paris"})");  // the client's key order
+  const ChatMessage& result = r.messages[2];
+  EXPECT_EQ(result.role, "tool");
+  EXPECT_EQ(result.tool_call_id, "call_1");
+  EXPECT_EQ(result.name, "get_weather");  // from the call it answers
+  EXPECT_EQ(result.content, "18 C");
+
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "x"}]})").tool_choice, ToolChoice::kNone);
+  const std::string tools = R"("tools": [{"type": "function", "function": {"name": "f"}}])";
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "x"}], )" + tools + "}").tool_choice,
+            ToolChoice::kAuto);
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required", )" + tools + "}")
+                .tool_choice,
+            ToolChoice::kRequired);
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "none", )" + tools + "}")
+                .tool_choice,
+            ToolChoice::kNone);
 }
 
 TEST(OpenAiRequest, TokenizeAndDetokenize) {
@@ -198,7 +242,9 @@ std::vector<HostileCase> HostileCases() {
       {H, R"({"messages": [{"content": "x"}]})", "messages[0].role"},
       {H, R"({"messages": [{"role": 1, "content": "x"}]})", "messages[0].role"},
       {H, R"({"messages": [{"role": "wizard", "content": "x"}]})", "messages[0].role"},
-      {H, R"({"messages": [{"role": "tool", "content": "x"}]})", "messages[0].role"},
+      {H, R"({"messages": [{"role": "function", "content": "x"}]})", "messages[0].role"},
+      {H, R"({"messages": [{"role": "tool", "content": "x"}]})", "messages[0].tool_call_id"},
+      {H, R"({"messages": [{"role": "tool", "tool_call_id": "c"}]})", "messages[0].content"},
       {H, R"({"messages": [{"role": "user"}]})", "messages[0].content"},
       {H, R"({"messages": [{"role": "user", "content": 5}]})", "messages[0].content"},
       {H, R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})",
@@ -206,12 +252,40 @@ std::vector<HostileCase> HostileCases() {
       {H, R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})", "messages[0].content[0].text"},
       {H, R"({"messages": [{"role": "user", "content": [5]}]})", "messages[0].content[0]"},
       {H, R"({"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"id": "1"}]}]})",
-       "messages[0].tool_calls"},
+       "messages[0].tool_calls[0].function"},
+      {H, R"({"messages": [{"role": "assistant", "tool_calls": {}}]})", "messages[0].tool_calls"},
+      {H, R"({"messages": [{"role": "user", "content": "x", "tool_calls": []}]})", "messages[0].tool_calls"},
+      {H, R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}]})",
+       "messages[0].tool_calls[0].id"},
+      {H, R"({"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}]})",
+       "messages[0].tool_calls[0].function.arguments"},
+      {H, R"({"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f",
+          "arguments": "{\"a\": "}}]}]})", "messages[0].tool_calls[0].function.arguments"},
+      {H, R"({"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f",
+          "arguments": "[1]"}}]}]})", "messages[0].tool_calls[0].function.arguments"},
+      {H, R"({"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "type": "code", "function": {
+          "name": "f", "arguments": "{}"}}]}]})", "messages[0].tool_calls[0].type"},
       {H, "{" + user + R"(, "top_logprobs": 2})", "top_logprobs"},
       {H, "{" + user + R"(, "logprobs": 1})", "logprobs"},
       {H, "{" + user + R"(, "logprobs": true, "top_logprobs": 50})", "top_logprobs"},
       {H, "{" + user + R"(, "max_completion_tokens": -5})", "max_completion_tokens"},
-      {H, "{" + user + R"(, "tools": [{"type": "function"}]})", "tools"},
+      {H, "{" + user + R"(, "tools": [{"type": "function"}]})", "tools[0].function"},
+      {H, "{" + user + R"(, "tools": {"type": "function"}})", "tools"},
+      {H, "{" + user + R"(, "tools": [{"type": "retrieval", "function": {"name": "f"}}]})", "tools[0].type"},
+      {H, "{" + user + R"(, "tools": [{"type": "function", "function": {"name": "a b"}}]})", "tools[0].function.name"},
+      {H, "{" + user + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters": 5}}]})",
+       "tools[0].function.parameters"},
+      {H, "{" + user + R"(, "tools": [{"type": "function", "function": {"name": "f"}},
+          {"type": "function", "function": {"name": "f"}}]})", "tools[1].function.name"},
+      {H, "{" + user + R"(, "functions": [{"name": "f"}]})", "functions"},
+      {H, "{" + user + R"(, "tool_choice": "required"})", "tool_choice"},
+      {H, "{" + user + R"(, "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "always"})",
+       "tool_choice"},
+      {H, "{" + user + R"(, "tools": [{"type": "function", "function": {"name": "f"}}],
+          "tool_choice": {"type": "function", "function": {"name": "g"}}})", "tool_choice.function.name"},
+      {H, "{" + user + R"(, "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {}})",
+       "tool_choice.function.name"},
+      {H, "{" + user + R"(, "parallel_tool_calls": "yes"})", "parallel_tool_calls"},
       {H, "{" + user + R"(, "n": 3})", "n"},
       {H, "{\"messages\": [{\"role\": \"user\", \"content\": \"\xf8\x88\x80\x80\x80\"}]}", ""},
       // Tokenizer endpoints.

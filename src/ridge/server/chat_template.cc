@@ -80,7 +80,10 @@ ChatTemplate ChatTemplate::FromJinja(std::string_view text) {
     t.jinja = std::make_shared<const jinja::Template>(text);
   } catch (const jinja::TemplateError& e) {
     t.jinja_error = e.Describe();
+    return t;
   }
+  t.renders_tools = text.find("tools") != std::string_view::npos;
+  if (t.renders_tools) t.tool_format = ToolCallFormatForTemplate(text);
   return t;
 }
 
@@ -88,13 +91,34 @@ std::string ChatTemplate::Describe() const { return jinja ? "jinja" : ChatFamily
 
 namespace {
 
+using ojson = nlohmann::ordered_json;
+
+ojson MessageJson(const ChatMessage& m) {
+  ojson out{{"role", m.role}};
+  out["content"] = m.content_null ? ojson(nullptr) : ojson(m.content);
+  if (!m.tool_calls.empty()) {
+    ojson calls = ojson::array();
+    for (const ChatToolCall& c : m.tool_calls)
+      calls.push_back({{"id", c.id},
+                       {"type", "function"},
+                       {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    out["tool_calls"] = std::move(calls);
+  }
+  if (m.role == "tool") {
+    out["tool_call_id"] = m.tool_call_id;
+    if (!m.name.empty()) out["name"] = m.name;
+  }
+  return out;
+}
+
 std::string RenderJinja(const jinja::Template& t, const std::vector<ChatMessage>& messages,
-                        bool add_generation_prompt, const ChatTemplate& c) {
-  nlohmann::ordered_json vars;
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+                        bool add_generation_prompt, const ojson& tools, const ChatTemplate& c) {
+  ojson vars;
+  ojson list = ojson::array();
+  for (const ChatMessage& m : messages) list.push_back(MessageJson(m));
   vars["messages"] = std::move(list);
-  vars["tools"] = nullptr;  // as transformers passes them when a request has none
+  // As transformers passes them: None when the request has no tools.
+  vars["tools"] = tools.empty() ? ojson(nullptr) : tools;
   vars["documents"] = nullptr;
   vars["add_generation_prompt"] = add_generation_prompt;
   vars["bos_token"] = c.bos_text;
@@ -112,10 +136,57 @@ std::string RenderJinja(const jinja::Template& t, const std::vector<ChatMessage>
   return text;
 }
 
+// {"tool_calls": [{"name", "arguments"}]}: what the generic form asks the model to write.
+std::string GenericCallsJson(const std::vector<ChatToolCall>& calls) {
+  ojson list = ojson::array();
+  for (const ChatToolCall& c : calls) list.push_back({{"name", c.name}, {"arguments", c.arguments}});
+  return ojson{{"tool_calls", std::move(list)}}.dump();
+}
+
+// The conversation with tools spelt out for a template that cannot render
+// them: tool descriptions and the answer format in the system message,
+// earlier calls as the JSON the model was asked for, tool results as user
+// turns (merged with a following user turn, so that roles still alternate).
+std::vector<ChatMessage> WithGenericTools(const std::vector<ChatMessage>& messages, const ojson& tools) {
+  std::vector<ChatMessage> out;
+  if (!tools.empty()) {
+    std::string system =
+        "You can call these tools (each function's arguments are described by a JSON Schema):\n";
+    for (const ojson& t : tools) system += t["function"].dump() + "\n";
+    system +=
+        "To call tools, answer with only a JSON object of this form and nothing else: "
+        "{\"tool_calls\": [{\"name\": \"<function name>\", \"arguments\": {<the arguments>}}]}. "
+        "Otherwise answer normally.";
+    if (!messages.empty() && messages[0].role == "system") system = messages[0].content + "\n\n" + system;
+    out.push_back(ChatMessage{"system", system});
+  }
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (i == 0 && m.role == "system" && !tools.empty()) continue;  // folded in above
+    ChatMessage plain{m.role, m.content};
+    if (!m.tool_calls.empty())
+      plain.content = (m.content.empty() ? "" : m.content + "\n") + GenericCallsJson(m.tool_calls);
+    if (m.role == "tool") {
+      plain.role = "user";
+      plain.content = fmt::format("Result of the tool call {} ({}): {}", m.tool_call_id, m.name, m.content);
+    }
+    if (plain.role == "user" && !out.empty() && out.back().role == "user")
+      out.back().content += "\n\n" + plain.content;
+    else
+      out.push_back(std::move(plain));
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string ChatTemplate::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-  if (jinja) return RenderJinja(*jinja, messages, add_generation_prompt, *this);
+std::string ChatTemplate::Render(const std::vector<ChatMessage>& conversation, bool add_generation_prompt,
+                                 const ojson& tools) const {
+  if (jinja && renders_tools) return RenderJinja(*jinja, conversation, add_generation_prompt, tools, *this);
+  bool generic = !tools.empty();
+  for (const ChatMessage& m : conversation) generic = generic || m.role == "tool" || !m.tool_calls.empty();
+  const std::vector<ChatMessage> messages = generic ? WithGenericTools(conversation, tools) : conversation;
+  if (jinja) return RenderJinja(*jinja, messages, add_generation_prompt, ojson::array(), *this);
   switch (family) {
     case ChatFamily::kLlama3: return RenderLlama3(messages, add_generation_prompt);
     case ChatFamily::kChatMl: return RenderChatMl(messages, add_generation_prompt);

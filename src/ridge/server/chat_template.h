@@ -19,6 +19,14 @@
 // The rendered text contains control-token texts ("<|eot_id|>") and is
 // encoded with parse_special; the leading BOS is not part of it (the
 // tokenizer adds it as the vocabulary asks), later BOS/EOS texts are.
+//
+// Tools: a Jinja template that mentions `tools` renders them itself (with
+// assistant tool_calls whose arguments are objects, and tool results), and
+// the model answers in the format its template teaches (tool_format). Any
+// other template, and every built-in family, gets the generic form: the tools
+// and a JSON answer format described in the system message, earlier calls
+// written as that JSON, and tool results as user turns; the model is then
+// parsed as ToolCallFormat::kJson.
 #include <memory>
 #include <optional>
 #include <vector>
@@ -27,6 +35,7 @@
 
 #include "ridge/jinja/template.h"
 #include "ridge/server/openai_request.h"
+#include "ridge/server/tool_call_parser.h"
 
 namespace ridge::server {
 
@@ -48,6 +57,10 @@ struct ChatTemplate {
   // The tokenizer adds BOS itself: a leading bos_text the template renders is
   // dropped, so that the prompt does not start with two.
   bool strip_leading_bos = false;
+  // The Jinja template renders `tools` itself (else the generic form is used).
+  bool renders_tools = false;
+  // How this template's model writes calls.
+  ToolCallFormat tool_format = ToolCallFormat::kJson;
 
   // Chooses the family from a GGUF chat template's text ("" → plain).
   static ChatTemplate Detect(std::string_view template_text);
@@ -59,10 +72,12 @@ struct ChatTemplate {
   std::string Describe() const;
 
   // The prompt for `messages`, ending with the assistant's turn opening when
-  // add_generation_prompt. Throws ApiError 400 ("messages") for a conversation
-  // the family cannot express (Llama 2: roles must alternate user/assistant),
-  // or that the Jinja template refuses (its raise_exception message) or fails on.
-  std::string Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  // add_generation_prompt. `tools`: the request's checked tools array (empty:
+  // none). Throws ApiError 400 ("messages") for a conversation the family
+  // cannot express (Llama 2: roles must alternate user/assistant), or that the
+  // Jinja template refuses (its raise_exception message) or fails on.
+  std::string Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                     const nlohmann::ordered_json& tools = nlohmann::ordered_json::array()) const;
 };
 
 }  // namespace ridge::server

@@ -24,6 +24,10 @@ void GenerationSession::Abort() {
   if (!finished_) stream_->Cancel(FinishKind::kAbort);
 }
 
+void GenerationSession::Stop() {
+  if (!finished_) stream_->Cancel(FinishKind::kStop);
+}
+
 bool GenerationSession::Next(GenerationDelta& out, std::chrono::milliseconds timeout) {
   if (finished_) return false;
   StreamUpdate update;

@@ -53,6 +53,10 @@ class GenerationSession {
   bool Next(GenerationDelta& out, std::chrono::milliseconds timeout);
   // Ends the request now (client gone, server stopping).
   void Abort();
+  // Ends the request as complete (kStop), as a stop string would: the reply
+  // has all it needs (its one tool call, say). Tokens already on their way
+  // still arrive through Next before the finish.
+  void Stop();
 
   bool finished() const { return finished_; }
   int64_t n_prompt_tokens() const { return n_prompt_tokens_; }

@@ -58,6 +58,12 @@ struct OpenAiEndpoints::Generation {
   // Non-streaming: everything so far.
   std::string text;
   std::vector<sampling::SampledToken> tokens;
+  // Chat requests with tools (tool_choice not none): the reply's text is
+  // parsed for calls as it comes; with parallel_tool_calls false, the first
+  // call ends the reply (what follows it is dropped).
+  std::optional<ToolCallParser> tool_parser;
+  bool single_call = false;
+  std::vector<ToolCall> calls;
 
   json Logprobs(std::span<const sampling::SampledToken> ts) {
     if (!want_logprobs) return nullptr;
@@ -76,9 +82,36 @@ struct OpenAiEndpoints::Generation {
     return ApiError(500, "server_error", "generation failed: " + (d.error.empty() ? std::string("unknown") : d.error));
   }
 
+  // What the reply's text so far holds: content to show, and calls.
+  ToolCallEvents SplitCalls(const GenerationDelta& d) {
+    ToolCallEvents events;
+    if (!tool_parser) {
+      events.content = d.text;
+      return events;
+    }
+    const bool closed = single_call && !calls.empty();
+    events = tool_parser->Feed(d.text);
+    if (d.finished && !Failed(d)) {
+      ToolCallEvents rest = tool_parser->Finish();
+      events.content += rest.content;
+      for (auto& c : rest.calls) events.calls.push_back(std::move(c));
+    }
+    if (closed) return {};
+    for (size_t i = 0; i < events.calls.size(); ++i) {
+      calls.push_back(events.calls[i].second);
+      if (single_call) {
+        events.calls.resize(i + 1);
+        events.content.clear();  // (only text before the call can be content, and it came in an earlier piece)
+        session.Stop();
+        break;
+      }
+    }
+    return events;
+  }
+
   // Non-streaming: adds a delta to the answer so far.
   void Absorb(GenerationDelta& d) {
-    text += d.text;
+    text += SplitCalls(d).content;
     for (auto& t : d.tokens) tokens.push_back(std::move(t));
   }
 
@@ -86,12 +119,18 @@ struct OpenAiEndpoints::Generation {
   std::string StreamEvents(const GenerationDelta& d) {
     std::string out;
     const bool failed = Failed(d);
-    if (!d.text.empty() || (want_logprobs && !d.tokens.empty()) || (d.finished && !failed)) {
+    ToolCallEvents events = SplitCalls(d);
+    // Each call streams as its own chunks, before the piece's other text.
+    for (const auto& [index, call] : events.calls)
+      for (json& delta : ToolCallDeltas(index, call))
+        out += SseEvent(ChatChunk(header, std::move(delta), nullptr, FinishKind::kNone, include_usage));
+    const std::string& content = events.content;
+    if (!content.empty() || (want_logprobs && !d.tokens.empty()) || (d.finished && !failed)) {
       const FinishKind finish = failed ? FinishKind::kNone : d.finish_kind;
       json lp = d.tokens.empty() ? json(nullptr) : Logprobs(d.tokens);  // null unless asked for
       if (kind == ApiKind::kChat) {
-        json delta = d.text.empty() && (d.finished && d.tokens.empty()) ? json::object() : json{{"content", d.text}};
-        out += SseEvent(ChatChunk(header, std::move(delta), std::move(lp), finish, include_usage));
+        json delta = content.empty() && (d.finished || tool_parser) ? json::object() : json{{"content", content}};
+        out += SseEvent(ChatChunk(header, std::move(delta), std::move(lp), finish, include_usage, !calls.empty()));
       } else {
         out += SseEvent(CompletionChunk(header, d.text, std::move(lp), finish, include_usage));
       }
@@ -108,7 +147,8 @@ struct OpenAiEndpoints::Generation {
   std::string FinalBody(const GenerationDelta& d) {
     if (Failed(d)) return DumpJson(ErrorJson(FailureOf(d)));
     json lp = Logprobs(tokens);
-    if (kind == ApiKind::kChat) return DumpJson(ChatResponse(header, text, std::move(lp), d.finish_kind, Usage()));
+    if (kind == ApiKind::kChat)
+      return DumpJson(ChatResponse(header, text, std::move(lp), d.finish_kind, Usage(), calls));
     return DumpJson(CompletionResponse(header, echo_text + text, std::move(lp), d.finish_kind, Usage()));
   }
 
@@ -174,13 +214,15 @@ void OpenAiEndpoints::CheckModel(const std::string& model) const {
 }
 
 std::vector<TokenId> OpenAiEndpoints::ChatPrompt(const std::vector<ChatMessage>& messages,
-                                                 bool add_generation_prompt) const {
-  const std::string text = config_.chat_template.Render(messages, add_generation_prompt);
+                                                 bool add_generation_prompt,
+                                                 const nlohmann::ordered_json& tools) const {
+  const std::string text = config_.chat_template.Render(messages, add_generation_prompt, tools);
   return EncodeRequestText(tokenizer_, text, tokenizer_.add_bos(), /*parse_special=*/true, "messages");
 }
 
 void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vector<TokenId> prompt,
-                               const char* prompt_param, std::string echo_text, httplib::Response& res) {
+                               const char* prompt_param, std::string echo_text, const ChatRequest* tools,
+                               httplib::Response& res) {
   const int64_t n_prompt = static_cast<int64_t>(prompt.size());
   if (n_prompt == 0) ThrowInvalid(prompt_param, "the prompt has no tokens");
   if (n_prompt >= n_ctx_)
@@ -232,6 +274,12 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
   g->want_logprobs = f.sampling.wants_logprobs();
   g->echo_text = std::move(echo_text);
   g->text_offset = static_cast<int64_t>(g->echo_text.size());
+  if (tools && tools->tool_choice != ToolChoice::kNone) {
+    // Ids unique across replies: the response id's random part, then the call's index.
+    const std::string& id = g->header.id;
+    g->tool_parser.emplace(config_.chat_template.tool_format, "call_" + id.substr(id.find('-') + 1) + "_");
+    g->single_call = !tools->parallel_tool_calls;
+  }
   if (!f.stream) return AnswerWhole(*g, res);
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
@@ -286,13 +334,13 @@ void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response
     }
     if (r.echo) echo_text = tokenizer_.Decode(prompt);
   }
-  Generate(ApiKind::kCompletion, r, std::move(prompt), "prompt", std::move(echo_text), res);
+  Generate(ApiKind::kCompletion, r, std::move(prompt), "prompt", std::move(echo_text), nullptr, res);
 }
 
 void OpenAiEndpoints::ChatCompletions(const httplib::Request& req, httplib::Response& res) {
-  ChatRequest r = ParseChatRequest(ParseJsonObject(req.body));
+  ChatRequest r = ParseChatRequest(std::string_view(req.body));
   CheckModel(r.model);
-  Generate(ApiKind::kChat, r, ChatPrompt(r.messages, r.add_generation_prompt), "messages", {}, res);
+  Generate(ApiKind::kChat, r, ChatPrompt(r.messages, r.add_generation_prompt, r.tools), "messages", {}, &r, res);
 }
 
 void OpenAiEndpoints::Models(const httplib::Request&, httplib::Response& res) {
@@ -308,12 +356,12 @@ void OpenAiEndpoints::Model(const std::string& id, httplib::Response& res) {
 }
 
 void OpenAiEndpoints::Tokenize(const httplib::Request& req, httplib::Response& res) {
-  TokenizeRequest r = ParseTokenizeRequest(ParseJsonObject(req.body));
+  TokenizeRequest r = ParseTokenizeRequest(std::string_view(req.body));
   CheckModel(r.model);
   std::vector<TokenId> tokens =
       r.prompt ? EncodeRequestText(tokenizer_, *r.prompt, r.add_special_tokens && tokenizer_.add_bos(),
                                    r.parse_special, "prompt")
-               : ChatPrompt(r.messages, r.add_generation_prompt);
+               : ChatPrompt(r.messages, r.add_generation_prompt, r.tools);
   SetJson(res, json{{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", n_ctx_}});
 }
 

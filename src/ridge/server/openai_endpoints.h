@@ -60,11 +60,13 @@ class OpenAiEndpoints {
   struct Generation;
   // 404 model_not_found unless `model` is empty or the served model's name.
   void CheckModel(const std::string& model) const;
-  std::vector<TokenId> ChatPrompt(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  std::vector<TokenId> ChatPrompt(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                  const nlohmann::ordered_json& tools) const;
   // Non-streaming: waits for the whole answer and sets it (or throws its error).
   void AnswerWhole(Generation& g, httplib::Response& res);
+  // tools: a chat request whose reply is parsed for tool calls (null: none).
   void Generate(ApiKind kind, const GenerationFields& fields, std::vector<TokenId> prompt, const char* prompt_param,
-                std::string echo_text, httplib::Response& res);
+                std::string echo_text, const ChatRequest* tools, httplib::Response& res);
 
   Engine& engine_;
   Tokenizer tokenizer_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
 
 #include "ridge/server/api_error.h"
@@ -139,6 +141,37 @@ std::string MessageContent(const json& content, const std::string& path) {
   return text;
 }
 
+// An assistant turn's tool_calls: [{"id", "type": "function", "function": {"name", "arguments": "<JSON>"}}].
+std::vector<ChatToolCall> ParseMessageToolCalls(const json& calls, const std::string& path) {
+  if (!calls.is_array())
+    ThrowInvalid(path, fmt::format("'{}' must be an array, got {}", path, JsonTypeName(calls)));
+  std::vector<ChatToolCall> out;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    JsonFields c(calls[i], fmt::format("{}[{}]", path, i));
+    ChatToolCall call;
+    auto id = c.String("id");
+    if (!id) ThrowInvalid(c.Path("id"), fmt::format("'{}' is required", c.Path("id")));
+    call.id = *id;
+    if (auto type = c.String("type"); type && *type != "function")
+      ThrowInvalid(c.Path("type"), fmt::format("'{}' is '{}'; only 'function' calls exist", c.Path("type"), *type));
+    auto fn = c.Object("function");
+    if (!fn) ThrowInvalid(c.Path("function"), fmt::format("'{}' is required", c.Path("function")));
+    auto name = fn->String("name");
+    if (!name || name->empty()) ThrowInvalid(fn->Path("name"), fmt::format("'{}' is required", fn->Path("name")));
+    call.name = *name;
+    auto arguments = fn->String("arguments");
+    if (!arguments)
+      ThrowInvalid(fn->Path("arguments"), fmt::format("'{}' is required (a JSON object as a string)",
+                                                      fn->Path("arguments")));
+    call.arguments = nlohmann::ordered_json::parse(*arguments, nullptr, /*allow_exceptions=*/false);
+    if (!call.arguments.is_object())
+      ThrowInvalid(fn->Path("arguments"),
+                   fmt::format("'{}' must be a JSON object written as a string", fn->Path("arguments")));
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
 std::vector<ChatMessage> ParseMessages(const JsonFields& f) {
   const json* v = f.Find("messages");
   if (!v) ThrowInvalid("messages", "'messages' is required");
@@ -155,30 +188,118 @@ std::vector<ChatMessage> ParseMessages(const JsonFields& f) {
     auto role = m.String("role");
     if (!role) ThrowInvalid(m.Path("role"), fmt::format("'{}' is required", m.Path("role")));
     if (*role == "developer") *role = "system";
-    if (*role != "system" && *role != "user" && *role != "assistant")
-      ThrowInvalid(m.Path("role"), fmt::format("'{}' is '{}'; ridge supports system, developer, user and assistant",
-                                               m.Path("role"), *role));
+    if (*role != "system" && *role != "user" && *role != "assistant" && *role != "tool")
+      ThrowInvalid(m.Path("role"),
+                   fmt::format("'{}' is '{}'; ridge supports system, developer, user, assistant and tool",
+                               m.Path("role"), *role));
     message.role = *role;
-    if (const json* calls = m.Find("tool_calls"); calls && !(calls->is_array() && calls->empty()))
-      ThrowInvalid(m.Path("tool_calls"), "tool calls are not supported");
+    if (const json* calls = m.Find("tool_calls")) {
+      if (message.role != "assistant")
+        ThrowInvalid(m.Path("tool_calls"), fmt::format("'{}' is only allowed in assistant messages",
+                                                       m.Path("tool_calls")));
+      message.tool_calls = ParseMessageToolCalls(*calls, m.Path("tool_calls"));
+    }
+    if (message.role == "tool") {
+      auto id = m.String("tool_call_id");
+      if (!id) ThrowInvalid(m.Path("tool_call_id"), fmt::format("'{}' is required", m.Path("tool_call_id")));
+      message.tool_call_id = *id;
+      message.name = m.String("name").value_or("");
+    }
     const json* content = m.Find("content");
     if (!content) {
-      // Only an assistant turn may come without content (it had tool calls).
+      // Only an assistant turn may come without content (it called tools).
       if (message.role != "assistant")
         ThrowInvalid(m.Path("content"), fmt::format("'{}' is required", m.Path("content")));
+      message.content_null = true;
     } else {
       message.content = MessageContent(*content, m.Path("content"));
     }
     messages.push_back(std::move(message));
   }
+  // A tool result without a name takes the name of the call it answers.
+  for (ChatMessage& m : messages) {
+    if (m.role != "tool" || !m.name.empty()) continue;
+    for (const ChatMessage& earlier : messages)
+      for (const ChatToolCall& call : earlier.tool_calls)
+        if (call.id == m.tool_call_id) m.name = call.name;
+  }
   return messages;
 }
 
-void RejectTools(const JsonFields& f) {
-  for (const char* key : {"tools", "functions"}) {
-    const json* v = f.Find(key);
-    if (v && !(v->is_array() && v->empty())) ThrowInvalid(key, fmt::format("'{}' is not supported", key));
+// OpenAI's function names: letters, digits, '_' and '-', at most 64.
+bool ValidFunctionName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  return true;
+}
+
+// The checked `tools` array; `names` receives the functions' names.
+nlohmann::ordered_json ParseToolList(const JsonFields& f, std::vector<std::string>& names) {
+  if (const json* v = f.Find("functions"); v && !(v->is_array() && v->empty()))
+    ThrowInvalid("functions", "'functions' (the deprecated form) is not supported; use 'tools'");
+  nlohmann::ordered_json tools = nlohmann::ordered_json::array();
+  if (const json* v = f.Find("tools")) {
+    if (!v->is_array()) ThrowInvalid("tools", fmt::format("'tools' must be an array, got {}", JsonTypeName(*v)));
+    if (v->size() > kMaxTools)
+      ThrowInvalid("tools", fmt::format("'tools' holds {} tools; at most {} are allowed", v->size(), kMaxTools));
+    for (size_t i = 0; i < v->size(); ++i) {
+      JsonFields t((*v)[i], fmt::format("tools[{}]", i));
+      auto type = t.String("type");
+      if (!type || *type != "function")
+        ThrowInvalid(t.Path("type"), fmt::format("'{}' must be 'function'", t.Path("type")));
+      auto fn = t.Object("function");
+      if (!fn) ThrowInvalid(t.Path("function"), fmt::format("'{}' is required", t.Path("function")));
+      auto name = fn->String("name");
+      if (!name || !ValidFunctionName(*name))
+        ThrowInvalid(fn->Path("name"), fmt::format("'{}' must be 1 to 64 letters, digits, '_' or '-'",
+                                                   fn->Path("name")));
+      if (std::find(names.begin(), names.end(), *name) != names.end())
+        ThrowInvalid(fn->Path("name"), fmt::format("'{}': two tools are named '{}'", fn->Path("name"), *name));
+      names.push_back(*name);
+      fn->String("description");
+      fn->Bool("strict");
+      fn->Object("parameters");  // an object when given (a JSON Schema)
+      tools.push_back(nlohmann::ordered_json((*v)[i]));
+    }
   }
+  return tools;
+}
+
+void ParseTools(const JsonFields& f, ChatRequest& out) {
+  std::vector<std::string> names;
+  out.tools = ParseToolList(f, names);
+  out.tool_choice = out.tools.empty() ? ToolChoice::kNone : ToolChoice::kAuto;
+  if (const json* choice = f.Find("tool_choice")) {
+    if (choice->is_string()) {
+      const std::string mode = StringValue(*choice, "tool_choice");
+      if (mode == "none") {
+        out.tool_choice = ToolChoice::kNone;
+      } else if (mode == "auto") {
+        out.tool_choice = ToolChoice::kAuto;
+      } else if (mode == "required") {
+        out.tool_choice = ToolChoice::kRequired;
+      } else {
+        ThrowInvalid("tool_choice",
+                     fmt::format("'tool_choice' is '{}'; it must be 'none', 'auto', 'required' or "
+                                 "{{\"type\": \"function\", \"function\": {{\"name\": ...}}}}",
+                                 mode));
+      }
+    } else {
+      JsonFields c(*choice, "tool_choice");
+      auto fn = c.Object("function");
+      auto name = fn ? fn->String("name") : std::nullopt;
+      if (!name) ThrowInvalid("tool_choice.function.name", "'tool_choice.function.name' is required");
+      if (std::find(names.begin(), names.end(), *name) == names.end())
+        ThrowInvalid("tool_choice.function.name",
+                     fmt::format("'tool_choice' names '{}', which is not among 'tools'", *name));
+      out.tool_choice = ToolChoice::kNamed;
+      out.tool_choice_name = *name;
+    }
+    if (out.tools.empty() && out.tool_choice != ToolChoice::kNone)
+      ThrowInvalid("tool_choice", "'tool_choice' needs 'tools'");
+  }
+  out.parallel_tool_calls = f.Bool("parallel_tool_calls").value_or(true);
 }
 
 }  // namespace
@@ -210,7 +331,7 @@ ChatRequest ParseChatRequest(const nlohmann::json& body) {
   ParseGenerationFields(f, out);
   // The newer name wins when both are given.
   if (auto n = f.Integer("max_completion_tokens", 1, kMaxTokensLimit)) out.max_tokens = n;
-  RejectTools(f);
+  ParseTools(f, out);
   out.messages = ParseMessages(f);
   out.add_generation_prompt = f.Bool("add_generation_prompt").value_or(true);
   const bool logprobs = f.Bool("logprobs").value_or(false);
@@ -230,6 +351,9 @@ TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body) {
   if (out.prompt && has_messages) ThrowInvalid("prompt", "give either 'prompt' or 'messages', not both");
   if (!out.prompt && !has_messages) ThrowInvalid("prompt", "'prompt' (or 'messages') is required");
   if (has_messages) out.messages = ParseMessages(f);
+  std::vector<std::string> names;
+  out.tools = ParseToolList(f, names);
+  if (out.prompt && !out.tools.empty()) ThrowInvalid("tools", "'tools' go with 'messages', not 'prompt'");
   out.add_special_tokens = f.Bool("add_special_tokens").value_or(true);
   out.parse_special = f.Bool("parse_special").value_or(true);
   out.add_generation_prompt = f.Bool("add_generation_prompt").value_or(true);
@@ -247,6 +371,30 @@ DetokenizeRequest ParseDetokenizeRequest(const nlohmann::json& body) {
   for (size_t i = 0; i < tokens->size(); ++i)
     out.tokens.push_back(
         IntegerValue((*tokens)[i], fmt::format("tokens[{}]", i), 0, std::numeric_limits<int32_t>::max()));
+  return out;
+}
+
+}  // namespace ridge::server
+
+namespace ridge::server {
+namespace {
+
+// The body's "tools", keys in the order written (the body already passed ParseJsonObject).
+nlohmann::ordered_json ToolsInClientOrder(std::string_view body) {
+  return nlohmann::ordered_json::parse(body.begin(), body.end()).at("tools");
+}
+
+}  // namespace
+
+ChatRequest ParseChatRequest(std::string_view body) {
+  ChatRequest out = ParseChatRequest(ParseJsonObject(body));
+  if (!out.tools.empty()) out.tools = ToolsInClientOrder(body);
+  return out;
+}
+
+TokenizeRequest ParseTokenizeRequest(std::string_view body) {
+  TokenizeRequest out = ParseTokenizeRequest(ParseJsonObject(body));
+  if (!out.tools.empty()) out.tools = ToolsInClientOrder(body);
   return out;
 }
 

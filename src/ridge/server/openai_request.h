@@ -2,7 +2,7 @@
 // The OpenAI request bodies ridge serves, as typed values, and the pure
 // functions that read them from JSON. Parsing checks every field's type and
 // range (ApiError 400 naming the field) and rejects what ridge does not
-// implement (n != 1, tools, logit_bias, ...) instead of silently ignoring
+// implement (n != 1, logit_bias, ...) instead of silently ignoring
 // it. Unknown fields are ignored, as OpenAI's own clients send extras.
 // Nothing here needs the model: limits that depend on it (context length,
 // vocabulary size) are checked by the handlers.
@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ridge/sampling/sampling_params.h"
@@ -23,9 +25,32 @@ inline constexpr size_t kMaxStopBytes = 256;
 inline constexpr int64_t kMaxTokensLimit = int64_t{1} << 31;
 inline constexpr size_t kMaxMessages = 4096;
 
+// A call an assistant turn made, as the client sends it back.
+struct ChatToolCall {
+  std::string id;
+  std::string name;
+  // The object the call's "arguments" string holds, keys in the client's order (templates want it parsed).
+  nlohmann::ordered_json arguments;
+};
+
 struct ChatMessage {
-  std::string role;  // "system", "user" or "assistant" ("developer" is read as "system")
+  ChatMessage() = default;
+  ChatMessage(std::string role, std::string content) : role(std::move(role)), content(std::move(content)) {}
+
+  std::string role;  // "system", "user", "assistant" or "tool" ("developer" is read as "system")
   std::string content;
+  bool content_null = false;            // an assistant turn that only called tools
+  std::vector<ChatToolCall> tool_calls;  // assistant turns
+  std::string tool_call_id;             // tool turns: the call this result answers
+  std::string name;                     // tool turns: the function's name, when given
+};
+
+// OpenAI's tool_choice.
+enum class ToolChoice {
+  kNone,      // the model is told about the tools but its reply is not parsed for calls
+  kAuto,      // the model decides; calls it writes are parsed out of the reply
+  kRequired,  // the reply must be one or more calls
+  kNamed,     // the reply must be a call of `tool_choice_name`
 };
 
 // Fields shared by /v1/completions and /v1/chat/completions.
@@ -52,9 +77,17 @@ struct CompletionRequest : GenerationFields {
   std::optional<int32_t> logprobs;
 };
 
+inline constexpr size_t kMaxTools = 128;
+
 struct ChatRequest : GenerationFields {
   std::vector<ChatMessage> messages;  // at least one
   bool add_generation_prompt = true;  // vLLM's extension; true as in OpenAI
+  // [{"type": "function", "function": {"name", "description"?, "parameters"?}}], checked; empty: no tools.
+  // Keys in the client's order when parsed from the body's text (the model sees them as sent).
+  nlohmann::ordered_json tools = nlohmann::ordered_json::array();
+  ToolChoice tool_choice = ToolChoice::kNone;  // kAuto by default when tools are given
+  std::string tool_choice_name;               // kNamed: one of the tools
+  bool parallel_tool_calls = true;            // false: at most one call per reply
 };
 
 struct TokenizeRequest {
@@ -62,6 +95,7 @@ struct TokenizeRequest {
   // Exactly one of: text, or messages (rendered through the chat template).
   std::optional<std::string> prompt;
   std::vector<ChatMessage> messages;
+  nlohmann::ordered_json tools = nlohmann::ordered_json::array();  // rendered with messages, as in a chat request
   bool add_special_tokens = true;     // BOS as the vocabulary asks (text only)
   bool parse_special = true;          // special-token texts become those tokens (text only)
   bool add_generation_prompt = true;  // messages only
@@ -75,6 +109,11 @@ struct DetokenizeRequest {
 CompletionRequest ParseCompletionRequest(const nlohmann::json& body);
 ChatRequest ParseChatRequest(const nlohmann::json& body);
 TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body);
+// From the body's text (ParseJsonObject's checks): the same, with `tools`
+// keeping the key order the client wrote (nlohmann::json sorts keys; a chat
+// template prints the tools as JSON, and the model should see them as sent).
+ChatRequest ParseChatRequest(std::string_view body);
+TokenizeRequest ParseTokenizeRequest(std::string_view body);
 DetokenizeRequest ParseDetokenizeRequest(const nlohmann::json& body);
 
 }  // namespace ridge::server

@@ -33,8 +33,10 @@ json Base(ApiKind kind, const ResponseHeader& h, bool chunk) {
               {"system_fingerprint", "ridge"}};
 }
 
-json FinishJson(FinishKind finish) {
-  return finish == FinishKind::kNone ? json(nullptr) : json(FinishReasonText(finish));
+json FinishJson(FinishKind finish, bool called_tools = false) {
+  if (finish == FinishKind::kNone) return nullptr;
+  if (called_tools && finish == FinishKind::kStop) return "tool_calls";
+  return FinishReasonText(finish);
 }
 
 }  // namespace
@@ -116,12 +118,27 @@ json CompletionChunk(const ResponseHeader& h, std::string_view text, json logpro
   return out;
 }
 
-json ChatChunk(const ResponseHeader& h, json delta, json logprobs, FinishKind finish, bool with_usage_field) {
+json ToolCallsJson(std::span<const ToolCall> calls) {
+  json out = json::array();
+  for (const ToolCall& c : calls)
+    out.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  return out;
+}
+
+std::vector<json> ToolCallDeltas(int index, const ToolCall& call) {
+  json head{{"index", index}, {"id", call.id}, {"type", "function"},
+            {"function", {{"name", call.name}, {"arguments", ""}}}};
+  json args{{"index", index}, {"function", {{"arguments", call.arguments}}}};
+  return {json{{"tool_calls", json::array({std::move(head)})}}, json{{"tool_calls", json::array({std::move(args)})}}};
+}
+
+json ChatChunk(const ResponseHeader& h, json delta, json logprobs, FinishKind finish, bool with_usage_field,
+               bool called_tools) {
   json out = Base(ApiKind::kChat, h, true);
   out["choices"] = json::array({json{{"index", 0},
                                      {"delta", std::move(delta)},
                                      {"logprobs", std::move(logprobs)},
-                                     {"finish_reason", FinishJson(finish)}}});
+                                     {"finish_reason", FinishJson(finish, called_tools)}}});
   if (with_usage_field) out["usage"] = nullptr;
   return out;
 }
@@ -142,12 +159,18 @@ json CompletionResponse(const ResponseHeader& h, std::string_view text, json log
   return out;
 }
 
-json ChatResponse(const ResponseHeader& h, std::string_view text, json logprobs, FinishKind finish, json usage) {
+json ChatResponse(const ResponseHeader& h, std::string_view text, json logprobs, FinishKind finish, json usage,
+                  std::span<const ToolCall> calls) {
   json out = Base(ApiKind::kChat, h, false);
+  json message{{"role", "assistant"}, {"content", text}};
+  if (!calls.empty()) {
+    if (text.empty()) message["content"] = nullptr;
+    message["tool_calls"] = ToolCallsJson(calls);
+  }
   out["choices"] = json::array({json{{"index", 0},
-                                     {"message", json{{"role", "assistant"}, {"content", text}}},
+                                     {"message", std::move(message)},
                                      {"logprobs", std::move(logprobs)},
-                                     {"finish_reason", FinishJson(finish)}}});
+                                     {"finish_reason", FinishJson(finish, !calls.empty())}}});
   out["usage"] = std::move(usage);
   return out;
 }

@@ -10,9 +10,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ridge/metrics/request_trace.h"
 #include "ridge/sampling/sampler.h"
+#include "ridge/server/tool_call_parser.h"
 #include "ridge/tokenizer/tokenizer.h"
 
 namespace ridge::server {
@@ -44,21 +46,32 @@ nlohmann::json LogprobsJson(ApiKind kind, const Tokenizer& tokenizer, std::span<
 
 nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens);
 
+// A reply's tool calls, as OpenAI writes them in a message:
+// [{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}].
+nlohmann::json ToolCallsJson(std::span<const ToolCall> calls);
+// The chat deltas that stream one call, as OpenAI streams them: first
+// {"tool_calls": [{"index", "id", "type", "function": {"name", "arguments": ""}}]},
+// then {"tool_calls": [{"index", "function": {"arguments": "<JSON text>"}}]}.
+std::vector<nlohmann::json> ToolCallDeltas(int index, const ToolCall& call);
+
 // Streaming chunks. `finish` kNone means "not finished" (null finish_reason).
 // with_usage_field: stream_options.include_usage was set, so every chunk
-// carries "usage": null, as OpenAI's do.
+// carries "usage": null, as OpenAI's do. called_tools: the reply made tool
+// calls, so a kStop finish reads "tool_calls".
 nlohmann::json CompletionChunk(const ResponseHeader& h, std::string_view text, nlohmann::json logprobs,
                                FinishKind finish, bool with_usage_field);
 nlohmann::json ChatChunk(const ResponseHeader& h, nlohmann::json delta, nlohmann::json logprobs, FinishKind finish,
-                         bool with_usage_field);
+                         bool with_usage_field, bool called_tools = false);
 // The last chunk before [DONE] when include_usage: no choices, only usage.
 nlohmann::json UsageChunk(ApiKind kind, const ResponseHeader& h, nlohmann::json usage);
 
 // Whole (non-streaming) responses.
 nlohmann::json CompletionResponse(const ResponseHeader& h, std::string_view text, nlohmann::json logprobs,
                                   FinishKind finish, nlohmann::json usage);
+// With calls: "content" is null when the reply had no text besides them, and a
+// kStop finish reads "tool_calls".
 nlohmann::json ChatResponse(const ResponseHeader& h, std::string_view text, nlohmann::json logprobs,
-                            FinishKind finish, nlohmann::json usage);
+                            FinishKind finish, nlohmann::json usage, std::span<const ToolCall> calls = {});
 
 // "data: <json>\n\n", and the stream's end.
 std::string SseEvent(const nlohmann::json& value);
