@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ridge/grammar/grammar.h"
 #include "ridge/sampling/sampling_params.h"
 
 namespace ridge::server {
@@ -38,6 +40,9 @@ struct GenerationFields {
   sampling::SamplingParams sampling;   // seed set only when seed_given
   bool seed_given = false;
   bool ignore_eos = false;             // vLLM's extension (benchmarks ask for exact output lengths)
+  // `grammar`: GBNF text (llama.cpp's format and field name), compiled; null
+  // when absent. The output is constrained to the grammar's language.
+  std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 struct CompletionRequest : GenerationFields {
