@@ -3,11 +3,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
 #include "ridge/engine/generator.h"
+#include "ridge/grammar/gbnf.h"
 #include "ridge/command.h"
 #include "ridge/tokenizer/tokenizer.h"
 
@@ -28,7 +31,21 @@ struct RunArgs {
   bool verbose = false;
   bool echo_prompt = true;
   bool mmap = false;
+  std::string grammar_path;  // GBNF file constraining the output ("" = none)
 };
+
+// The grammar of --grammar FILE, compiled before the model loads so a mistake shows at once.
+std::shared_ptr<const grammar::Grammar> ReadGrammar(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail("--grammar: cannot read '{}'", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return grammar::ParseGbnf(text.str());
+  } catch (const Error& e) {
+    Fail("--grammar {}: {}", path, e.what());
+  }
+}
 
 void PrintSummary(const GenerationResult& r, const Model& model, bool verbose) {
   std::fprintf(stderr, "\n\n--- ridge run ---\n");
@@ -85,7 +102,10 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     sub.add_flag("--verbose", a->verbose, "show the KV-cache lifecycle and accounting");
     sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
+    sub.add_option("--grammar", a->grammar_path, "GBNF grammar file (llama.cpp's format): the output stays in its language");
     return [a]() {
+      std::shared_ptr<const grammar::Grammar> grammar;
+      if (!a->grammar_path.empty()) grammar = ReadGrammar(a->grammar_path);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
@@ -98,6 +118,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
       if (!kv_type) Fail("--kv-type: unknown type '{}'", a->kv_type);
       options.kv_type = *kv_type;
       options.kv_block_tokens = a->kv_block_tokens;
+      options.grammar = grammar;
       if (a->echo_prompt) {
         std::fputs(a->prompt.c_str(), stdout);
         std::fflush(stdout);

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <limits>
 
+#include "ridge/base/error.h"
+#include "ridge/grammar/grammar_cache.h"
 #include "ridge/server/api_error.h"
 #include "ridge/server/json_fields.h"
 
@@ -80,6 +82,13 @@ void ParseGenerationFields(const JsonFields& f, GenerationFields& out) {
     out.seed_given = true;
   }
   out.ignore_eos = f.Bool("ignore_eos").value_or(false);
+  if (auto gbnf = f.String("grammar")) {
+    try {
+      out.grammar = grammar::ParseGbnfCached(*gbnf);
+    } catch (const Error& e) {
+      ThrowInvalid("grammar", fmt::format("'grammar' is not valid GBNF: {}", e.what()));
+    }
+  }
 }
 
 std::vector<int64_t> TokenArray(const json& array, const std::string& path) {

@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "ridge/grammar/grammar.h"
 #include "ridge/sampling/sampling_params.h"
 
 namespace ridge::server {
@@ -63,6 +65,9 @@ struct GenerationFields {
   sampling::SamplingParams sampling;   // seed set only when seed_given
   bool seed_given = false;
   bool ignore_eos = false;             // vLLM's extension (benchmarks ask for exact output lengths)
+  // `grammar`: GBNF text (llama.cpp's format and field name), compiled; null
+  // when absent. The output is constrained to the grammar's language.
+  std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 struct CompletionRequest : GenerationFields {
