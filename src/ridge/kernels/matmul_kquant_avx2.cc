@@ -14,7 +14,7 @@
 //         assembled from its low 4 and high 2 bits; −32·Σx per 4-byte lane
 //         starts the accumulator; a lane's scale is its group's.
 // Prefill uses the rows path too, 4 tokens per pass (see the tables below).
-#include <immintrin.h>
+#include "ridge/kernels/simd_avx2.h"
 
 #include <cstring>
 
@@ -23,13 +23,6 @@
 
 namespace ridge::kernels::internal {
 namespace {
-
-float HorizontalMax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
 
 __m256i Dot(__m256i u8, __m256i s8) {  // 8 int32 lanes, each Σ of 4 products
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u8, s8), _mm256_set1_epi16(1));
@@ -42,30 +35,13 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
   auto* bias = reinterpret_cast<int32_t*>(dst + layout.bias_off);
   auto* gsum = reinterpret_cast<float*>(dst + layout.gsum_off);
-  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
-    __m256 v[4];
-    __m256 amax = _mm256_setzero_ps();
-    for (int i = 0; i < 4; ++i) {
-      v[i] = _mm256_loadu_ps(x + b * kActBlock + 8 * i);
-      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[i]));
-    }
-    const float scale = HorizontalMax(amax) / 127.0f;
-    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
-    const __m256 vinv = _mm256_set1_ps(inv);
-    __m256i i32[4];
-    for (int i = 0; i < 4; ++i) i32[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], vinv));  // nearest even
-    __m256i i8 = _mm256_packs_epi16(_mm256_packs_epi32(i32[0], i32[1]), _mm256_packs_epi32(i32[2], i32[3]));
-    i8 = _mm256_permutevar8x32_epi32(i8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kActBlock), i8);
-    const __m256i lane_sums = Dot(_mm256_set1_epi8(1), i8);
+    __m256i lane_sums;
+    const float scale = avx2::QuantizeBlock32(x + b * kActBlock, q + b * kActBlock, &lane_sums);
     const __m256i lane_bias = _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), lane_bias);
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
     d[b] = scale;
-    dsum[b] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
+    dsum[b] = scale * static_cast<float>(avx2::HorizontalSumI32(lane_sums));
     StoreGroupSums(lane_sums, scale, gsum + 2 * b);
   }
 }
