@@ -71,6 +71,26 @@ inline void Transpose16x16(__m512 r[16]) {
   }
 }
 
+// Transposes 8 rows of 8 floats in place (r[i] lane j ↔ r[j] lane i).
+inline void Transpose8x8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+  // u[j] (j < 4) holds columns j and j + 4 of rows 0..3, u[4 + j] those of rows 4..7.
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+    r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+  }
+}
+
 // Helpers of the rows kernels of the 32-element block types (8 rows a tile).
 
 // The f16 values at base + offsets[i] (block scales or minimums; 16 bytes are
