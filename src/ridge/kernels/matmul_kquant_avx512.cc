@@ -12,6 +12,7 @@
 //         assembled from its low 4 and high 2 bits; −32·Σx per 4-byte lane
 //         starts the accumulator; a lane's scale is its group's.
 // Prefill uses the rows path too, 4 tokens per pass (see the tables below).
+#include <algorithm>
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
@@ -181,22 +182,25 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
       }
     }
   }
-  for (int64_t j = 0; j < kQ4KPanelRows; ++j) {
-    const int64_t r = r_begin + j;
+  // The scales, 8 rows at a time: each row's 8 sub-block values in lanes,
+  // transposed to the 8 rows' values of each sub-block. Rows past the matrix
+  // repeat its last row (their outputs are never stored).
+  for (int64_t j0 = 0; j0 < kQ4KPanelRows; j0 += 8) {
+    const int64_t n_valid = std::min<int64_t>(8, w.n_rows - (r_begin + j0));
     for (int64_t sb = 0; sb < n_super; ++sb) {
-      alignas(32) float sc[8], mn[8];
-      if (r < w.n_rows) {
-        __m256 vs, vm;
-        Q4KRowScales(w.data + r * w.row_bytes + sb * kQ4KBlockBytes, &vs, &vm);
-        _mm256_store_ps(sc, vs);
-        _mm256_store_ps(mn, vm);
+      __m256 vs[8], vm[8];
+      if (n_valid <= 0) {
+        for (int i = 0; i < 8; ++i) vs[i] = vm[i] = _mm256_setzero_ps();
       } else {
-        _mm256_store_ps(sc, _mm256_setzero_ps());
-        _mm256_store_ps(mn, _mm256_setzero_ps());
+        for (int i = 0; i < 8; ++i)
+          Q4KRowScales(w.data + (r_begin + j0 + (i < n_valid ? i : n_valid - 1)) * w.row_bytes + sb * kQ4KBlockBytes,
+                       &vs[i], &vm[i]);
+        avx512::Transpose8x8(vs);
+        avx512::Transpose8x8(vm);
       }
       for (int s = 0; s < 8; ++s) {
-        ws[(sb * 8 + s) * kQ4KPanelRows + j] = sc[s];
-        wm[(sb * 8 + s) * kQ4KPanelRows + j] = mn[s];
+        _mm256_store_ps(ws + (sb * 8 + s) * kQ4KPanelRows + j0, vs[s]);
+        _mm256_store_ps(wm + (sb * 8 + s) * kQ4KPanelRows + j0, vm[s]);
       }
     }
   }
@@ -258,7 +262,7 @@ void Q4KPanelTile(const uint8_t* panel, int64_t n_sub, int64_t n_valid_rows, con
 }
 
 void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
-                    int64_t n_tokens, float* y, int64_t y_stride) {
+                    int64_t n_tokens, float* y, int64_t y_stride, const PanelPrefetch& /*next*/) {
   const ActLayout layout(n_cols);
   const int64_t n_sub = n_cols / kActBlock;
   constexpr int kT = 4;

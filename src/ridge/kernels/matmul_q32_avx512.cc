@@ -331,7 +331,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
 
 template <typename Codes>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride) {
+                 float* y, int64_t y_stride, const PanelPrefetch& /*next*/) {
   const ActLayout layout(n_cols);
   constexpr int kT = 6;
   int64_t t = 0;

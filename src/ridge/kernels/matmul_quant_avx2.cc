@@ -229,10 +229,27 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
+// Rows of the next panel a tile prefetches into L2, a slice of each per block.
+struct TilePrefetch {
+  const uint8_t* rows[kPanelRows];
+  int n = 0;
+  int64_t step = 0;  // bytes of a row per block
+};
+
+// The rows of `next` that tile k of n_tiles prefetches (every n_tiles-th):
+// the next panel's reads are spread over this one's arithmetic.
+TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles) {
+  TilePrefetch pf;
+  pf.step = next.n_rows > 0 ? (next.row_bytes + n_blocks - 1) / n_blocks : 0;
+  for (int64_t j = k; j < next.n_rows && pf.n < kPanelRows; j += n_tiles) pf.rows[pf.n++] = next.first + j * next.row_bytes;
+  return pf;
+}
+
 // 8 panel rows × kT tokens over all blocks.
 template <bool kQ4, int kT>
 void PanelTile(const uint8_t* bytes, const float* scales, int64_t n_blocks, const ActLayout& layout,
-               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int n_valid) {
+               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int n_valid,
+               const TilePrefetch& pf) {
   const int8_t* xq[kT];
   const float* xd[kT];
   const int32_t* xbias[kT];
@@ -247,6 +264,7 @@ void PanelTile(const uint8_t* bytes, const float* scales, int64_t n_blocks, cons
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   const uint8_t* p = bytes;
   for (int64_t b = 0; b < n_blocks; ++b) {
+    for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T1);
     __m256i dot[kT];
     for (int t = 0; t < kT; ++t) dot[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
@@ -288,11 +306,13 @@ void PanelTile(const uint8_t* bytes, const float* scales, int64_t n_blocks, cons
 
 template <bool kQ4>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride) {
+                 float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
   const int64_t n_blocks = layout.n_blocks;
   const auto* scales = reinterpret_cast<const float*>(panel + 2 * HalfBytes(n_cols));
   constexpr int kT = 4;
+  const int64_t n_tiles = 2 * ((n_tokens + kT - 1) / kT);
+  int64_t k = 0;
   for (int64_t h = 0; h < 2; ++h) {
     const int n_valid = static_cast<int>(n_valid_rows - h * kHalfRows);
     if (n_valid <= 0) break;
@@ -300,17 +320,19 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
     const float* hs = scales + h * n_blocks * kHalfRows;
     float* yh = y + h * kHalfRows;
     int64_t t = 0;
-    for (; t + kT <= n_tokens; t += kT)
+    for (; t + kT <= n_tokens; t += kT, ++k)
       PanelTile<kQ4, kT>(bytes, hs, n_blocks, layout, acts.data + t * acts.row_stride, acts.row_stride,
-                         yh + t * y_stride, y_stride, n_valid);
+                         yh + t * y_stride, y_stride, n_valid, PrefetchSlice(next, n_blocks, k, n_tiles));
     const uint8_t* a = acts.data + t * acts.row_stride;
     float* yt = yh + t * y_stride;
+    const TilePrefetch pf = PrefetchSlice(next, n_blocks, k, n_tiles);
     switch (n_tokens - t) {
       case 0: break;
-      case 1: PanelTile<kQ4, 1>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
-      case 2: PanelTile<kQ4, 2>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
-      default: PanelTile<kQ4, 3>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
+      case 1: PanelTile<kQ4, 1>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid, pf); break;
+      case 2: PanelTile<kQ4, 2>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid, pf); break;
+      default: PanelTile<kQ4, 3>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid, pf); break;
     }
+    if (n_tokens % kT != 0) ++k;
   }
 }
 
