@@ -5,13 +5,14 @@
 // 32 with a float scale (as for Q8_0/Q4_0); each 32-element piece of a
 // super-block is one vpdpbusd of unsigned weights against them.
 //   Q4_K: w = d·sc_s·q − dmin·m_s (q 4-bit, 8 sub-blocks of 32 with 6-bit sc,
-//         m). The q part is scaled per sub-block in float; the m part needs
-//         only Σx per sub-block: one FMA of 8 mins against 8 (dx·Σq) per
-//         super-block. High nibbles stay in place (×16, scale/16 exact).
+//         m): per sub-block the exact Σq·x scaled by (sc·d)·d_x, and the
+//         mins against d_x·Σq_x (the order is written at the Q4_K tiles).
 //   Q6_K: w = d·sc_g·(q − 32) (q 6-bit, 16 groups of 16, int8 sc). q is
 //         assembled from its low 4 and high 2 bits; −32·Σx per 4-byte lane
 //         starts the accumulator; a lane's scale is its group's.
-// Prefill uses the rows path too, 4 tokens per pass (see the tables below).
+// Q4_K: 8 rows in lanes per rows tile and a panel path from 8 tokens on
+// (prefill, batched decode), see below; Q6_K and the others run the rows
+// path for every batch, 4 tokens per pass.
 #include <algorithm>
 #include <cstring>
 

@@ -173,26 +173,6 @@ constexpr int64_t kHalfRows = 8;
 int64_t HalfBytes(int64_t n_cols) { return (n_cols / kBlock) * 8 * kHalfRows * 4; }
 int64_t PanelBytes(int64_t n_cols) { return 2 * HalfBytes(n_cols) + 2 * (n_cols / kBlock) * kHalfRows * 4; }
 
-// Transposes 8 rows of 8 int32 in place (r[i] lane j ↔ r[j] lane i).
-void Transpose8x8(__m256i r[8]) {
-  __m256i t[8], u[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
-    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
-    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
-    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
-  }
-  // u[j] (j < 4) holds columns j and j + 4 of rows 0..3, u[4 + j] those of rows 4..7.
-  for (int j = 0; j < 4; ++j) {
-    r[j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x20);
-    r[4 + j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x31);
-  }
-}
-
 template <bool kQ4>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   const int64_t n_blocks = w.n_cols / kBlock;
@@ -221,7 +201,7 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
           v[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + 2));
         }
       }
-      Transpose8x8(v);
+      avx2::Transpose8x8(v);
       for (int g = 0; g < 8; ++g)
         _mm256_store_si256(reinterpret_cast<__m256i*>(bytes + (b * 8 + g) * kHalfRows * 4), v[g]);
       _mm256_store_ps(half_scales + b * kHalfRows, avx2::ScalesOf8(blocks, row_offsets));

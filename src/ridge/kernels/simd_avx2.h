@@ -80,4 +80,31 @@ inline __m256i SumWordsOf8(const __m256i p[8]) {
                           _mm256_cvtepi16_epi32(_mm256_extracti128_si256(q, 1)));
 }
 
+// Transposes 8 rows of 8 int32 in place (r[i] lane j ↔ r[j] lane i).
+inline void Transpose8x8(__m256i r[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  // u[j] (j < 4) holds columns j and j + 4 of rows 0..3, u[4 + j] those of rows 4..7.
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x20);
+    r[4 + j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x31);
+  }
+}
+
+inline void Transpose8x8(__m256 r[8]) {
+  __m256i v[8];
+  for (int i = 0; i < 8; ++i) v[i] = _mm256_castps_si256(r[i]);
+  Transpose8x8(v);
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_castsi256_ps(v[i]);
+}
+
 }  // namespace ridge::kernels::avx2
