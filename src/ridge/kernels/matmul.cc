@@ -122,8 +122,11 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
   if (flops <= kInlinePanelFlops) {
     run_panels(0, n_panels);
   } else {
-    // About four tasks per thread, so a slow thread does not hold the others up.
-    const int64_t per_task = std::max<int64_t>(1, n_panels / (4 * static_cast<int64_t>(pool.n_threads())));
+    // Small batches: about four tasks per thread, each a run of panels that
+    // prefetch one another. From 64 tokens on the products outweigh the
+    // reads: one panel per task, so that a slow thread does not hold up the others.
+    const int64_t per_task =
+        n_tokens >= 64 ? 1 : std::max<int64_t>(1, n_panels / (4 * static_cast<int64_t>(pool.n_threads())));
     pool.ParallelFor(CeilDiv(n_panels, per_task), [&](int64_t task, int) {
       run_panels(task * per_task, std::min(n_panels, (task + 1) * per_task));
     });
