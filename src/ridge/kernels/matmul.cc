@@ -123,10 +123,10 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
     run_panels(0, n_panels);
   } else {
     // Small batches: about four tasks per thread, each a run of panels that
-    // prefetch one another. From 64 tokens on the products outweigh the
-    // reads: one panel per task, so that a slow thread does not hold up the others.
+    // prefetch one another. From 128 tokens on the products outweigh the
+    // reads (prefill): one panel per task, so that a slow thread does not hold up the others.
     const int64_t per_task =
-        n_tokens >= 64 ? 1 : std::max<int64_t>(1, n_panels / (4 * static_cast<int64_t>(pool.n_threads())));
+        n_tokens >= 128 ? 1 : std::max<int64_t>(1, n_panels / (4 * static_cast<int64_t>(pool.n_threads())));
     pool.ParallelFor(CeilDiv(n_panels, per_task), [&](int64_t task, int) {
       run_panels(task * per_task, std::min(n_panels, (task + 1) * per_task));
     });
