@@ -33,27 +33,17 @@ int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
 //   dsum   float [n_blocks]          d·Σq of each 32-block (Q4_K, Q5_K mins)
 //   bias   int32 [n_blocks][8]       −32·Σ of each 4-byte lane (Q6_K)
 //   gsum   float [n_blocks][2]       d·Σq of each 16 elements (Q2_K mins, Q3_K's −4)
-//   gbias  int32 [n_blocks][2]       −32·Σq of each 16 elements (Q6_K on AVX-512)
 struct ActLayout {
-  int64_t n_blocks, d_off, dsum_off, bias_off, gsum_off, gbias_off, bytes;
+  int64_t n_blocks, d_off, dsum_off, bias_off, gsum_off, bytes;
   explicit ActLayout(int64_t n_cols) {
     n_blocks = n_cols / kActBlock;
     d_off = Align64(n_cols);
     dsum_off = d_off + Align64(n_blocks * 4);
     bias_off = dsum_off + Align64(n_blocks * 4);
     gsum_off = bias_off + n_blocks * 32;
-    gbias_off = gsum_off + n_blocks * 8;
-    bytes = gbias_off + n_blocks * 8;  // n_cols is a multiple of 256: a multiple of 64
+    bytes = gsum_off + n_blocks * 8;  // n_cols is a multiple of 256: a multiple of 64
   }
 };
-
-// gbias[0], gbias[1] of one 32-block from its 8 lane biases (−32·Σ of 4 elements each).
-void StoreGroupBiases(__m256i lane_bias, int32_t* gbias) {
-  __m128i s = _mm_hadd_epi32(_mm256_castsi256_si128(lane_bias), _mm256_extracti128_si256(lane_bias, 1));
-  s = _mm_hadd_epi32(s, s);  // [Σ lanes 0..3, Σ lanes 4..7, …]
-  gbias[0] = _mm_cvtsi128_si32(s);
-  gbias[1] = _mm_extract_epi32(s, 1);
-}
 
 // gsum[0], gsum[1] of one 32-block from its 8 lane sums (4 elements each) and scale.
 void StoreGroupSums(__m256i lane_sums, float scale, float* gsum) {

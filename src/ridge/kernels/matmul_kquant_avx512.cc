@@ -31,7 +31,6 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
   auto* bias = reinterpret_cast<int32_t*>(dst + layout.bias_off);
   auto* gsum = reinterpret_cast<float*>(dst + layout.gsum_off);
-  auto* gbias = reinterpret_cast<int32_t*>(dst + layout.gbias_off);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
     __m256i lane_sums;
     const float scale = avx512::QuantizeBlock32(x + b * kActBlock, q + b * kActBlock, &lane_sums);
@@ -40,7 +39,6 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     d[b] = scale;
     dsum[b] = scale * static_cast<float>(avx512::HorizontalSumI32(lane_sums));
     StoreGroupSums(lane_sums, scale, gsum + 2 * b);
-    StoreGroupBiases(lane_bias, gbias + 2 * b);
   }
 }
 
@@ -283,246 +281,105 @@ void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, 
   }
 }
 
-// ---- Q6_K -------------------------------------------------------------------
-// Per (row, token), one float chain over the 16-element groups g, in the
-// order of the elements, whatever path or tile:
-//   acc = fma(float(Σ_g q·x − 32·Σ_g x), (sc_g·d) · d_x, acc)   Σ exact (int32)
-// (q = 0..63, d_x the scale of the 32-block holding the group).
-constexpr int kQ6KTileRows = 8;
-constexpr int64_t kQ6KBlockBytes = sizeof(BlockQ6_K);
-
-// sc_g·d of one row's super-block: groups 0..7 in *lo's lanes, 8..15 in *hi's.
-void Q6KRowScales(const uint8_t* block, __m256* lo, __m256* hi) {
-  const __m256 d = _mm256_set1_ps(F16At(block + 208));
-  const __m128i sc16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192));
-  *lo = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc16)), d);
-  *hi = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8))), d);
-}
-
-// The 6-bit codes of 32-element chunk 4h + j of a super-block (element order).
-__m256i Q6KChunk(const uint8_t* block, int h, int j) {
-  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
-  const __m256i lq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * h + 32 * (j & 1)));
-  const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
-  const __m256i low4 = j < 2 ? _mm256_and_si256(lq, m4) : _mm256_and_si256(_mm256_srli_epi16(lq, 4), m4);
-  __m256i high2;
-  switch (j) {
-    case 0: high2 = _mm256_slli_epi16(hb, 4); break;
-    case 1: high2 = _mm256_slli_epi16(hb, 2); break;
-    case 2: high2 = hb; break;
-    default: high2 = _mm256_srli_epi16(hb, 2); break;
-  }
-  return _mm256_or_si256(low4, _mm256_and_si256(high2, m2));
-}
-
-// Rows r .. r + 8 (rows past r_end read row r_end - 1 and are not stored).
-template <int kT>
-void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
-                 int64_t y_stride) {
-  constexpr int kPrefetchLines = (kQ6KTileRows * kQ6KBlockBytes + 63) / 64;
-  const int n_valid = static_cast<int>(r_end - r < kQ6KTileRows ? r_end - r : kQ6KTileRows);
+template <int kR, int kT>
+void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+  constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
+  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
   const uint8_t* base = w.data + r * w.row_bytes;
-  const uint8_t* ahead = base + kPrefetchTiles * kQ6KTileRows * w.row_bytes;
-  int64_t row_offsets[kQ6KTileRows];
-  for (int i = 0; i < kQ6KTileRows; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
   const int64_t n_super = w.n_cols / kQK_K;
   const int8_t* xq[kT];
   const float* xd[kT];
-  const int32_t* xgbias[kT];
+  const int32_t* xbias[kT];
   for (int t = 0; t < kT; ++t) {
     const uint8_t* a = acts.data + t * acts.row_stride;
     xq[t] = reinterpret_cast<const int8_t*>(a);
     xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xgbias[t] = reinterpret_cast<const int32_t*>(a + layout.gbias_off);
+    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.bias_off);
   }
-  __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
+  __m256 acc[kR][kT];
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) acc[i][t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
 #pragma GCC unroll 8
     for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kQ6KTileRows * kQ6KBlockBytes + p * 64), _MM_HINT_T1);
-    const uint8_t* blocks = base + sb * kQ6KBlockBytes;
-    __m256 ws[16];  // after the transposes: [g] = the 8 rows' sc_g·d
-    for (int i = 0; i < kQ6KTileRows; ++i) Q6KRowScales(blocks + row_offsets[i], &ws[i], &ws[8 + i]);
-    avx512::Transpose8x8(ws);
-    avx512::Transpose8x8(ws + 8);
-    for (int c = 0; c < 8; ++c) {  // chunk c = 4h + j: groups 2c and 2c + 1
-      __m256i q[kQ6KTileRows];
-#pragma GCC unroll 8
-      for (int i = 0; i < kQ6KTileRows; ++i) q[i] = Q6KChunk(blocks + row_offsets[i], c / 4, c % 4);
-      const int64_t xb = sb * 8 + c;
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
 #pragma GCC unroll 4
-      for (int t = 0; t < kT; ++t) {
-        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kActBlock));
-        __m256i dot[kQ6KTileRows];
-#pragma GCC unroll 8
-        for (int i = 0; i < kQ6KTileRows; ++i) dot[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q[i], xv);
-        __m256i lo, hi;
-        avx512::SumHalvesOf8(dot, &lo, &hi);
-        lo = _mm256_add_epi32(lo, _mm256_set1_epi32(xgbias[t][2 * xb]));
-        hi = _mm256_add_epi32(hi, _mm256_set1_epi32(xgbias[t][2 * xb + 1]));
-        const __m256 dx = _mm256_set1_ps(xd[t][xb]);
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo), _mm256_mul_ps(ws[2 * c], dx), acc[t]);
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi), _mm256_mul_ps(ws[2 * c + 1], dx), acc[t]);
-      }
-    }
-  }
-  const __mmask8 valid = static_cast<__mmask8>((1u << n_valid) - 1);
-  for (int t = 0; t < kT; ++t) _mm256_mask_storeu_ps(y + t * y_stride + r, valid, acc[t]);
-}
-
-template <int kT>
-void Q6KRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
-                      int64_t y_stride) {
-  const ActLayout layout(w.n_cols);
-  for (int64_t r = r_begin; r < r_end; r += kQ6KTileRows) Q6KRowsTile<kT>(w, layout, acts, r, r_end, y, y_stride);
-}
-
-void Q6KRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
-             int64_t y_stride) {
-  switch (n_tokens) {
-    case 1: return Q6KRowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return Q6KRowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return Q6KRowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return Q6KRowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
-  }
-}
-
-// Q6_K panels: 32 rows as the Q4_K ones, codes 0..63, and sc_g·d per group:
-//   bytes [n_chunks][8 groups][32 rows][4]
-//   ws    float [2 · n_chunks][32 rows]
-constexpr int64_t kQ6KPanelRows = 32;
-
-int64_t Q6KPanelBytes(int64_t n_cols) {
-  const int64_t n_chunks = n_cols / kActBlock;
-  return n_chunks * 8 * kQ6KPanelRows * 4 + 2 * n_chunks * kQ6KPanelRows * 4;
-}
-
-void Q6KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  const int64_t n_super = w.n_cols / kQK_K, n_chunks = w.n_cols / kActBlock;
-  auto* ws = reinterpret_cast<float*>(panel + n_chunks * 8 * kQ6KPanelRows * 4);
-  for (int64_t half = 0; half < 2; ++half) {
-    const int64_t r0 = r_begin + half * 16;
-    const uint8_t* rows[16];
-    for (int i = 0; i < 16; ++i) rows[i] = r0 + i < w.n_rows ? w.data + (r0 + i) * w.row_bytes : nullptr;
-    for (int64_t sb = 0; sb < n_super; ++sb) {
-      for (int c = 0; c < 8; c += 2) {  // chunks c and c + 1 of 16 rows
-        __m512 v[16];
-        for (int i = 0; i < 16; ++i) {
-          if (rows[i] == nullptr) {
-            v[i] = _mm512_setzero_ps();
-            continue;
+    for (int i = 0; i < kR; ++i) {
+      const uint8_t* block = base + i * w.row_bytes + sb * kBlockBytes;
+      const __m256 d = _mm256_set1_ps(F16At(block + 208));
+      const __m128i sc16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192));
+      const __m256 sc_lo = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc16)), d);
+      const __m256 sc_hi = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8))), d);
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* ql = block + 64 * h;
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
+        const __m256i q[4] = {
+            _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2)),
+            _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
+                            _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
+        };
+        const __m256 sc = h == 0 ? sc_lo : sc_hi;
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          // Lanes 0..3 (elements 0..15) take group 2j's scale, lanes 4..7 group 2j+1's.
+          const __m256 lane_sc = _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(2 * j, 2 * j, 2 * j, 2 * j, 2 * j + 1,
+                                                                                 2 * j + 1, 2 * j + 1, 2 * j + 1));
+          const int64_t xb = sb * 8 + 4 * h + j;  // the 32-block of x these 32 weights meet
+#pragma GCC unroll 4
+          for (int t = 0; t < kT; ++t) {
+            const __m256i dot = _mm256_dpbusd_epi32(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xbias[t] + xb * 8)), q[j],
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kActBlock)));
+            acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(lane_sc, _mm256_set1_ps(xd[t][xb])),
+                                        acc[i][t]);
           }
-          const uint8_t* block = rows[i] + sb * kQ6KBlockBytes;
-          const __m256i a = Q6KChunk(block, c / 4, c % 4), b = Q6KChunk(block, c / 4, c % 4 + 1);
-          v[i] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1));
-        }
-        avx512::Transpose16x16(v);
-        const int64_t chunk = sb * 8 + c;
-        for (int g = 0; g < 16; ++g)
-          _mm512_store_ps(reinterpret_cast<float*>(panel + ((chunk * 8 + g) * kQ6KPanelRows + half * 16) * 4), v[g]);
-      }
-    }
-  }
-  // The scales, 8 rows at a time; rows past the matrix repeat its last row (never stored).
-  for (int64_t j0 = 0; j0 < kQ6KPanelRows; j0 += 8) {
-    const int64_t n_valid = std::min<int64_t>(8, w.n_rows - (r_begin + j0));
-    for (int64_t sb = 0; sb < n_super; ++sb) {
-      __m256 vs[16];
-      if (n_valid <= 0) {
-        for (int i = 0; i < 16; ++i) vs[i] = _mm256_setzero_ps();
-      } else {
-        for (int i = 0; i < 8; ++i)
-          Q6KRowScales(w.data + (r_begin + j0 + (i < n_valid ? i : n_valid - 1)) * w.row_bytes + sb * kQ6KBlockBytes,
-                       &vs[i], &vs[8 + i]);
-        avx512::Transpose8x8(vs);
-        avx512::Transpose8x8(vs + 8);
-      }
-      for (int g = 0; g < 16; ++g) _mm256_store_ps(ws + (sb * 16 + g) * kQ6KPanelRows + j0, vs[g]);
-    }
-  }
-}
-
-// 32 panel rows × kT tokens.
-template <int kT>
-void Q6KPanelTile(const uint8_t* panel, int64_t n_chunks, int64_t n_valid_rows, const ActLayout& layout,
-                  const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride) {
-  const auto* ws = reinterpret_cast<const float*>(panel + n_chunks * 8 * kQ6KPanelRows * 4);
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const int32_t* xgbias[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts + t * act_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xgbias[t] = reinterpret_cast<const int32_t*>(a + layout.gbias_off);
-  }
-  __m512 acc0[kT], acc1[kT];
-  for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
-  const uint8_t* p = panel;
-  for (int64_t c = 0; c < n_chunks; ++c) {
-#pragma GCC unroll 2
-    for (int half = 0; half < 2; ++half) {  // group 2c + half: elements 16·half .. 16·half + 15
-      __m512i dot0[kT], dot1[kT];
-      for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(xgbias[t][2 * c + half]);
-#pragma GCC unroll 4
-      for (int g = 0; g < 4; ++g, p += kQ6KPanelRows * 4) {
-        const __m512i w0 = _mm512_load_si512(p);
-        const __m512i w1 = _mm512_load_si512(p + 64);
-#pragma GCC unroll 8
-        for (int t = 0; t < kT; ++t) {
-          int32_t x4;
-          std::memcpy(&x4, xq[t] + c * kActBlock + half * 16 + g * 4, 4);
-          const __m512i xb = _mm512_set1_epi32(x4);
-          dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
-          dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
         }
       }
-      const float* sg = ws + (2 * c + half) * kQ6KPanelRows;
-      const __m512 s0 = _mm512_load_ps(sg), s1 = _mm512_load_ps(sg + 16);
-#pragma GCC unroll 8
-      for (int t = 0; t < kT; ++t) {
-        const __m512 dx = _mm512_set1_ps(xd[t][c]);
-        acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
-        acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
-      }
     }
   }
-  const __mmask16 k0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
-  const __mmask16 k1 = n_valid_rows >= 32   ? __mmask16(0xffff)
-                       : n_valid_rows <= 16 ? __mmask16(0)
-                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
-  for (int t = 0; t < kT; ++t) {
-    _mm512_mask_storeu_ps(y + t * y_stride, k0, acc0[t]);
-    _mm512_mask_storeu_ps(y + t * y_stride + 16, k1, acc1[t]);
+  for (int i = 0; i < kR; ++i)
+    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = HorizontalSum(acc[i][t]);
+}
+
+template <bool kQ6, int kR, int kT>
+void Tile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+  static_assert(kQ6, "Q4_K has its own tiles");
+  Q6KTile<kR, kT>(w, layout, acts, r, y, y_stride);
+}
+
+template <bool kQ6, int kT>
+void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                   int64_t y_stride) {
+  constexpr int kR = kT == 1 ? 4 : 2;
+  const ActLayout layout(w.n_cols);
+  int64_t r = r_begin;
+  for (; r + kR <= r_end; r += kR) Tile<kQ6, kR, kT>(w, layout, acts, r, y, y_stride);
+  for (; r < r_end; ++r) Tile<kQ6, 1, kT>(w, layout, acts, r, y, y_stride);
+}
+
+template <bool kQ6>
+void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+          int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return RowsForTokens<kQ6, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return RowsForTokens<kQ6, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return RowsForTokens<kQ6, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return RowsForTokens<kQ6, 4>(w, acts, r_begin, r_end, y, y_stride);
   }
 }
 
-void Q6KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
-                    int64_t n_tokens, float* y, int64_t y_stride, const PanelPrefetch& /*next*/) {
-  const ActLayout layout(n_cols);
-  const int64_t n_chunks = n_cols / kActBlock;
-  constexpr int kT = 4;
-  int64_t t = 0;
-  for (; t + kT <= n_tokens; t += kT)
-    Q6KPanelTile<kT>(panel, n_chunks, n_valid_rows, layout, acts.data + t * acts.row_stride, acts.row_stride,
-                     y + t * y_stride, y_stride);
-  const uint8_t* a = acts.data + t * acts.row_stride;
-  float* yt = y + t * y_stride;
-  switch (n_tokens - t) {
-    case 0: break;
-    case 1: Q6KPanelTile<1>(panel, n_chunks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    case 2: Q6KPanelTile<2>(panel, n_chunks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    default: Q6KPanelTile<3>(panel, n_chunks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-  }
-}
-
+// Q6_K has no panel path (yet): the rows kernel, 4 tokens per pass.
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 constexpr ActPrep kNoActs{nullptr, nullptr};
 constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows,       kQuantActs,    kQ4KPanelRows,
                                   8,             Q4KPanelBytes, Q4KPackPanel, Q4KPanelMatMul};
-constexpr TypeKernels kQ6KKernels{kQuantActs,    4, Q6KRows,       kQuantActs,    kQ6KPanelRows,
-                                  8,             Q6KPanelBytes, Q6KPackPanel, Q6KPanelMatMul};
+constexpr TypeKernels kQ6KKernels{kQuantActs, 4, Rows<true>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 struct VnniDot {
   static constexpr bool kAnyUnsignedByte = true;

@@ -119,13 +119,4 @@ inline __m256i SumLanesOf8(const __m256i d[8]) {
   return _mm256_add_epi32(low, kHighShift == 0 ? high : _mm256_srai_epi32(high, kHighShift));
 }
 
-// Lane i of *lo = Σ of lanes 0..3 of d[i], of *hi = Σ of its lanes 4..7 (exact).
-inline void SumHalvesOf8(const __m256i d[8], __m256i* lo, __m256i* hi) {
-  const __m256i h01 = _mm256_hadd_epi32(d[0], d[1]), h23 = _mm256_hadd_epi32(d[2], d[3]);
-  const __m256i h45 = _mm256_hadd_epi32(d[4], d[5]), h67 = _mm256_hadd_epi32(d[6], d[7]);
-  const __m256i q0 = _mm256_hadd_epi32(h01, h23), q1 = _mm256_hadd_epi32(h45, h67);
-  *lo = _mm256_permute2x128_si256(q0, q1, 0x20);
-  *hi = _mm256_permute2x128_si256(q0, q1, 0x31);
-}
-
 }  // namespace ridge::kernels::avx512
