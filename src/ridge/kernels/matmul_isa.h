@@ -84,7 +84,7 @@ struct TypeKernels {
 
 // Each returns nullptr for a type it does not handle; the driver then falls
 // back to the scalar reference. Call only when the CPU supports that ISA.
-const TypeKernels* Avx512QuantKernels(GgmlType type);  // Q8_0, Q4_0
+const TypeKernels* Avx512QuantKernels(GgmlType type);  // Q8_0, Q4_0 (rows and panels on both ISAs)
 const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
 const TypeKernels* Avx2QuantKernels(GgmlType type);
 const TypeKernels* Avx2FloatKernels(GgmlType type);
@@ -94,7 +94,7 @@ const TypeKernels* Avx2FloatKernels(GgmlType type);
 const TypeKernels* Avx512Q32Kernels(GgmlType type);
 const TypeKernels* Avx2Q32Kernels(GgmlType type);
 
-// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path only.
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path; Q4_K also panels.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
 
