@@ -94,6 +94,36 @@ TEST(MatMulBatchInvariance, KQuantTypes) {
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
 }
 
+// Q8_0, Q4_0 and Q4_K take the same float steps on AVX2 and AVX-512 (the
+// int8 activations are the same bytes, the block sums are exact): a model
+// gives the same bits on either kind of machine.
+TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
+  const std::vector<Isa> isas = SupportedIsas();
+  if (std::find(isas.begin(), isas.end(), Isa::kAvx512) == isas.end() ||
+      std::find(isas.begin(), isas.end(), Isa::kAvx2) == isas.end())
+    GTEST_SKIP() << "needs a CPU with AVX-512";
+  uint32_t seed = 300;
+  ThreadPool pool(2);
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K})
+    for (int64_t n_cols : {256, 1280})
+      for (int64_t n_rows : {13, 70})
+        for (int64_t n_tokens : {1, 5, 40}) {
+          std::mt19937 rng(seed++);
+          const Weights w = RandomWeights(type, n_rows, n_cols, rng);
+          std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+          std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
+          for (float& v : x) v = uniform(rng);
+          std::vector<float> y2(static_cast<size_t>(n_tokens * n_rows)), y512(y2.size());
+          SetIsaOverride(Isa::kAvx2);
+          MatMul(w.matrix, x.data(), n_tokens, y2.data(), pool);
+          SetIsaOverride(Isa::kAvx512);
+          MatMul(w.matrix, x.data(), n_tokens, y512.data(), pool);
+          ClearIsaOverride();
+          ASSERT_EQ(0, std::memcmp(y2.data(), y512.data(), y2.size() * 4))
+              << GgmlTypeName(type) << " rows=" << n_rows << " cols=" << n_cols << " tokens=" << n_tokens;
+        }
+}
+
 TEST(MatMulBatchInvariance, FloatTypes) {
   uint32_t seed = 200;
   for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16})

@@ -99,20 +99,37 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
                 ThreadPool& pool) {
   const int64_t n_panels = CeilDiv(w.n_rows, k.panel_rows);
   const int64_t panel_bytes = k.panel_bytes(w.n_cols);
-  auto run_panel = [&](int64_t p) {
+  // A task takes consecutive panels, so that while it multiplies one panel
+  // the kernel can prefetch the rows of the next (in small batches packing
+  // is where the weights come from memory; without the overlap a thread
+  // waits for memory and computes in turn).
+  auto run_panels = [&](int64_t p_begin, int64_t p_end) {
     thread_local ScratchBuffer panel_scratch;
     uint8_t* panel = panel_scratch.Get(panel_bytes);
-    const int64_t r_begin = p * k.panel_rows;
-    k.pack_panel(w, r_begin, panel);
-    k.panel_matmul(panel, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens, y + r_begin,
-                   w.n_rows);
+    for (int64_t p = p_begin; p < p_end; ++p) {
+      const int64_t r_begin = p * k.panel_rows;
+      const int64_t next_begin = r_begin + k.panel_rows;
+      const internal::PanelPrefetch next{
+          w.data + next_begin * w.row_bytes,
+          p + 1 < p_end ? std::min(k.panel_rows, w.n_rows - next_begin) : 0, w.row_bytes};
+      k.pack_panel(w, r_begin, panel);
+      k.panel_matmul(panel, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens, y + r_begin,
+                     w.n_rows, next);
+    }
   };
   const double flops =
       2.0 * static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols) * static_cast<double>(n_tokens);
   if (flops <= kInlinePanelFlops) {
-    for (int64_t p = 0; p < n_panels; ++p) run_panel(p);
+    run_panels(0, n_panels);
   } else {
-    pool.ParallelFor(n_panels, [&](int64_t p, int) { run_panel(p); });
+    // Small batches: about four tasks per thread, each a run of panels that
+    // prefetch one another. From 128 tokens on the products outweigh the
+    // reads (prefill): one panel per task, so that a slow thread does not hold up the others.
+    const int64_t per_task =
+        n_tokens >= 128 ? 1 : std::max<int64_t>(1, n_panels / (4 * static_cast<int64_t>(pool.n_threads())));
+    pool.ParallelFor(CeilDiv(n_panels, per_task), [&](int64_t task, int) {
+      run_panels(task * per_task, std::min(n_panels, (task + 1) * per_task));
+    });
   }
 }
 

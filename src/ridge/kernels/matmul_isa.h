@@ -50,6 +50,14 @@ struct ActPrep {
   void (*prepare)(const float* x, int64_t n_cols, uint8_t* dst);
 };
 
+// Weight rows a panel kernel may prefetch while it computes: n_rows rows
+// from first (n_rows == 0: none).
+struct PanelPrefetch {
+  const uint8_t* first;
+  int64_t n_rows;
+  int64_t row_bytes;
+};
+
 struct TypeKernels {
   // y[t * y_stride + r] for r in [r_begin, r_end), t in [0, n_tokens);
   // 1 <= n_tokens <= max_row_tokens.
@@ -68,13 +76,15 @@ struct TypeKernels {
   // into panel (64-byte aligned, panel_bytes(n_cols) bytes).
   void (*pack_panel)(const MatView& w, int64_t r_begin, uint8_t* panel);
   // y[t * y_stride + j] for j < n_valid_rows, t in [0, n_tokens): panel · token t.
+  // It may prefetch `next` (the rows of the panel this thread packs next) so
+  // that their memory reads overlap its arithmetic.
   void (*panel_matmul)(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
-                       int64_t n_tokens, float* y, int64_t y_stride);
+                       int64_t n_tokens, float* y, int64_t y_stride, const PanelPrefetch& next);
 };
 
 // Each returns nullptr for a type it does not handle; the driver then falls
 // back to the scalar reference. Call only when the CPU supports that ISA.
-const TypeKernels* Avx512QuantKernels(GgmlType type);  // Q8_0, Q4_0
+const TypeKernels* Avx512QuantKernels(GgmlType type);  // Q8_0, Q4_0 (rows and panels on both ISAs)
 const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
 const TypeKernels* Avx2QuantKernels(GgmlType type);
 const TypeKernels* Avx2FloatKernels(GgmlType type);
@@ -84,7 +94,7 @@ const TypeKernels* Avx2FloatKernels(GgmlType type);
 const TypeKernels* Avx512Q32Kernels(GgmlType type);
 const TypeKernels* Avx2Q32Kernels(GgmlType type);
 
-// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path only.
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path; Q4_K also panels.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
 

@@ -7,14 +7,14 @@
 // Rows path (decode): activations quantized once per call to int8 blocks of
 // 32 with a float scale; each 32-element piece of a super-block is one dot.
 //   Q4_K: w = d·sc_s·q − dmin·m_s (q 4-bit, 8 sub-blocks of 32 with 6-bit sc,
-//         m). The q part is scaled per sub-block in float; the m part needs
-//         only Σx per sub-block: one FMA of 8 mins against 8 (dx·Σq) per
-//         super-block.
+//         m): per sub-block the exact Σq·x scaled by (sc·d)·d_x, and the
+//         mins against d_x·Σq_x (the order is written at the Q4_K tiles).
 //   Q6_K: w = d·sc_g·(q − 32) (q 6-bit, 16 groups of 16, int8 sc). q is
 //         assembled from its low 4 and high 2 bits; −32·Σx per 4-byte lane
 //         starts the accumulator; a lane's scale is its group's.
-// Prefill uses the rows path too, 4 tokens per pass (see the tables below).
-#include <immintrin.h>
+// Q4_K: 8 rows in lanes per rows tile and a panel path from 8 tokens on
+// (prefill, batched decode), in the AVX-512 file's float order (same bits).
+#include "ridge/kernels/simd_avx2.h"
 
 #include <cstring>
 
@@ -23,13 +23,6 @@
 
 namespace ridge::kernels::internal {
 namespace {
-
-float HorizontalMax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
 
 __m256i Dot(__m256i u8, __m256i s8) {  // 8 int32 lanes, each Σ of 4 products
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u8, s8), _mm256_set1_epi16(1));
@@ -42,40 +35,45 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
   auto* bias = reinterpret_cast<int32_t*>(dst + layout.bias_off);
   auto* gsum = reinterpret_cast<float*>(dst + layout.gsum_off);
-  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
-    __m256 v[4];
-    __m256 amax = _mm256_setzero_ps();
-    for (int i = 0; i < 4; ++i) {
-      v[i] = _mm256_loadu_ps(x + b * kActBlock + 8 * i);
-      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[i]));
-    }
-    const float scale = HorizontalMax(amax) / 127.0f;
-    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
-    const __m256 vinv = _mm256_set1_ps(inv);
-    __m256i i32[4];
-    for (int i = 0; i < 4; ++i) i32[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], vinv));  // nearest even
-    __m256i i8 = _mm256_packs_epi16(_mm256_packs_epi32(i32[0], i32[1]), _mm256_packs_epi32(i32[2], i32[3]));
-    i8 = _mm256_permutevar8x32_epi32(i8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kActBlock), i8);
-    const __m256i lane_sums = Dot(_mm256_set1_epi8(1), i8);
+    __m256i lane_sums;
+    const float scale = avx2::QuantizeBlock32(x + b * kActBlock, q + b * kActBlock, &lane_sums);
     const __m256i lane_bias = _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), lane_bias);
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
     d[b] = scale;
-    dsum[b] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
+    dsum[b] = scale * static_cast<float>(avx2::HorizontalSumI32(lane_sums));
     StoreGroupSums(lane_sums, scale, gsum + 2 * b);
   }
 }
 
-template <int kR, int kT>
-void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  constexpr int64_t kBlockBytes = sizeof(BlockQ4_K);
-  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
+// ---- Q4_K -------------------------------------------------------------------
+// The float steps of matmul_kquant_avx512.cc's Q4_K (the same bits): per
+// (row, token), one chain over the 32-element sub-blocks s,
+//   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)      Σ exact
+//   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
+// in a rows tile (8 rows in lanes, dots reduced across rows in int16: codes
+// ≤ 15) and in a panel tile (rows in lanes from the start).
+constexpr int kQ4KTileRows = 8;
+constexpr int64_t kQ4KBlockBytes = sizeof(BlockQ4_K);
+
+// sc_s·d and m_s·dmin of one row's super-block, sub-blocks in lanes.
+void Q4KRowScales(const uint8_t* block, __m256* ws, __m256* wm) {
+  __m256 sc, mn;
+  Q4KScalesMins(block + 4, &sc, &mn);
+  *ws = _mm256_mul_ps(sc, _mm256_set1_ps(F16At(block)));
+  *wm = _mm256_mul_ps(mn, _mm256_set1_ps(F16At(block + 2)));
+}
+
+// Rows r .. r + 8 (rows past r_end read row r_end - 1 and are not stored).
+template <int kT>
+void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
+                 int64_t y_stride) {
+  constexpr int kPrefetchLines = (kQ4KTileRows * kQ4KBlockBytes + 63) / 64;
+  const int n_valid = static_cast<int>(r_end - r < kQ4KTileRows ? r_end - r : kQ4KTileRows);
   const uint8_t* base = w.data + r * w.row_bytes;
-  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kQ4KTileRows * w.row_bytes;
+  int64_t row_offsets[kQ4KTileRows];
+  for (int i = 0; i < kQ4KTileRows; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
   const int64_t n_super = w.n_cols / kQK_K;
   const int8_t* xq[kT];
   const float* xd[kT];
@@ -87,41 +85,200 @@ void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
     xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
   }
   const __m256i low = _mm256_set1_epi8(0x0f);
-  __m256 acc[kR][kT], acc_min[kR][kT];
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) acc[i][t] = acc_min[i][t] = _mm256_setzero_ps();
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
 #pragma GCC unroll 8
     for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kQ4KTileRows * kQ4KBlockBytes + p * 64), _MM_HINT_T1);
+    const uint8_t* blocks = base + sb * kQ4KBlockBytes;
+    __m256 ws[8], wm[8];  // after the transposes: [s] = the 8 rows' values for sub-block s
+    for (int i = 0; i < kQ4KTileRows; ++i) Q4KRowScales(blocks + row_offsets[i], &ws[i], &wm[i]);
+    avx2::Transpose8x8(ws);
+    avx2::Transpose8x8(wm);
+    for (int k = 0; k < 4; ++k) {  // qs bytes 32k..32k+31: sub-blocks 2k (low nibbles) and 2k + 1 (high)
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * k + h;
+        __m256i u[kQ4KTileRows];
+#pragma GCC unroll 8
+        for (int i = 0; i < kQ4KTileRows; ++i) {
+          const __m256i qs =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + 16 + 32 * k));
+          u[i] = _mm256_and_si256(h == 0 ? qs : _mm256_srli_epi16(qs, 4), low);
+        }
 #pragma GCC unroll 4
-    for (int i = 0; i < kR; ++i) {
-      const uint8_t* block = base + i * w.row_bytes + sb * kBlockBytes;
-      __m256 sc, mn;
-      Q4KScalesMins(block + 4, &sc, &mn);
-      const __m256 dsc = _mm256_mul_ps(sc, _mm256_set1_ps(F16At(block)));
-      const __m256 dmn = _mm256_mul_ps(mn, _mm256_set1_ps(F16At(block + 2)));
-#pragma GCC unroll 4
-      for (int t = 0; t < kT; ++t) {
-        acc_min[i][t] = _mm256_fmadd_ps(dmn, _mm256_loadu_ps(xdsum[t] + sb * 8), acc_min[i][t]);
-        const __m256 s = _mm256_mul_ps(dsc, _mm256_loadu_ps(xd[t] + sb * 8));
-        const int8_t* x = xq[t] + sb * kQK_K;
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) {
-          const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 16 + 32 * k));
-          const __m256i d_lo = Dot(_mm256_and_si256(qs, low),
-                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k)));
-          const __m256i d_hi = Dot(_mm256_and_si256(_mm256_srli_epi16(qs, 4), low),
-                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k + 32)));
-          acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d_lo), Lane(s, 2 * k), acc[i][t]);
-          acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d_hi), Lane(s, 2 * k + 1), acc[i][t]);
+        for (int t = 0; t < kT; ++t) {
+          const int64_t xb = sb * 8 + s;
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kActBlock));
+          __m256i dot[kQ4KTileRows];
+#pragma GCC unroll 8
+          for (int i = 0; i < kQ4KTileRows; ++i) dot[i] = _mm256_maddubs_epi16(u[i], xv);
+          const __m256i sums = avx2::SumWordsOf8(dot);
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(xd[t][xb])), acc[t]);
+          acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(xdsum[t][xb]), acc[t]);
         }
       }
     }
   }
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t)
-      y[t * y_stride + r + i] = HorizontalSum(acc[i][t]) - HorizontalSum(acc_min[i][t]);
+  if (n_valid == kQ4KTileRows) {
+    for (int t = 0; t < kT; ++t) _mm256_storeu_ps(y + t * y_stride + r, acc[t]);
+  } else {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + r, mask, acc[t]);
+  }
+}
+
+template <int kT>
+void Q4KRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                      int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  for (int64_t r = r_begin; r < r_end; r += kQ4KTileRows) Q4KRowsTile<kT>(w, layout, acts, r, r_end, y, y_stride);
+}
+
+void Q4KRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+             int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return Q4KRowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return Q4KRowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return Q4KRowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return Q4KRowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
+  }
+}
+
+// Q4_K panels: 16 rows as two halves of 8 (matmul_quant_avx2.cc's layout):
+// per half, for each sub-block s and group g of 4 elements, the 8 rows'
+// 4 nibble bytes (one register, a row per int32 lane); then sc·d and m·dmin:
+//   half h bytes [n_sub][8 groups][8 rows][4]     at h · HalfBytes
+//   ws, wm       float [2 halves][n_sub][8 rows]  after both halves' bytes
+constexpr int64_t kQ4KPanelRows = 16;
+constexpr int64_t kHalfRows = 8;
+
+int64_t Q4KHalfBytes(int64_t n_cols) { return (n_cols / kActBlock) * 8 * kHalfRows * 4; }
+int64_t Q4KPanelBytes(int64_t n_cols) { return 2 * Q4KHalfBytes(n_cols) + 4 * (n_cols / kActBlock) * kHalfRows * 4; }
+
+void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  const int64_t n_super = w.n_cols / kQK_K, n_sub = w.n_cols / kActBlock;
+  auto* ws = reinterpret_cast<float*>(panel + 2 * Q4KHalfBytes(w.n_cols));
+  float* wm = ws + 2 * n_sub * kHalfRows;
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  for (int64_t h = 0; h < 2; ++h) {
+    const int64_t r0 = r_begin + h * kHalfRows;
+    uint8_t* bytes = panel + h * Q4KHalfBytes(w.n_cols);
+    float* hws = ws + h * n_sub * kHalfRows;
+    float* hwm = wm + h * n_sub * kHalfRows;
+    if (r0 >= w.n_rows) {  // a half past the matrix: zero weights and scales
+      std::memset(bytes, 0, static_cast<size_t>(Q4KHalfBytes(w.n_cols)));
+      std::memset(hws, 0, static_cast<size_t>(n_sub * kHalfRows * 4));
+      std::memset(hwm, 0, static_cast<size_t>(n_sub * kHalfRows * 4));
+      continue;
+    }
+    const int n_valid = static_cast<int>(w.n_rows - r0 < kHalfRows ? w.n_rows - r0 : kHalfRows);
+    const uint8_t* base = w.data + r0 * w.row_bytes;
+    int64_t row_offsets[kHalfRows];  // rows past the matrix repeat its last row (their outputs are not stored)
+    for (int i = 0; i < kHalfRows; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
+    for (int64_t sb = 0; sb < n_super; ++sb) {
+      const uint8_t* blocks = base + sb * kQ4KBlockBytes;
+      for (int k = 0; k < 4; ++k) {
+        __m256i lo[kHalfRows], hi[kHalfRows];
+        for (int i = 0; i < kHalfRows; ++i) {
+          const __m256i qs =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + 16 + 32 * k));
+          lo[i] = _mm256_and_si256(qs, low);
+          hi[i] = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
+        }
+        avx2::Transpose8x8(lo);
+        avx2::Transpose8x8(hi);
+        const int64_t s = sb * 8 + 2 * k;
+        for (int g = 0; g < 8; ++g) {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(bytes + (s * 8 + g) * kHalfRows * 4), lo[g]);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(bytes + ((s + 1) * 8 + g) * kHalfRows * 4), hi[g]);
+        }
+      }
+      __m256 vs[8], vm[8];
+      for (int i = 0; i < kHalfRows; ++i) Q4KRowScales(blocks + row_offsets[i], &vs[i], &vm[i]);
+      avx2::Transpose8x8(vs);
+      avx2::Transpose8x8(vm);
+      for (int s = 0; s < 8; ++s) {
+        _mm256_store_ps(hws + (sb * 8 + s) * kHalfRows, vs[s]);
+        _mm256_store_ps(hwm + (sb * 8 + s) * kHalfRows, vm[s]);
+      }
+    }
+  }
+}
+
+// 8 panel rows × kT tokens over all sub-blocks.
+template <int kT>
+void Q4KPanelTile(const uint8_t* bytes, const float* ws, const float* wm, int64_t n_sub, const ActLayout& layout,
+                  const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int n_valid) {
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const float* xdsum[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts + t * act_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
+  }
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  const uint8_t* p = bytes;
+  for (int64_t s = 0; s < n_sub; ++s) {
+    __m256i dot[kT];
+    for (int t = 0; t < kT; ++t) dot[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g, p += kHalfRows * 4) {
+      const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t) {  // int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
+        int32_t x4;
+        std::memcpy(&x4, xq[t] + s * kActBlock + g * 4, 4);
+        dot[t] = _mm256_add_epi16(dot[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(x4)));
+      }
+    }
+    const __m256 vs = _mm256_load_ps(ws + s * kHalfRows), vm = _mm256_load_ps(wm + s * kHalfRows);
+#pragma GCC unroll 8
+    for (int t = 0; t < kT; ++t) {
+      const __m256i sums = _mm256_madd_epi16(dot[t], ones16);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(vs, _mm256_set1_ps(xd[t][s])), acc[t]);
+      acc[t] = _mm256_fnmadd_ps(vm, _mm256_set1_ps(xdsum[t][s]), acc[t]);
+    }
+  }
+  if (n_valid >= kHalfRows) {
+    for (int t = 0; t < kT; ++t) _mm256_storeu_ps(y + t * y_stride, acc[t]);
+  } else {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride, mask, acc[t]);
+  }
+}
+
+void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
+                    int64_t n_tokens, float* y, int64_t y_stride, const PanelPrefetch& /*next*/) {
+  const ActLayout layout(n_cols);
+  const int64_t n_sub = n_cols / kActBlock;
+  const auto* ws = reinterpret_cast<const float*>(panel + 2 * Q4KHalfBytes(n_cols));
+  const float* wm = ws + 2 * n_sub * kHalfRows;
+  constexpr int kT = 4;
+  for (int64_t h = 0; h < 2; ++h) {
+    const int n_valid = static_cast<int>(n_valid_rows - h * kHalfRows);
+    if (n_valid <= 0) break;
+    const uint8_t* bytes = panel + h * Q4KHalfBytes(n_cols);
+    const float* hws = ws + h * n_sub * kHalfRows;
+    const float* hwm = wm + h * n_sub * kHalfRows;
+    float* yh = y + h * kHalfRows;
+    int64_t t = 0;
+    for (; t + kT <= n_tokens; t += kT)
+      Q4KPanelTile<kT>(bytes, hws, hwm, n_sub, layout, acts.data + t * acts.row_stride, acts.row_stride,
+                       yh + t * y_stride, y_stride, n_valid);
+    const uint8_t* a = acts.data + t * acts.row_stride;
+    float* yt = yh + t * y_stride;
+    switch (n_tokens - t) {
+      case 0: break;
+      case 1: Q4KPanelTile<1>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
+      case 2: Q4KPanelTile<2>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
+      default: Q4KPanelTile<3>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
+    }
+  }
 }
 
 template <int kR, int kT>
@@ -192,11 +349,8 @@ void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
 
 template <bool kQ6, int kR, int kT>
 void Tile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  if constexpr (kQ6) {
-    Q6KTile<kR, kT>(w, layout, acts, r, y, y_stride);
-  } else {
-    Q4KTile<kR, kT>(w, layout, acts, r, y, y_stride);
-  }
+  static_assert(kQ6, "Q4_K has its own tiles");
+  Q6KTile<kR, kT>(w, layout, acts, r, y, y_stride);
 }
 
 template <bool kQ6, int kT>
@@ -220,12 +374,11 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
   }
 }
 
-// No panel path: with 4 tokens per pass the SIMD rows kernel beat an f32
-// panel (reference-dequantized, FMA) at every batch size measured, 8 to 512
-// tokens (2 threads: Q4_K 181 vs 68 GFLOP/s at 8 tokens, 176 vs 149 at 512).
+// Q6_K and the types of kquant_rows_impl.h have no panel path (yet): the rows kernel, 4 tokens per pass.
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 constexpr ActPrep kNoActs{nullptr, nullptr};
-constexpr TypeKernels kQ4KKernels{kQuantActs, 4, Rows<false>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows,       kQuantActs,    kQ4KPanelRows,
+                                  8,             Q4KPanelBytes, Q4KPackPanel, Q4KPanelMatMul};
 constexpr TypeKernels kQ6KKernels{kQuantActs, 4, Rows<true>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 struct MaddDot {

@@ -5,13 +5,15 @@
 // 32 with a float scale (as for Q8_0/Q4_0); each 32-element piece of a
 // super-block is one vpdpbusd of unsigned weights against them.
 //   Q4_K: w = d·sc_s·q − dmin·m_s (q 4-bit, 8 sub-blocks of 32 with 6-bit sc,
-//         m). The q part is scaled per sub-block in float; the m part needs
-//         only Σx per sub-block: one FMA of 8 mins against 8 (dx·Σq) per
-//         super-block. High nibbles stay in place (×16, scale/16 exact).
+//         m): per sub-block the exact Σq·x scaled by (sc·d)·d_x, and the
+//         mins against d_x·Σq_x (the order is written at the Q4_K tiles).
 //   Q6_K: w = d·sc_g·(q − 32) (q 6-bit, 16 groups of 16, int8 sc). q is
 //         assembled from its low 4 and high 2 bits; −32·Σx per 4-byte lane
 //         starts the accumulator; a lane's scale is its group's.
-// Prefill uses the rows path too, 4 tokens per pass (see the tables below).
+// Q4_K: 8 rows in lanes per rows tile and a panel path from 8 tokens on
+// (prefill, batched decode), see below; Q6_K and the others run the rows
+// path for every batch, 4 tokens per pass.
+#include <algorithm>
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
@@ -29,38 +31,45 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
   auto* bias = reinterpret_cast<int32_t*>(dst + layout.bias_off);
   auto* gsum = reinterpret_cast<float*>(dst + layout.gsum_off);
-  const __m512 sign_mask = _mm512_set1_ps(-0.0f);
-  const __m256i ones = _mm256_set1_epi8(1);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
-    const __m512 lo = _mm512_loadu_ps(x + b * kActBlock);
-    const __m512 hi = _mm512_loadu_ps(x + b * kActBlock + 16);
-    const float max_abs =
-        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign_mask, lo), _mm512_andnot_ps(sign_mask, hi)));
-    const float scale = max_abs / 127.0f;
-    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
-    const __m512 vinv = _mm512_set1_ps(inv);
-    const __m128i q_lo = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, vinv)));
-    const __m128i q_hi = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, vinv)));
-    const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kActBlock), qv);
-    const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
+    __m256i lane_sums;
+    const float scale = avx512::QuantizeBlock32(x + b * kActBlock, q + b * kActBlock, &lane_sums);
     const __m256i lane_bias = _mm256_mullo_epi32(lane_sums, _mm256_set1_epi32(-32));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), lane_bias);
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
     d[b] = scale;
-    dsum[b] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
+    dsum[b] = scale * static_cast<float>(avx512::HorizontalSumI32(lane_sums));
     StoreGroupSums(lane_sums, scale, gsum + 2 * b);
   }
 }
 
-template <int kR, int kT>
-void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  constexpr int64_t kBlockBytes = sizeof(BlockQ4_K);
-  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
+// ---- Q4_K -------------------------------------------------------------------
+// Per (row, token), one float chain over the 32-element sub-blocks s, in the
+// order of the elements, whatever path or tile:
+//   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)      Σ exact (int32)
+//   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
+// so the rows tile (8 rows in lanes, block sums reduced across rows) and the
+// panel tile (rows in lanes from the start) give the same bits.
+constexpr int kQ4KRowsPerTile = 8;
+constexpr int64_t kQ4KBlockBytes = sizeof(BlockQ4_K);
+
+// sc_s·d and m_s·dmin of one row's super-block, sub-blocks in lanes.
+void Q4KRowScales(const uint8_t* block, __m256* ws, __m256* wm) {
+  __m256 sc, mn;
+  Q4KScalesMins(block + 4, &sc, &mn);
+  *ws = _mm256_mul_ps(sc, _mm256_set1_ps(F16At(block)));
+  *wm = _mm256_mul_ps(mn, _mm256_set1_ps(F16At(block + 2)));
+}
+
+// Rows r .. r + 8 (rows past r_end read row r_end - 1 and are not stored).
+template <int kT>
+void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
+                 int64_t y_stride) {
+  constexpr int kPrefetchLines = (kQ4KRowsPerTile * kQ4KBlockBytes + 63) / 64;
+  const int n_valid = static_cast<int>(r_end - r < kQ4KRowsPerTile ? r_end - r : kQ4KRowsPerTile);
   const uint8_t* base = w.data + r * w.row_bytes;
-  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kQ4KRowsPerTile * w.row_bytes;
+  int64_t row_offsets[kQ4KRowsPerTile];
+  for (int i = 0; i < kQ4KRowsPerTile; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
   const int64_t n_super = w.n_cols / kQK_K;
   const int8_t* xq[kT];
   const float* xd[kT];
@@ -71,44 +80,205 @@ void Q4KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
     xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
     xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
   }
-  // The high nibble sits in place (×16): its sub-blocks' scales are divided by 16.
-  const __m256 nibble_fix = _mm256_setr_ps(1, 0.0625f, 1, 0.0625f, 1, 0.0625f, 1, 0.0625f);
   const __m256i low = _mm256_set1_epi8(0x0f), high = _mm256_set1_epi8(static_cast<char>(0xf0));
-  __m256 acc[kR][kT], acc_min[kR][kT];
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) acc[i][t] = acc_min[i][t] = _mm256_setzero_ps();
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
 #pragma GCC unroll 8
     for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kQ4KRowsPerTile * kQ4KBlockBytes + p * 64),
+                   _MM_HINT_T1);
+    const uint8_t* blocks = base + sb * kQ4KBlockBytes;
+    __m256 ws[8], wm[8];  // after the transposes: [s] = the 8 rows' values for sub-block s
+    for (int i = 0; i < kQ4KRowsPerTile; ++i) Q4KRowScales(blocks + row_offsets[i], &ws[i], &wm[i]);
+    avx512::Transpose8x8(ws);
+    avx512::Transpose8x8(wm);
+    for (int k = 0; k < 4; ++k) {  // qs bytes 32k..32k+31: sub-blocks 2k (low nibbles) and 2k + 1 (high)
+      __m256i qs[kQ4KRowsPerTile];
+#pragma GCC unroll 8
+      for (int i = 0; i < kQ4KRowsPerTile; ++i)
+        qs[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + 16 + 32 * k));
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * k + h;
+        __m256i u[kQ4KRowsPerTile];
+#pragma GCC unroll 8
+        for (int i = 0; i < kQ4KRowsPerTile; ++i) u[i] = _mm256_and_si256(qs[i], h == 0 ? low : high);
 #pragma GCC unroll 4
-    for (int i = 0; i < kR; ++i) {
-      const uint8_t* block = base + i * w.row_bytes + sb * kBlockBytes;
-      __m256 sc, mn;
-      Q4KScalesMins(block + 4, &sc, &mn);
-      const __m256 dsc = _mm256_mul_ps(_mm256_mul_ps(sc, _mm256_set1_ps(F16At(block))), nibble_fix);
-      const __m256 dmn = _mm256_mul_ps(mn, _mm256_set1_ps(F16At(block + 2)));
-#pragma GCC unroll 4
-      for (int t = 0; t < kT; ++t) {
-        acc_min[i][t] = _mm256_fmadd_ps(dmn, _mm256_loadu_ps(xdsum[t] + sb * 8), acc_min[i][t]);
-        const __m256 s = _mm256_mul_ps(dsc, _mm256_loadu_ps(xd[t] + sb * 8));
-        const int8_t* x = xq[t] + sb * kQK_K;
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) {
-          const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 16 + 32 * k));
-          const __m256i d_lo = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(qs, low),
-                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k)));
-          const __m256i x_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k + 32));
-          const __m256i d_hi = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(qs, high), x_hi);
-          acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d_lo), Lane(s, 2 * k), acc[i][t]);
-          acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d_hi), Lane(s, 2 * k + 1), acc[i][t]);
+        for (int t = 0; t < kT; ++t) {
+          const int64_t xb = sb * 8 + s;
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kActBlock));
+          __m256i dot[kQ4KRowsPerTile];
+#pragma GCC unroll 8
+          for (int i = 0; i < kQ4KRowsPerTile; ++i) dot[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u[i], xv);
+          // High nibbles in place are 16 × their value: shifted back after the sum (exact).
+          __m256i sums = avx512::SumLanesOf8<0>(dot);
+          if (h == 1) sums = _mm256_srai_epi32(sums, 4);
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(xd[t][xb])), acc[t]);
+          acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(xdsum[t][xb]), acc[t]);
         }
       }
     }
   }
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t)
-      y[t * y_stride + r + i] = HorizontalSum(acc[i][t]) - HorizontalSum(acc_min[i][t]);
+  const __mmask8 valid = static_cast<__mmask8>((1u << n_valid) - 1);
+  for (int t = 0; t < kT; ++t) _mm256_mask_storeu_ps(y + t * y_stride + r, valid, acc[t]);
+}
+
+template <int kT>
+void Q4KRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                      int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  for (int64_t r = r_begin; r < r_end; r += kQ4KRowsPerTile) Q4KRowsTile<kT>(w, layout, acts, r, r_end, y, y_stride);
+}
+
+void Q4KRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+             int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return Q4KRowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return Q4KRowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return Q4KRowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return Q4KRowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
+  }
+}
+
+// Q4_K panels (prefill, batched decode): 32 rows (two zmm of 16), as the
+// Q8_0/Q4_0 panels (matmul_quant_avx512.cc): for each sub-block s and group
+// g of 4 elements, 32 rows × 4 nibble bytes; then the rows' sc·d and m·dmin:
+//   bytes [n_sub][8 groups][32 rows][4]
+//   ws    float [n_sub][32 rows]   (0 for padding rows)
+//   wm    float [n_sub][32 rows]
+constexpr int64_t kQ4KPanelRows = 32;
+
+int64_t Q4KPanelBytes(int64_t n_cols) {
+  const int64_t n_sub = n_cols / kActBlock;
+  return n_sub * 8 * kQ4KPanelRows * 4 + 2 * n_sub * kQ4KPanelRows * 4;
+}
+
+void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  const int64_t n_super = w.n_cols / kQK_K, n_sub = w.n_cols / kActBlock;
+  auto* ws = reinterpret_cast<float*>(panel + n_sub * 8 * kQ4KPanelRows * 4);
+  float* wm = ws + n_sub * kQ4KPanelRows;
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  for (int64_t half = 0; half < 2; ++half) {
+    const int64_t r0 = r_begin + half * 16;
+    const uint8_t* rows[16];
+    for (int i = 0; i < 16; ++i) rows[i] = r0 + i < w.n_rows ? w.data + (r0 + i) * w.row_bytes : nullptr;
+    for (int64_t sb = 0; sb < n_super; ++sb) {
+      for (int k = 0; k < 4; ++k) {  // sub-blocks 2k and 2k + 1 of 16 rows
+        __m512 v[16];
+        for (int i = 0; i < 16; ++i) {
+          if (rows[i] == nullptr) {
+            v[i] = _mm512_setzero_ps();
+            continue;
+          }
+          const __m256i qs =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i] + sb * kQ4KBlockBytes + 16 + 32 * k));
+          const __m256i lo = _mm256_and_si256(qs, low), hi = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
+          v[i] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+        }
+        avx512::Transpose16x16(v);
+        const int64_t s = sb * 8 + 2 * k;
+        for (int g = 0; g < 16; ++g)
+          _mm512_store_ps(reinterpret_cast<float*>(panel + ((s * 8 + g) * kQ4KPanelRows + half * 16) * 4), v[g]);
+      }
+    }
+  }
+  // The scales, 8 rows at a time: each row's 8 sub-block values in lanes,
+  // transposed to the 8 rows' values of each sub-block. Rows past the matrix
+  // repeat its last row (their outputs are never stored).
+  for (int64_t j0 = 0; j0 < kQ4KPanelRows; j0 += 8) {
+    const int64_t n_valid = std::min<int64_t>(8, w.n_rows - (r_begin + j0));
+    for (int64_t sb = 0; sb < n_super; ++sb) {
+      __m256 vs[8], vm[8];
+      if (n_valid <= 0) {
+        for (int i = 0; i < 8; ++i) vs[i] = vm[i] = _mm256_setzero_ps();
+      } else {
+        for (int i = 0; i < 8; ++i)
+          Q4KRowScales(w.data + (r_begin + j0 + (i < n_valid ? i : n_valid - 1)) * w.row_bytes + sb * kQ4KBlockBytes,
+                       &vs[i], &vm[i]);
+        avx512::Transpose8x8(vs);
+        avx512::Transpose8x8(vm);
+      }
+      for (int s = 0; s < 8; ++s) {
+        _mm256_store_ps(ws + (sb * 8 + s) * kQ4KPanelRows + j0, vs[s]);
+        _mm256_store_ps(wm + (sb * 8 + s) * kQ4KPanelRows + j0, vm[s]);
+      }
+    }
+  }
+}
+
+// 32 panel rows × kT tokens.
+template <int kT>
+void Q4KPanelTile(const uint8_t* panel, int64_t n_sub, int64_t n_valid_rows, const ActLayout& layout,
+                  const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride) {
+  const auto* ws = reinterpret_cast<const float*>(panel + n_sub * 8 * kQ4KPanelRows * 4);
+  const float* wm = ws + n_sub * kQ4KPanelRows;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const float* xdsum[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts + t * act_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
+  }
+  __m512 acc0[kT], acc1[kT];
+  for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+  const uint8_t* p = panel;
+  for (int64_t s = 0; s < n_sub; ++s) {
+    __m512i dot0[kT], dot1[kT];
+    for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g, p += kQ4KPanelRows * 4) {
+      const __m512i w0 = _mm512_load_si512(p);
+      const __m512i w1 = _mm512_load_si512(p + 64);
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t) {
+        int32_t x4;
+        std::memcpy(&x4, xq[t] + s * kActBlock + g * 4, 4);
+        const __m512i xb = _mm512_set1_epi32(x4);
+        dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
+        dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
+      }
+    }
+    const __m512 s0 = _mm512_load_ps(ws + s * kQ4KPanelRows), s1 = _mm512_load_ps(ws + s * kQ4KPanelRows + 16);
+    const __m512 m0 = _mm512_load_ps(wm + s * kQ4KPanelRows), m1 = _mm512_load_ps(wm + s * kQ4KPanelRows + 16);
+#pragma GCC unroll 8
+    for (int t = 0; t < kT; ++t) {
+      const __m512 dx = _mm512_set1_ps(xd[t][s]), dsum = _mm512_set1_ps(xdsum[t][s]);
+      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
+      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
+      acc0[t] = _mm512_fnmadd_ps(m0, dsum, acc0[t]);
+      acc1[t] = _mm512_fnmadd_ps(m1, dsum, acc1[t]);
+    }
+  }
+  const __mmask16 k0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
+  const __mmask16 k1 = n_valid_rows >= 32   ? __mmask16(0xffff)
+                       : n_valid_rows <= 16 ? __mmask16(0)
+                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
+  for (int t = 0; t < kT; ++t) {
+    _mm512_mask_storeu_ps(y + t * y_stride, k0, acc0[t]);
+    _mm512_mask_storeu_ps(y + t * y_stride + 16, k1, acc1[t]);
+  }
+}
+
+void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
+                    int64_t n_tokens, float* y, int64_t y_stride, const PanelPrefetch& /*next*/) {
+  const ActLayout layout(n_cols);
+  const int64_t n_sub = n_cols / kActBlock;
+  constexpr int kT = 4;
+  int64_t t = 0;
+  for (; t + kT <= n_tokens; t += kT)
+    Q4KPanelTile<kT>(panel, n_sub, n_valid_rows, layout, acts.data + t * acts.row_stride, acts.row_stride,
+                     y + t * y_stride, y_stride);
+  const uint8_t* a = acts.data + t * acts.row_stride;
+  float* yt = y + t * y_stride;
+  switch (n_tokens - t) {
+    case 0: break;
+    case 1: Q4KPanelTile<1>(panel, n_sub, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 2: Q4KPanelTile<2>(panel, n_sub, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    default: Q4KPanelTile<3>(panel, n_sub, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+  }
 }
 
 template <int kR, int kT>
@@ -179,11 +349,8 @@ void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
 
 template <bool kQ6, int kR, int kT>
 void Tile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  if constexpr (kQ6) {
-    Q6KTile<kR, kT>(w, layout, acts, r, y, y_stride);
-  } else {
-    Q4KTile<kR, kT>(w, layout, acts, r, y, y_stride);
-  }
+  static_assert(kQ6, "Q4_K has its own tiles");
+  Q6KTile<kR, kT>(w, layout, acts, r, y, y_stride);
 }
 
 template <bool kQ6, int kT>
@@ -207,12 +374,11 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
   }
 }
 
-// No panel path: with 4 tokens per pass the SIMD rows kernel beat an f32
-// panel (reference-dequantized, FMA) at every batch size measured, 8 to 512
-// tokens (AVX-512, 2 threads: Q4_K 217 vs 181, Q6_K 190 vs 142 GFLOP/s at 512).
+// Q6_K has no panel path (yet): the rows kernel, 4 tokens per pass.
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 constexpr ActPrep kNoActs{nullptr, nullptr};
-constexpr TypeKernels kQ4KKernels{kQuantActs, 4, Rows<false>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows,       kQuantActs,    kQ4KPanelRows,
+                                  8,             Q4KPanelBytes, Q4KPackPanel, Q4KPanelMatMul};
 constexpr TypeKernels kQ6KKernels{kQuantActs, 4, Rows<true>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 struct VnniDot {

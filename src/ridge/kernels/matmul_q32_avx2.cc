@@ -15,7 +15,7 @@
 //                                       acc = fma(Σ level·q_x, d·d_x, acc)
 // The same steps for a (row, token) whatever else the call holds (batch
 // invariance). There is no panel path: prefill takes the rows path too.
-#include <immintrin.h>
+#include "ridge/kernels/simd_avx2.h"
 
 #include <cstring>
 
@@ -46,69 +46,20 @@ struct ActLayout {
 
 int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
 
-float HorizontalMax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
 void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   const ActLayout layout(n_cols);
   auto* q = reinterpret_cast<int8_t*>(dst);
   auto* d = reinterpret_cast<float*>(dst + layout.d_off);
   auto* qsum = reinterpret_cast<int32_t*>(dst + layout.qsum_off);
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
-  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
-  const __m256i ones8 = _mm256_set1_epi8(1);
-  const __m256i ones16 = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
-    __m256 v[4];
-    __m256 amax = _mm256_setzero_ps();
-    for (int i = 0; i < 4; ++i) {
-      v[i] = _mm256_loadu_ps(x + b * kBlock + 8 * i);
-      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[i]));
-    }
-    const float scale = HorizontalMax(amax) / 127.0f;
-    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+    __m256i lane_sums;
+    const float scale = avx2::QuantizeBlock32(x + b * kBlock, q + b * kBlock, &lane_sums);
+    const int32_t sum = avx2::HorizontalSumI32(lane_sums);
     d[b] = scale;
-    const __m256 vinv = _mm256_set1_ps(inv);
-    __m256i i32[4];
-    for (int i = 0; i < 4; ++i) i32[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], vinv));  // nearest even
-    // Pack 4 × 8 int32 → 32 int8 in order (packs interleave 128-bit lanes; permute fixes it).
-    const __m256i i16 = _mm256_packs_epi32(i32[0], i32[1]);
-    const __m256i i16b = _mm256_packs_epi32(i32[2], i32[3]);
-    __m256i i8 = _mm256_packs_epi16(i16, i16b);
-    i8 = _mm256_permutevar8x32_epi32(i8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), i8);
-    const __m256i lane_sums = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, i8), ones16);
-    __m128i sum4 = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
-    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0x4e));
-    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0xb1));
-    const int32_t sum = _mm_cvtsi128_si32(sum4);
     qsum[b] = sum;
     dsum[b] = scale * static_cast<float>(sum);
   }
-}
-
-// The f16 values at base + offsets[i] (block scales or minimums; 16 bytes are
-// read at each), as floats in lanes 0..7: loads and a word transpose.
-__m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
-  __m128i v[8];
-  for (int i = 0; i < 8; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + offsets[i]));
-  const __m128i w01 = _mm_unpacklo_epi16(v[0], v[1]), w23 = _mm_unpacklo_epi16(v[2], v[3]);
-  const __m128i w45 = _mm_unpacklo_epi16(v[4], v[5]), w67 = _mm_unpacklo_epi16(v[6], v[7]);
-  const __m128i d0123 = _mm_unpacklo_epi32(w01, w23), d4567 = _mm_unpacklo_epi32(w45, w67);
-  return _mm256_cvtph_ps(_mm_unpacklo_epi64(d0123, d4567));
-}
-
-// Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact).
-__m256i SumLanesOf8(const __m256i d[8]) {
-  const __m256i h01 = _mm256_hadd_epi32(d[0], d[1]), h23 = _mm256_hadd_epi32(d[2], d[3]);
-  const __m256i h45 = _mm256_hadd_epi32(d[4], d[5]), h67 = _mm256_hadd_epi32(d[6], d[7]);
-  const __m256i q0 = _mm256_hadd_epi32(h01, h23), q1 = _mm256_hadd_epi32(h45, h67);
-  // q0 = [rows 0-3, sums of lanes 0-3 | rows 0-3, sums of lanes 4-7], q1 the same for rows 4-7.
-  return _mm256_add_epi32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
 }
 
 // 16 packed bytes → 32 codes 0..15 in element order (low nibbles are
@@ -203,9 +154,9 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
     for (int p = 0; p < kPrefetchLines; ++p)
       _mm_prefetch(reinterpret_cast<const char*>(ahead + b * kRowsPerTile * kBlockBytes + p * 64), _MM_HINT_T1);
     const uint8_t* blocks = base + b * kBlockBytes;
-    const __m256 dw = ScalesOf8(blocks, row_offsets);
+    const __m256 dw = avx2::ScalesOf8(blocks, row_offsets);
     __m256 mw;
-    if constexpr (Codes::kHasMin) mw = ScalesOf8(blocks + 2, row_offsets);
+    if constexpr (Codes::kHasMin) mw = avx2::ScalesOf8(blocks + 2, row_offsets);
     __m256i codes[kRowsPerTile];
 #pragma GCC unroll 8
     for (int i = 0; i < kRowsPerTile; ++i) codes[i] = Codes::Codes(blocks + row_offsets[i]);
@@ -219,7 +170,7 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
         const __m256i xs = Codes::kSignedCodes ? _mm256_sign_epi8(xv, codes[i]) : xv;
         dot[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, xs), ones16);
       }
-      __m256i sums = SumLanesOf8(dot);
+      __m256i sums = avx2::SumLanesOf8(dot);
       if constexpr (Codes::kBiasFactor != 0)
         sums = _mm256_add_epi32(sums, _mm256_set1_epi32(Codes::kBiasFactor * xqsum[t][b]));
       acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])), acc[t]);

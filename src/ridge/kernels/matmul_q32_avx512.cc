@@ -51,26 +51,10 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* d = reinterpret_cast<float*>(dst + layout.d_off);
   auto* qsum = reinterpret_cast<int32_t*>(dst + layout.qsum_off);
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
-  const __m512 sign_mask = _mm512_set1_ps(-0.0f);
-  const __m256i ones = _mm256_set1_epi8(1);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
-    const __m512 lo = _mm512_loadu_ps(x + b * kBlock);
-    const __m512 hi = _mm512_loadu_ps(x + b * kBlock + 16);
-    const float max_abs =
-        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign_mask, lo), _mm512_andnot_ps(sign_mask, hi)));
-    const float scale = max_abs / 127.0f;
-    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
-    const __m512 vinv = _mm512_set1_ps(inv);
-    // Round to nearest even; |x·inv| <= 127 so the narrowing never saturates.
-    const __m128i q_lo = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, vinv)));
-    const __m128i q_hi = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, vinv)));
-    const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), qv);
-    const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    const int32_t sum = _mm_cvtsi128_si32(s);
+    __m256i lane_sums;
+    const float scale = avx512::QuantizeBlock32(x + b * kBlock, q + b * kBlock, &lane_sums);
+    const int32_t sum = avx512::HorizontalSumI32(lane_sums);
     d[b] = scale;
     qsum[b] = sum;
     dsum[b] = scale * static_cast<float>(sum);
@@ -347,7 +331,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
 
 template <typename Codes>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride) {
+                 float* y, int64_t y_stride, const PanelPrefetch& /*next*/) {
   const ActLayout layout(n_cols);
   constexpr int kT = 6;
   int64_t t = 0;

@@ -11,6 +11,7 @@
 // so a token's results are the same bits whichever path its call takes.
 #include "ridge/kernels/simd_avx512.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
@@ -44,35 +45,12 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* q = reinterpret_cast<int8_t*>(dst);
   auto* d = reinterpret_cast<float*>(dst + layout.d_off);
   auto* block_bias = reinterpret_cast<int32_t*>(dst + layout.block_bias_off);
-  const __m512 sign_mask = _mm512_set1_ps(-0.0f);
-  const __m256i ones = _mm256_set1_epi8(1);
   constexpr int32_t kBlockFactor = kQ4 ? -8 : -128;
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
-    const __m512 lo = _mm512_loadu_ps(x + b * kBlock);
-    const __m512 hi = _mm512_loadu_ps(x + b * kBlock + 16);
-    const __m512 amax = _mm512_max_ps(_mm512_andnot_ps(sign_mask, lo), _mm512_andnot_ps(sign_mask, hi));
-    const float max_abs = _mm512_reduce_max_ps(amax);
-    const float scale = max_abs / 127.0f;
-    const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
-    d[b] = scale;
-    const __m512 vinv = _mm512_set1_ps(inv);
-    // Round to nearest even; |x·inv| <= 127 so the narrowing never saturates.
-    const __m128i q_lo = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, vinv)));
-    const __m128i q_hi = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, vinv)));
-    const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), qv);
-    const __m256i lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qv);
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    block_bias[b] = kBlockFactor * _mm_cvtsi128_si32(s);
+    __m256i lane_sums;
+    d[b] = avx512::QuantizeBlock32(x + b * kBlock, q + b * kBlock, &lane_sums);
+    block_bias[b] = kBlockFactor * avx512::HorizontalSumI32(lane_sums);
   }
-}
-
-uint16_t U16At(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return h;
 }
 
 // The 32 weights as unsigned bytes in element order: w + 128 (Q8_0) or the
@@ -205,6 +183,8 @@ int64_t PanelBytes(int64_t n_cols) {
   return n_blocks * 8 * kPanelRows * 4 + n_blocks * kPanelRows * 4;
 }
 
+constexpr int64_t kPackAheadBlocks = 16;  // ~0.5 KiB ahead in every row
+
 template <bool kQ4>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   const int64_t n_blocks = w.n_cols / kBlock;
@@ -224,6 +204,11 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
           v[i] = _mm512_setzero_ps();
           continue;
         }
+        // 16 row streams outrun the hardware prefetcher: at batch 16 the packing
+        // is where the weights come from memory, and it ran at ~17 GB/s.
+        const uint8_t* ahead = rows[i] + (b + kPackAheadBlocks) * kBlockBytes;
+        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+        if constexpr (!kQ4) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
         const __m256i lo = PanelBlockU8<kQ4>(rows[i] + b * kBlockBytes);
         const __m256i hi = pair ? PanelBlockU8<kQ4>(rows[i] + (b + 1) * kBlockBytes) : _mm256_setzero_si256();
         v[i] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
@@ -233,20 +218,46 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
         _mm512_store_ps(reinterpret_cast<float*>(panel + ((b * 8 + g) * kPanelRows + half * 16) * 4), v[g]);
     }
   }
-  for (int64_t j = 0; j < kPanelRows; ++j) {
-    const int64_t r = r_begin + j;
-    const uint8_t* row = r < w.n_rows ? w.data + r * w.row_bytes : nullptr;
+  // The scales, 8 rows at a time (a scalar convert per (row, block) was as
+  // costly as the rest of the packing: at batch 16 packing took as long as
+  // the products). Rows past the matrix repeat its last row: their outputs
+  // are never stored.
+  for (int64_t j0 = 0; j0 < kPanelRows; j0 += 8) {
+    if (r_begin + j0 >= w.n_rows) {
+      for (int64_t b = 0; b < n_blocks; ++b) _mm256_store_ps(scales + b * kPanelRows + j0, _mm256_setzero_ps());
+      continue;
+    }
+    const int64_t n_valid = std::min<int64_t>(8, w.n_rows - (r_begin + j0));
+    int64_t row_offsets[8];
+    for (int i = 0; i < 8; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
+    const uint8_t* base = w.data + (r_begin + j0) * w.row_bytes;
     for (int64_t b = 0; b < n_blocks; ++b)
-      scales[b * kPanelRows + j] = row ? _cvtsh_ss(U16At(row + b * kBlockBytes)) : 0.0f;
+      _mm256_store_ps(scales + b * kPanelRows + j0, avx512::ScalesOf8(base + b * kBlockBytes, row_offsets));
   }
 }
 
 // 32 panel rows × kT tokens. Integer accumulators per block start at the
 // block's bias and take 8 vpdpbusd (one per 4-element group, activation
 // bytes broadcast); then one convert and one FMA scale them into floats.
+// Rows of the next panel a tile prefetches into L2, a slice of each per block.
+struct TilePrefetch {
+  const uint8_t* rows[kPanelRows];
+  int n = 0;
+  int64_t step = 0;  // bytes of a row per block
+};
+
+// The rows of `next` that tile k of n_tiles prefetches (every n_tiles-th):
+// the next panel's reads are spread over this one's arithmetic.
+TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles) {
+  TilePrefetch pf;
+  pf.step = next.n_rows > 0 ? (next.row_bytes + n_blocks - 1) / n_blocks : 0;
+  for (int64_t j = k; j < next.n_rows && pf.n < kPanelRows; j += n_tiles) pf.rows[pf.n++] = next.first + j * next.row_bytes;
+  return pf;
+}
+
 template <int kT>
 void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, const ActLayout& layout,
-               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride) {
+               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
   const auto* scales = reinterpret_cast<const float*>(panel + n_blocks * 8 * kPanelRows * 4);
   const int8_t* xq[kT];
   const float* xd[kT];
@@ -261,6 +272,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
   for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
   const uint8_t* p = panel;
   for (int64_t b = 0; b < n_blocks; ++b) {
+    for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T1);
     __m512i dot0[kT], dot1[kT];
     for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(xbias[t][b]);
 #pragma GCC unroll 8
@@ -296,22 +308,25 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
 }
 
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride) {
+                 float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
   constexpr int kT = 6;
-  int64_t t = 0;
-  for (; t + kT <= n_tokens; t += kT)
+  const int64_t n_tiles = (n_tokens + kT - 1) / kT;
+  int64_t t = 0, k = 0;
+  for (; t + kT <= n_tokens; t += kT, ++k)
     PanelTile<kT>(panel, layout.n_blocks, n_valid_rows, layout, acts.data + t * acts.row_stride, acts.row_stride,
-                  y + t * y_stride, y_stride);
+                  y + t * y_stride, y_stride, PrefetchSlice(next, layout.n_blocks, k, n_tiles));
   const uint8_t* a = acts.data + t * acts.row_stride;
   float* yt = y + t * y_stride;
+  const TilePrefetch pf = PrefetchSlice(next, layout.n_blocks, k, n_tiles);
+  const int64_t n = layout.n_blocks;
   switch (n_tokens - t) {
     case 0: break;
-    case 1: PanelTile<1>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    case 2: PanelTile<2>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    case 3: PanelTile<3>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    case 4: PanelTile<4>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    default: PanelTile<5>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 1: PanelTile<1>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    case 2: PanelTile<2>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    case 3: PanelTile<3>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    case 4: PanelTile<4>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    default: PanelTile<5>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
   }
 }
 

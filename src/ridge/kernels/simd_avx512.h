@@ -13,6 +13,36 @@
 
 namespace ridge::kernels::avx512 {
 
+inline int32_t HorizontalSumI32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// Quantizes one block of 32 activations to int8 with one scale, as every
+// int8 kernel of every ISA does (simd_avx2.h's twin gives the same bytes):
+// scale = max|x| / 127, q = round-to-nearest-even(x · (1/scale)). Stores the
+// 32 bytes at q, returns the scale, and sets *lane_sums to the Σq of each
+// 4-byte lane (8 int32).
+inline float QuantizeBlock32(const float* x, int8_t* q, __m256i* lane_sums) {
+  const __m512 sign_mask = _mm512_set1_ps(-0.0f);
+  const __m512 lo = _mm512_loadu_ps(x);
+  const __m512 hi = _mm512_loadu_ps(x + 16);
+  const float max_abs =
+      _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign_mask, lo), _mm512_andnot_ps(sign_mask, hi)));
+  const float scale = max_abs / 127.0f;
+  const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+  const __m512 vinv = _mm512_set1_ps(inv);
+  // Round to nearest even; |x·inv| <= 127 so the narrowing never saturates.
+  const __m128i q_lo = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, vinv)));
+  const __m128i q_hi = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, vinv)));
+  const __m256i qv = _mm256_set_m128i(q_hi, q_lo);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), qv);
+  *lane_sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), qv);
+  return scale;
+}
+
 // Transposes 16 rows of 16 floats in place (r[i] lane j ↔ r[j] lane i).
 inline void Transpose16x16(__m512 r[16]) {
   __m512 t[16];
@@ -38,6 +68,26 @@ inline void Transpose16x16(__m512 r[16]) {
     r[8 + b] = _mm512_shuffle_f32x4(t[b], t[8 + b], 0xdd);
     r[4 + b] = _mm512_shuffle_f32x4(t[4 + b], t[12 + b], 0x88);
     r[12 + b] = _mm512_shuffle_f32x4(t[4 + b], t[12 + b], 0xdd);
+  }
+}
+
+// Transposes 8 rows of 8 floats in place (r[i] lane j ↔ r[j] lane i).
+inline void Transpose8x8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+  // u[j] (j < 4) holds columns j and j + 4 of rows 0..3, u[4 + j] those of rows 4..7.
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+    r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
   }
 }
 
