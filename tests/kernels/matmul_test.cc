@@ -150,8 +150,8 @@ TEST(MatMul, Legacy32BlockTypesManyShapes) {
 // files hold whatever its training wrote, not only what the quantizer picks).
 TEST(MatMul, Mxfp4RandomBlocks) {
   uint32_t seed = 2500;
-  for (int64_t n_cols : {32, 288, 2880})
-    for (int64_t n_rows : {1, 17, 70})
+  for (int64_t n_cols : {32, 2880})  // one block; gpt-oss's rows (90 blocks)
+    for (int64_t n_rows : {1, 33})
       for (int64_t n_tokens : TokenCounts())
         CheckMatMul({GgmlType::kMXFP4, n_rows, n_cols, n_tokens, 0, /*random_bytes=*/true}, seed++);
 }
