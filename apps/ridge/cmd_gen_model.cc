@@ -22,7 +22,7 @@ namespace ridge::app {
 namespace {
 
 struct GenModelArgs {
-  std::string preset, vocab_from, type, output, name, arch, rope_scaling;
+  std::string preset, vocab_from, type, output, name, arch, rope_scaling, expert_type;
   int64_t dim = 0, ffn = 0, layers = 0, heads = 0, kv_heads = 0, ctx = 0, head_dim = 0, sliding_window = -1;
   int64_t rope_original_ctx = 0, experts = 0, experts_used = 0, expert_ffn = 0, shared_expert_ffn = 0;
   float rope_freq_base = 0.0f, rope_factor = 0.0f, attn_softcap = -1.0f, final_softcap = -1.0f;
@@ -38,6 +38,8 @@ std::string SharedDir() {
 // The vocabulary file of a preset, by its size: the model's own where
 // ../shared/vocab has it, else one of the same size (the preset says which).
 std::string DefaultVocab(const ModelPreset& preset) {
+  if (!preset.stand_in_vocab_file.empty())
+    return (std::filesystem::path(SharedDir()) / "vocab" / preset.stand_in_vocab_file).string();
   const int64_t n = preset.config.n_vocab;
   const char* file = n == 32000    ? "ggml-vocab-llama-spm.gguf"
                      : n == 128256 ? "ggml-vocab-llama-bpe.gguf"
@@ -94,8 +96,8 @@ int RunGenModel(const GenModelArgs& a) {
     s.n_ff_shexp = c.n_ff_shexp;
     if (!p.vocab_note.empty()) std::printf("note: %s: %s\n", p.name.c_str(), p.vocab_note.c_str());
     options.name = p.name + "-random";
-    expected_vocab = c.n_vocab;
     if (vocab_path.empty()) vocab_path = DefaultVocab(p);
+    if (p.stand_in_vocab_file.empty()) expected_vocab = c.n_vocab;
   } else {
     if (!a.dim || !a.ffn || !a.layers || !a.heads || a.vocab_from.empty())
       Fail("gen-model: without --preset, give --dim, --ffn, --layers, --heads and --vocab-from (--kv-heads "
@@ -120,6 +122,12 @@ int RunGenModel(const GenModelArgs& a) {
   if (a.experts_used) s.n_expert_used = a.experts_used;
   if (a.expert_ffn) s.n_ff_exp = a.expert_ffn;
   if (a.shared_expert_ffn) s.n_ff_shexp = a.shared_expert_ffn;
+  if (!a.expert_type.empty()) {
+    const std::optional<GgmlType> t = ParseGgmlType(a.expert_type);
+    if (!t || !CanQuantizeTo(*t))
+      Fail("--expert-type {}: use one of {}", a.expert_type, QuantizableTypeNames());
+    options.expert_type = *t;
+  }
   if (a.ctx) options.shape.n_ctx = a.ctx;
   if (a.rope_freq_base != 0.0f) options.shape.rope_freq_base = a.rope_freq_base;
   if (!a.name.empty()) options.name = a.name;
@@ -164,7 +172,10 @@ CommandRegistration kGenModel{{"gen-model", "Write a GGUF of any supported archi
     sub.add_option("--sliding-window", args->sliding_window, "attention window in tokens (0: none)");
     sub.add_option("--attn-softcap", args->attn_softcap, "attention logit soft-cap (gemma2; 0: none)");
     sub.add_option("--final-softcap", args->final_softcap, "final logit soft-cap (gemma2; 0: none)");
-    sub.add_option("--experts", args->experts, "experts per layer (mixture of experts: llama, qwen2moe, qwen3moe)");
+    sub.add_option("--experts", args->experts,
+                   "experts per layer (mixture of experts: llama, qwen2moe, qwen3moe, gpt-oss)");
+    sub.add_option("--expert-type", args->expert_type,
+                   "type of the experts' matrices (default: MXFP4 for gpt-oss, as its real files; else --type)");
     sub.add_option("--experts-used", args->experts_used, "experts each token is routed to (top-k)");
     sub.add_option("--expert-ffn", args->expert_ffn, "each expert's feed-forward length (default: --ffn)");
     sub.add_option("--shared-expert-ffn", args->shared_expert_ffn, "qwen2moe's shared expert's feed-forward length");

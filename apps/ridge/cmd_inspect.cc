@@ -115,6 +115,8 @@ void PrintVariant(const GgufFile& f, const ModelConfig& c) {
   std::printf("\n  attention: scale %g", c.attention_scale);
   if (a.fused_qkv) std::printf(", fused attn_qkv");
   if (has(TensorRole::kAttnQBias)) std::printf(", Q/K/V biases");
+  if (a.attn_output_bias) std::printf(", output bias");
+  if (a.attn_sinks) std::printf(", a learned sink logit per head");
   if (a.qk_norm) std::printf(", per-head Q/K RMSNorm");
   if (c.attn_softcap > 0) std::printf(", score soft-cap %g", c.attn_softcap);
   if (c.sliding_window > 0) {
@@ -123,8 +125,10 @@ void PrintVariant(const GgufFile& f, const ModelConfig& c) {
     if (a.global_layer_every != 0 && c.rope_freq_base_swa != c.rope_freq_base)
       std::printf(" (their RoPE base %g)", c.rope_freq_base_swa);
   }
-  std::printf("\n  FFN: %s%s; norms: RMSNorm%s%s\n",
-              a.ffn_activation == FfnActivation::kGeluTanh ? "GeGLU (gelu tanh)" : "SwiGLU (silu)",
+  const char* activation = a.ffn_activation == FfnActivation::kGeluTanh    ? "GeGLU (gelu tanh)"
+                           : a.ffn_activation == FfnActivation::kSwigluOai ? "clamped SwiGLU (gpt-oss: alpha 1.702, limit 7)"
+                                                                           : "SwiGLU (silu)";
+  std::printf("\n  FFN: %s%s; norms: RMSNorm%s%s\n", activation,
               a.fused_gate_up ? ", gate+up fused in ffn_up" : "", a.sandwich_norms ? " before and after each block" : "",
               c.embedding_scale != 1.0f ? fmt::format(", embeddings x {:.4g}", c.embedding_scale).c_str() : "");
   if (c.is_moe()) {
@@ -137,7 +141,10 @@ void PrintVariant(const GgufFile& f, const ModelConfig& c) {
     std::printf("  experts: %lld per layer of feed-forward %lld, %lld per token (%s router weights)%s; parameters "
                 "%.3f B in all, %.3f B active per token (%.1f%%)\n",
                 static_cast<long long>(c.n_expert), static_cast<long long>(c.n_ff_exp),
-                static_cast<long long>(c.n_expert_used), a.norm_expert_weights ? "renormalised" : "softmax",
+                static_cast<long long>(c.n_expert_used),
+                a.expert_gating == ExpertGating::kSoftmaxTopK ? "softmax over the top-k logits, biased"
+                : a.norm_expert_weights                      ? "renormalised"
+                                                             : "softmax",
                 c.n_ff_shexp ? fmt::format(", a shared expert of {}", c.n_ff_shexp).c_str() : "", total / 1e9,
                 (total - inactive) / 1e9, 100.0 * (total - inactive) / total);
   }

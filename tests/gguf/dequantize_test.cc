@@ -33,6 +33,8 @@ TEST(Dequantize, TypeTableMatchesGgml) {
   EXPECT_EQ(TraitsOf(GgmlType::kQ2_K).block_bytes, 84);
   EXPECT_EQ(TraitsOf(GgmlType::kQ3_K).block_bytes, 110);
   EXPECT_EQ(TraitsOf(GgmlType::kQ8_K).block_bytes, 292);
+  EXPECT_EQ(FindGgmlType(39)->block_bytes, 17);  // MXFP4: one E8M0 byte + 16 bytes of codes
+  EXPECT_EQ(RowBytes(GgmlType::kMXFP4, 2880), 90 * 17);
   EXPECT_FALSE(FindGgmlType(4).has_value());   // Q4_2, removed from ggml
   EXPECT_FALSE(FindGgmlType(31).has_value());
   EXPECT_EQ(ParseGgmlType("q8_0"), GgmlType::kQ8_0);
@@ -118,6 +120,43 @@ TEST(Dequantize, Q5_1) {
     if (i == 16) want = 11.5f;  // 19 * 0.5 + 2
     EXPECT_EQ(y[i], want) << i;
   }
+}
+
+TEST(Dequantize, MXFP4) {
+  BlockMXFP4 b;
+  b.e = 127;                           // 2^(127 − 128) = 0.5
+  std::memset(b.qs, 0x11, sizeof b.qs);  // code 1: level 1 -> 0.5
+  b.qs[0] = 0xF7;                      // element 0: code 7, 12 -> 6; element 16: code 15, -12 -> -6
+  b.qs[5] = 0x29;                      // element 5: code 9, -1 -> -0.5; element 21: code 2, 2 -> 1
+  b.qs[9] = 0x80;                      // element 9: code 0 -> 0; element 25: code 8 (minus zero) -> 0
+  auto y = Dequant(GgmlType::kMXFP4, b, 32);
+  for (int i = 0; i < 32; ++i) {
+    float want = 0.5f;
+    if (i == 0) want = 6.0f;
+    if (i == 16) want = -6.0f;
+    if (i == 5) want = -0.5f;
+    if (i == 21) want = 1.0f;
+    if (i == 9 || i == 25) want = 0.0f;
+    EXPECT_EQ(y[i], want) << i;
+  }
+  // The exponent's range: 0 and 1 are the subnormals 2^-128 and 2^-127, 254 gives 2^126.
+  for (auto [e, d] : {std::pair{0, 0x1p-128f}, {1, 0x1p-127f}, {2, 0x1p-126f}, {254, 0x1p126f}}) {
+    b.e = static_cast<uint8_t>(e);
+    EXPECT_EQ(Dequant(GgmlType::kMXFP4, b, 32)[1], d) << e;  // code 1
+  }
+}
+
+TEST(Quantize, MXFP4ReproducesABlockOfLevels) {
+  // max 12 · 0.25 = 3: exponent floor(log2 3) + 125 = 126, scale 2^-2; every value a level.
+  const float levels[8] = {0, 1, 2, 3, 4, 6, 8, 12};
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = (j % 2 ? -0.25f : 0.25f) * levels[j % 8];
+  BlockMXFP4 b;
+  QuantizeRow(GgmlType::kMXFP4, x, &b, 32);
+  EXPECT_EQ(b.e, 126);
+  std::vector<float> y(32);
+  DequantizeRow(GgmlType::kMXFP4, &b, y.data(), 32);
+  for (int j = 0; j < 32; ++j) EXPECT_EQ(y[j], x[j]) << j;
 }
 
 TEST(Dequantize, IQ4_NL) {
@@ -340,7 +379,7 @@ TEST(Quantize, IQ4_NLScaleSearchBeatsThePlainScale) {
 TEST(Quantize, AllZeroBlockGivesZeros) {
   float x[32] = {};
   for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
-                     GgmlType::kIQ4_NL}) {
+                     GgmlType::kIQ4_NL, GgmlType::kMXFP4}) {
     std::vector<uint8_t> buf(RowBytes(t, 32));
     QuantizeRow(t, x, buf.data(), 32);
     std::vector<float> y(32, 1.0f);
@@ -358,7 +397,7 @@ TEST(Quantize, RoundTripErrorBounds) {
   x[5] = 0.0f;
   x[40] = 1e-3f;
   for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
-                     GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL}) {
+                     GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kMXFP4}) {
     ASSERT_TRUE(CanQuantizeTo(t));
     std::vector<uint8_t> buf(RowBytes(t, n));
     QuantizeRow(t, x.data(), buf.data(), n);
@@ -391,6 +430,9 @@ TEST(Quantize, RoundTripErrorBounds) {
           // Levels at most 24 apart (89 -> 113) with |d| >= amax / 127 · ~0.9; the ends
           // may be clipped by the least-squares scale: a quarter of amax is generous.
           case GgmlType::kIQ4_NL: EXPECT_LE(err, amax / 4.0f) << i; break;
+          // d = 2^floor(log2 amax) / 8 <= amax / 8; the widest gap is 8d -> 12d, and values
+          // past 12d (up to 16d) clip to it: at most 4d.
+          case GgmlType::kMXFP4: EXPECT_LE(err, amax / 2.0f) << i; break;
           default: FAIL();
         }
       }
@@ -405,7 +447,7 @@ TEST(Quantize, NonFiniteInputDoesNotCrash) {
   x[3] = std::nanf("");
   x[4] = INFINITY;
   for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
-                     GgmlType::kIQ4_NL}) {
+                     GgmlType::kIQ4_NL, GgmlType::kMXFP4}) {
     std::vector<uint8_t> buf(RowBytes(t, 32));
     QuantizeRow(t, x, buf.data(), 32);  // must be free of UB (checked under UBSan)
   }

@@ -81,7 +81,7 @@ TEST(MatMulBatchInvariance, QuantizedTypes) {
 
 TEST(MatMulBatchInvariance, Legacy32BlockTypes) {
   uint32_t seed = 50;
-  for (GgmlType type : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL})
+  for (GgmlType type : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kMXFP4})
     for (int64_t n_cols : {64, 288, 1056})
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
 }

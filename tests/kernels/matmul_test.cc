@@ -136,7 +136,7 @@ TEST(MatMul, QuantizedTypesManyShapes) {
 
 TEST(MatMul, Legacy32BlockTypesManyShapes) {
   uint32_t seed = 2000;
-  for (GgmlType type : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL}) {
+  for (GgmlType type : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kMXFP4}) {
     for (int64_t n_cols : {32, 64, 96, 288, 1056})
       for (int64_t n_rows : {1, 3, 17, 33, 70})
         for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
@@ -144,6 +144,16 @@ TEST(MatMul, Legacy32BlockTypesManyShapes) {
     CheckMatMul({type, 200, 1024, 1}, seed++, {2, 3});
     CheckMatMul({type, 200, 1024, 20}, seed++, {2, 3});
   }
+}
+
+// MXFP4 blocks of random bytes: every code and a spread of exponents (gpt-oss's
+// files hold whatever its training wrote, not only what the quantizer picks).
+TEST(MatMul, Mxfp4RandomBlocks) {
+  uint32_t seed = 2500;
+  for (int64_t n_cols : {32, 2880})  // one block; gpt-oss's rows (90 blocks)
+    for (int64_t n_rows : {1, 33})
+      for (int64_t n_tokens : TokenCounts())
+        CheckMatMul({GgmlType::kMXFP4, n_rows, n_cols, n_tokens, 0, /*random_bytes=*/true}, seed++);
 }
 
 TEST(MatMul, KQuantTypesManyShapes) {
@@ -183,7 +193,7 @@ TEST(MatMul, FloatTypesManyShapes) {
 TEST(MatMul, PaddedRowsAndUnalignedStarts) {
   uint32_t seed = 5000;
   for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
-                        GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL})
+                        GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kMXFP4})
     for (int64_t pad : {1, 6, 64})
       for (int64_t n_tokens : {1, 9}) CheckMatMul({type, 19, 64, n_tokens, pad}, seed++);
 }
@@ -211,7 +221,7 @@ TEST(MatMul, ThreadCountDoesNotChangeResults) {
   std::mt19937 rng(77);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
-                        GgmlType::kIQ4_NL, GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
+                        GgmlType::kIQ4_NL, GgmlType::kMXFP4, GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
     const int64_t n_rows = 333, n_cols = 1024, row_bytes = RowBytes(type, n_cols);
     std::vector<float> row(n_cols);
     std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * n_rows));

@@ -190,6 +190,21 @@ TEST(Exp, VectorExpWithinStatedError) {
   });
 }
 
+// gpt-oss's clamped SwiGLU at points worked out by hand: the gate is capped
+// from above only, the up projection both ways.
+TEST(SwigluOai, ClampsGateAboveAndUpBothWays) {
+  const float gate[5] = {0.0f, 1.0f, 9.0f, -9.0f, 2.0f};
+  const float up[5] = {3.0f, 0.0f, 1.0f, 0.0f, -10.0f};
+  float out[5];
+  SwigluOai(gate, up, 5, 1.702f, 7.0f, out);
+  auto glu = [](double g) { return g / (1.0 + std::exp(-1.702 * g)); };
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_NEAR(out[1], glu(1.0) * 1.0, 1e-6);
+  EXPECT_NEAR(out[2], glu(7.0) * 2.0, 1e-5);    // gate 9 -> 7
+  EXPECT_NEAR(out[3], glu(-9.0) * 1.0, 1e-7);   // gate -9 stays
+  EXPECT_NEAR(out[4], glu(2.0) * -6.0, 1e-5);   // up -10 -> -7
+}
+
 TEST(SwiGlu, MatchesScalarTwin) {
   std::mt19937 rng(4);
   for (int64_t n : kSizes) {
@@ -272,7 +287,7 @@ void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   std::vector<float> want(static_cast<size_t>(n_q * head_dim)), weights(static_cast<size_t>(n_q * n_positions));
   for (int64_t h = 0; h < n_q; ++h)
-    scalar::AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale, 0.0f,
+    scalar::AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale, 0.0f, -INFINITY,
                        weights.data() + h * n_positions, want.data() + h * head_dim);
   // The twin leaves the softmax weights in its scores; the tolerance of each output:
   std::vector<double> tol(want.size());
@@ -296,7 +311,7 @@ void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_
     std::vector<float> one(want.size() + 1, 5.0f);
     std::vector<float> s(static_cast<size_t>(n_q * n_positions));
     for (int64_t h = 0; h < n_q; ++h)
-      AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale, 0.0f, s.data(),
+      AttendHead(q.data() + h * head_dim, head_dim, k.view, v.view, n_positions, scale, 0.0f, -INFINITY, s.data(),
                  one.data() + h * head_dim);
     EXPECT_EQ(one.back(), 5.0f) << "wrote past the end";
     for (size_t i = 0; i < want.size(); ++i) {
@@ -320,10 +335,11 @@ TEST(AttendHead, MatchesScalarTwinOnPagedKv) {
   }
 }
 
-// A window (the views start at first_position) and soft-capped scores, on
+// A window (the views start at first_position), soft-capped scores and
+// gpt-oss's sinks (one more logit in the softmax, its weight dropped), on
 // every target, against attention computed here in double over the same
 // dequantized keys and values.
-TEST(AttendHead, SlidingWindowAndSoftCapMatchDoubleReference) {
+TEST(AttendHead, SlidingWindowSoftCapAndSinkMatchDoubleReference) {
   std::mt19937 rng(13);
   const int64_t head_dim = 64, n_total = 45, block_tokens = 16;
   std::vector<float> k_deq, v_deq;
@@ -332,10 +348,11 @@ TEST(AttendHead, SlidingWindowAndSoftCapMatchDoubleReference) {
   const auto q = Random(rng, head_dim, -3.0f, 3.0f);
   const float scale = 0.125f;
   for (int64_t first : {0, 5, 16, 33}) {
-    for (float softcap : {0.0f, 2.0f}) {
+    for (auto [softcap, sink] : {std::pair{0.0f, -INFINITY}, {2.0f, -INFINITY}, {0.0f, 1.5f}, {2.0f, -0.5f},
+                                 {0.0f, 40.0f}}) {
       const int64_t n = n_total - first;
       std::vector<double> scores(static_cast<size_t>(n)), want(static_cast<size_t>(head_dim), 0.0);
-      double max_score = -1e300, sum = 0;
+      double max_score = sink, sum = 0;
       for (int64_t p = 0; p < n; ++p) {
         double dot = 0;
         for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * k_deq[(first + p) * head_dim + d];
@@ -344,18 +361,25 @@ TEST(AttendHead, SlidingWindowAndSoftCapMatchDoubleReference) {
         scores[p] = dot;
         max_score = std::fmax(max_score, dot);
       }
+      sum = std::exp(sink - max_score);  // the sink's share (0 without one)
       for (double& sc : scores) sum += (sc = std::exp(sc - max_score));
       for (int64_t p = 0; p < n; ++p)
         for (int64_t d = 0; d < head_dim; ++d) want[d] += scores[p] / sum * v_deq[(first + p) * head_dim + d];
+      double want_norm = 0;
+      for (double w : want) want_norm = std::max(want_norm, std::fabs(w));
+      if (sink == 40.0f) {
+        ASSERT_LT(want_norm, 1e-9);  // a sink far above every score takes all the weight
+      }
       KvHeadView kv = k.view, vv = v.view;
       kv.first_position = vv.first_position = first;
       std::vector<float> work(static_cast<size_t>(n)), got(static_cast<size_t>(head_dim));
-      scalar::AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, work.data(), got.data());
+      scalar::AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, work.data(), got.data());
       for (int64_t d = 0; d < head_dim; ++d) ASSERT_NEAR(got[d], want[d], 1e-5) << "scalar first " << first;
       ForEachIsa([&](Isa isa) {
-        AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, work.data(), got.data());
+        AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, work.data(), got.data());
         for (int64_t d = 0; d < head_dim; ++d)
-          ASSERT_NEAR(got[d], want[d], 1e-5) << "first " << first << " softcap " << softcap << " " << IsaName(isa);
+          ASSERT_NEAR(got[d], want[d], 1e-5)
+              << "first " << first << " softcap " << softcap << " sink " << sink << " " << IsaName(isa);
       });
     }
   }
@@ -367,7 +391,7 @@ TEST(AttendHead, ZeroPositionsGivesZeros) {
   ForEachIsa([&](Isa isa) {
     std::vector<float> q(64, 1.0f), out(64, 3.0f);
     float scores[1];
-    AttendHead(q.data(), 64, view, view, 0, 0.125f, 0.0f, scores, out.data());
+    AttendHead(q.data(), 64, view, view, 0, 0.125f, 0.0f, -INFINITY, scores, out.data());
     for (float o : out) ASSERT_EQ(o, 0.0f) << IsaName(isa);
   });
 }

@@ -1,5 +1,6 @@
 #pragma once
 // Random weight rows of any type MatMul takes, for the kernel tests.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -18,9 +19,10 @@ inline void RandomWeightRow(GgmlType type, int64_t n_cols, float scale, std::mt1
   QuantizeRow(type, row.data(), dst, n_cols);
 }
 
-// One row of a 256-block type as random bytes (every code and sub-block
-// scale pattern, including those the quantizers never write) with its f16
-// super-block scales set so that weights are roughly of size `scale`.
+// One row of a 256-block type (or MXFP4) as random bytes (every code and
+// sub-block scale pattern, including those the quantizers never write) with
+// its f16 super-block scales (MXFP4: E8M0 exponents) set so that weights are
+// roughly of size `scale`.
 inline void RandomKQuantBytesRow(GgmlType type, int64_t n_cols, float scale, std::mt19937& rng, uint8_t* dst) {
   struct F16Field {
     int offset;
@@ -41,6 +43,12 @@ inline void RandomKQuantBytesRow(GgmlType type, int64_t n_cols, float scale, std
   const int64_t n_bytes = RowBytes(type, n_cols);
   const int64_t block_bytes = TraitsOf(type).block_bytes;
   for (int64_t i = 0; i < n_bytes; ++i) dst[i] = static_cast<uint8_t>(byte(rng));
+  if (type == GgmlType::kMXFP4) {  // |level| <= 12: exponents around scale / 8, a factor 4 either way
+    const int e_mid = 128 + static_cast<int>(std::lround(std::log2(scale / 8.0f)));
+    std::uniform_int_distribution<int> exponent(e_mid - 2, e_mid + 2);
+    for (int64_t b = 0; b < n_cols / kQK_MXFP4; ++b) dst[b * block_bytes] = static_cast<uint8_t>(exponent(rng));
+    return;
+  }
   for (int64_t b = 0; b < n_cols / kQK_K; ++b) {
     for (const F16Field& f : fields) {
       const uint16_t h = F32ToF16(scale * f.per_unit * unit(rng));

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "ridge/base/error.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/model_generator.h"
@@ -30,7 +32,12 @@ RandomModelShape Shape(const std::string& arch) {
   }
   if (arch == "gemma3") s.sliding_window = 6, s.rope_freq_base_swa = 10000.0f, s.rope_freq_base = 1e6f;
   if (arch == "phi3") s.rope_scaling = RandomRopeScaling::kLongRope, s.rope_original_context = 64;
-  if (arch == "qwen2moe" || arch == "qwen3moe" || arch == "mixtral") {
+  if (arch == "gpt-oss") {  // heads × head_dim = 128 ≠ 64, layer 0 slides, YaRN, MXFP4 experts
+    s.head_dim = 32;
+    s.sliding_window = 6;
+    s.rope_scaling = RandomRopeScaling::kYarn, s.rope_factor = 4.0f, s.rope_original_context = 64;
+  }
+  if (arch == "qwen2moe" || arch == "qwen3moe" || arch == "mixtral" || arch == "gpt-oss") {
     s.n_expert = 8;
     s.n_expert_used = 2;
     s.n_ff_exp = 64;
@@ -90,7 +97,7 @@ TEST_P(ArchitectureTest, LoadsEveryTensorAndPrefillMatchesDecode) {
 
 INSTANTIATE_TEST_SUITE_P(EveryArchitecture, ArchitectureTest,
                          ::testing::Values("llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3", "qwen2moe",
-                                           "qwen3moe", "mixtral"));
+                                           "qwen3moe", "mixtral", "gpt-oss"));
 
 // One layer, every layer sliding (mistral style): the logits at position p
 // depend on tokens p − window + 1 .. p only.
@@ -134,6 +141,33 @@ TEST(OptionalTensors, ChangeWhatTheModelComputes) {
     later = std::max(later, std::fabs(static_cast<double>(la[i] - lb[i])));
   EXPECT_EQ(first, 0.0) << "position 0 is not rotated";
   EXPECT_GT(later, 1e-3) << "rope_freqs changed nothing";
+}
+
+// Hostile weights: a NaN in layer 0's router makes its logits NaN; the forward
+// pass ends with an error naming the router and the layer (the engine then
+// ends the step's requests with it) instead of routing on garbage.
+TEST(Router, NonFiniteLogitsEndTheForwardPassWithAnError) {
+  for (const char* arch : {"qwen3moe", "gpt-oss"}) {
+    const std::string path = Write(Shape(arch), std::string("nan-router-") + arch);
+    uint64_t at = 0;
+    {
+      const GgufFile f = GgufFile::Open(path);
+      at = f.data_offset() + f.FindTensor("blk.0.ffn_gate_inp.weight")->offset + 4 * 5;  // row 0, column 5
+    }
+    {
+      std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+      const float nan = std::nanf("");
+      file.seekp(static_cast<std::streamoff>(at));
+      file.write(reinterpret_cast<const char*>(&nan), sizeof nan);
+    }
+    auto model = Model::Load(path);
+    try {
+      Logits(*model, kTokens, false);
+      ADD_FAILURE() << arch << ": expected the forward pass to fail";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("layer 0: the router (ffn_gate_inp)"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

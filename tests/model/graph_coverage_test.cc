@@ -94,5 +94,37 @@ TEST(LlamaGraph, FusedTensorsAndRopeFactorsOfTheWrongSizeAreRefused) {
   ExpectRefused(rope, {"rope_factors_long.weight", "expected [8]"});
 }
 
+// A gpt-oss file whose metadata no longer matches its experts or its sinks:
+// each mismatch names the key's tensor and the shape it implies.
+TEST(LlamaGraph, GptOssTensorsThatDisagreeWithTheMetadataAreRefused) {
+  auto gpt_oss = [] {
+    GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
+    RandomModelOptions options;
+    options.shape = {64, 128, 1, 2, 2, 64};
+    options.shape.architecture = "gpt-oss";
+    options.shape.n_expert = 4;
+    options.shape.n_expert_used = 2;
+    options.shape.n_ff_exp = 64;
+    return BuildRandomModelGguf(vocab, options, nullptr);
+  };
+  const std::string path = testing::ScratchDir("graph") + "/gpt-oss.gguf";
+  gpt_oss().Write(path);
+  EXPECT_EQ(Model::Load(path)->config().n_expert, 4);
+  GgufWriter count = gpt_oss();
+  count.SetU32("gpt-oss.expert_count", 6);
+  ExpectRefused(count, {"blk.0.ffn_gate_inp.weight", "expected [64, 6]"});
+  GgufWriter ffn = gpt_oss();
+  ffn.SetU32("gpt-oss.expert_feed_forward_length", 96);
+  ExpectRefused(ffn, {"blk.0.ffn_gate_exps.weight", "expected [64, 96, 4]"});
+  GgufWriter heads = gpt_oss();  // 4 heads of 16: the projections keep their shapes, the sinks do not
+  heads.SetU32("gpt-oss.attention.head_count", 4);
+  heads.SetU32("gpt-oss.attention.head_count_kv", 4);
+  heads.SetU32("gpt-oss.rope.dimension_count", 16);
+  ExpectRefused(heads, {"blk.0.attn_sinks.weight", "expected [4]"});
+  GgufWriter used = gpt_oss();
+  used.SetU32("gpt-oss.expert_used_count", 5);
+  ExpectRefused(used, {"gpt-oss.expert_used_count = 5 with gpt-oss.expert_count = 4"});
+}
+
 }  // namespace
 }  // namespace ridge

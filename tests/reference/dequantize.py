@@ -21,6 +21,7 @@ BLOCK_TYPES = {
     BY_NAME["Q5_1"]: quants_32.q5_1,
     BY_NAME["Q8_0"]: quants_32.q8_0,
     BY_NAME["IQ4_NL"]: quants_32.iq4_nl,
+    BY_NAME["MXFP4"]: quants_32.mxfp4,
     BY_NAME["Q2_K"]: quants_k.q2_k,
     BY_NAME["Q3_K"]: quants_k.q3_k,
     BY_NAME["Q4_K"]: quants_k.q4_k,

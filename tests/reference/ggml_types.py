@@ -2,7 +2,8 @@
 
 A row of n elements of a block type is n / block_elems blocks of block_bytes
 bytes each (n must be a multiple of block_elems). Sizes follow the block
-structs of ggml (ggml-common.h): f16 scales are 2 bytes, QK_K = 256.
+structs of ggml (ggml-common.h): f16 scales are 2 bytes, QK_K = 256;
+MXFP4's scale is one E8M0 byte.
 """
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ TYPES = {
     20: GgmlType("IQ4_NL", 32, 2 + 16),
     23: GgmlType("IQ4_XS", 256, 2 + 2 + 4 + 128),
     30: GgmlType("BF16", 1, 2),
+    39: GgmlType("MXFP4", 32, 1 + 16),
 }
 
 BY_NAME = {t.name: number for number, t in TYPES.items()}

@@ -1,5 +1,6 @@
 """A model file and its forward pass: dispatches on general.architecture."""
 import arch_gemma
+import arch_gptoss
 import arch_llama
 import arch_phi3
 import arch_qwen
@@ -17,6 +18,7 @@ ARCHITECTURES = {
     "gemma3": arch_gemma.load_gemma3,
     "qwen2moe": arch_qwen.load_qwen2moe,
     "qwen3moe": arch_qwen.load_qwen3moe,
+    "gpt-oss": arch_gptoss.load,
 }
 
 

@@ -1,8 +1,9 @@
-"""Block types of 32 elements (ggml's Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL).
+"""Block types of 32 elements (ggml's Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4).
 
 Each function takes the raw bytes of whole blocks as a uint8 array of shape
 [n_blocks, block_bytes] and returns the float64 values, [n_blocks, 32].
-Every block starts with an f16 scale d (and, for the _1 types, an f16 min m).
+Every block starts with an f16 scale d (and, for the _1 types, an f16 min m),
+except MXFP4's, which starts with one E8M0 exponent byte.
 4-bit codes are packed two per byte: the low nibble of byte j is element j,
 the high nibble element j + 16.
 """
@@ -11,6 +12,13 @@ import numpy as np
 # IQ4_NL's 16 non-linear levels, indexed by the 4-bit code (ggml's kvalues_iq4nl).
 IQ4_NL_LEVELS = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
                          dtype=np.float64)
+
+# MXFP4 (OCP Microscaling Formats v1.0): each element is an E2M1 number, sign
+# bit 3, exponent bits 2-1 (bias 1), mantissa bit 0: magnitudes 0, 0.5
+# (subnormal), 1, 1.5, 2, 3, 4, 6. The block's E8M0 byte e scales all 32 by
+# 2^(e - 127) (e = 255 is NaN in the spec and not written by ggml).
+E2M1_MAGNITUDES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+E2M1_VALUES = np.concatenate([E2M1_MAGNITUDES, -E2M1_MAGNITUDES])
 
 
 def f16_field(blocks, start):
@@ -53,3 +61,7 @@ def q8_0(blocks):  # d, qs[32] int8: x = d * q
 
 def iq4_nl(blocks):  # d, qs[16]: x = d * LEVELS[q]
     return f16_field(blocks, 0) * IQ4_NL_LEVELS[nibbles(blocks[:, 2:18])]
+
+
+def mxfp4(blocks):  # e, qs[16]: x = 2^(e - 127) * E2M1[q]
+    return np.ldexp(1.0, blocks[:, 0:1].astype(np.int64) - 127) * E2M1_VALUES[nibbles(blocks[:, 1:17])]

@@ -49,7 +49,7 @@ INT8_TOLERANCE = 5e-2
 # The weight types whose avx2 and avx512 MatMul kernels quantize activations to
 # int8 blocks of 32 (src/ridge/kernels/matmul_*_avx*.cc). Add a type when its SIMD kernel lands.
 INT8_ACTIVATION_TYPES = {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "IQ4_NL", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
-                         "IQ4_XS", "Q4_K_M", "Q5_K_M"}  # the mixes: every weight type in them has such a kernel
+                         "IQ4_XS", "Q4_K_M", "Q5_K_M", "MXFP4"}  # the mixes: every weight type in them has such a kernel
 SKIP = 77
 
 

@@ -126,6 +126,16 @@ set(RIDGE_REFERENCE_CASE_ISAS scalar)
 ridge_reference_case(qwen3moe Q8_0 ${qwen3moe_small})
 ridge_reference_case(qwen2moe Q8_0 ${qwen2moe_small})
 unset(RIDGE_REFERENCE_CASE_ISAS)
+# gpt-oss: two layers (0 slides over 5 positions, 1 is global), heads × head_dim 8 × 64 ≠ 256,
+# sinks, biases everywhere, YaRN, top-2 of 8 experts with softmax over the chosen logits and
+# the clamped SwiGLU. F32 with F32 experts, and MXFP4 everywhere (experts as the real files
+# hold them), both on every ISA: no two experts nearly tie in this file's routing, so the int8
+# activations of avx2/avx512 pick the reference's experts (measured 2e-7 relative apart).
+set(gptoss_small --dim 256 --ffn 512 --layers 2 --heads 8 --kv-heads 2 --head-dim 64 --arch gpt-oss
+    --experts 8 --experts-used 2 --expert-ffn 256 --sliding-window 5 --rope-scaling yarn --rope-factor 4
+    --rope-original-ctx 64 --vocab-from ${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf)
+ridge_reference_case(gptoss F32 ${gptoss_small} --expert-type F32)
+ridge_reference_case(gptoss MXFP4 ${gptoss_small})
 ridge_reference_case(qwen3 Q4_K_M ${qwen3_small})
 ridge_reference_case(gemma2 Q6_K ${gemma2_small})
 ridge_reference_case(qwen2 Q5_1 ${qwen2_small})

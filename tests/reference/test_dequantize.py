@@ -76,6 +76,14 @@ class Blocks32(unittest.TestCase):
         raw = block("IQ4_NL", {0: f16(0.5), 2: bytes([0xF0] + [0x88] * 15)})
         np.testing.assert_array_equal(values("IQ4_NL", raw), expect(32, 0.5, e0=-63.5, e16=56.5))
 
+    def test_mxfp4(self):
+        # e = 128: scale 2; codes 2 (E2M1 1.0) but element 0 code 0x7 (6.0), element 16 code 0xF (-6.0),
+        # element 3 code 0x9 (-0.5), element 19 code 0x1 (0.5); e = 120: scale 2^-7.
+        raw = block("MXFP4", {0: bytes([128]), 1: bytes([0xF7, 0x22, 0x22, 0x19] + [0x22] * 12)})
+        np.testing.assert_array_equal(values("MXFP4", raw), expect(32, 2.0, e0=12.0, e16=-12.0, e3=-1.0, e19=1.0))
+        raw = block("MXFP4", {0: bytes([120]), 1: bytes([0x0B] + [0] * 15)})  # code 0xB: -1.5
+        np.testing.assert_array_equal(values("MXFP4", raw), expect(32, 0.0, e0=-1.5 / 128))
+
     def test_several_blocks_in_order(self):
         raw = np.concatenate([block("Q8_0", {0: f16(1.0), 2: bytes([3])}), block("Q8_0", {0: f16(2.0), 2: bytes([3])})])
         np.testing.assert_array_equal(values("Q8_0", raw), expect(64, 0.0, e0=3.0, e32=6.0))

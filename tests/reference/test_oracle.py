@@ -13,6 +13,7 @@ import unittest
 
 import numpy as np
 
+from arch_gptoss import swiglu_oai
 from attention import attention
 from compare import compare
 from ggml_types import BY_NAME
@@ -141,6 +142,24 @@ class AttentionByHand(unittest.TestCase):
         w1 = np.exp(np.tanh(10.0)) / (1 + np.exp(np.tanh(10.0)))
         out = attention(q, k, v, np.arange(2), scale=0.5, logit_cap=1.0)
         np.testing.assert_allclose(out, [[1.0, 0.0], [1 - w1, w1]])
+
+    def test_a_sink_takes_its_share_of_the_softmax(self):
+        # Same scores [0, 5] at position 1 (no cap) and a sink of 5 for the one head: weights
+        # e^0, e^5, e^5 over their sum, the sink's dropped; position 0 keeps 1 / (1 + e^5) of v_0.
+        q = np.array([[[0.0, 0.0]], [[10.0, 0.0]]])
+        k = np.array([[[0.0, 0.0]], [[1.0, 0.0]]])
+        v = np.array([[[1.0, 0.0]], [[0.0, 1.0]]])
+        total = 1 + 2 * np.exp(5.0)
+        out = attention(q, k, v, np.arange(2), scale=0.5, sinks=np.array([5.0]))
+        np.testing.assert_allclose(out, [[1 / (1 + np.exp(5.0)), 0.0], [1 / total, np.exp(5.0) / total]])
+
+
+class GptOssActivation(unittest.TestCase):
+    def test_clamped_swiglu(self):
+        # gate capped at 7 from above only, up clamped to [-7, 7]: g * sigmoid(1.702 g) * (u + 1).
+        out = swiglu_oai(np.array([9.0, -9.0, 1.0]), np.array([1.0, 0.0, -10.0]))
+        glu = lambda g: g / (1 + np.exp(-1.702 * g))  # noqa: E731
+        np.testing.assert_allclose(out, [glu(7.0) * 2, glu(-9.0), glu(1.0) * -6])
 
 
 class ActivationRounding(unittest.TestCase):

@@ -88,6 +88,10 @@ class Weights:
         info, values = self._read(name, (n_in, n_out, n_expert))
         return [Linear(values[e], is_block_quantized(info.ggml_type), self.act_block) for e in range(n_expert)]
 
+    def vectors(self, name, n_stack, n):
+        """A stack of n_stack vectors [n] (GGUF dims [n, n_stack]) as [n_stack, n]: per-expert biases."""
+        return self._read(name, (n, n_stack))[1]
+
     def output(self, n_vocab, n_embd):
         """output.weight, or token_embd.weight when the output is tied to the embeddings."""
         name = "output.weight" if self.has("output.weight") else "token_embd.weight"

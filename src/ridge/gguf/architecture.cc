@@ -15,7 +15,7 @@ using enum FfnActivation;
 // Each row from llama.cpp's graph of that architecture and the model's published definition.
 using enum Experts;
 
-constexpr std::array<ArchitectureSpec, 8> kArchitectures{{
+constexpr std::array<ArchitectureSpec, 9> kArchitectures{{
     // name  rope  act  qkvb_req qkvb_ok qknorm fqkv fgu sandw scale caps global rfreq lrope experts shexp normw
     {"llama", kAdjacentPairs, kSilu, false, true, false, false, false, false, false, false, 0, true, false, kOptional,
      false, true},
@@ -33,6 +33,13 @@ constexpr std::array<ArchitectureSpec, 8> kArchitectures{{
      false},
     {"qwen3moe", kHalves, kSilu, false, false, true, false, false, false, false, false, 0, false, false, kAlways,
      false, true},
+    // llama.cpp's LLM_ARCH_OPENAI_MOE (src/models/openai-moe-iswa.cpp): even layers slide (swa pattern 2).
+    {.name = "gpt-oss", .rope_style = kHalves, .ffn_activation = kSwigluOai, .qkv_bias_required = true,
+     .qkv_bias_allowed = true, .qk_norm = false, .fused_qkv = false, .fused_gate_up = false, .sandwich_norms = false,
+     .scale_embeddings = false, .soft_caps = false, .global_layer_every = 2, .rope_freqs = false, .long_rope = false,
+     .experts = kAlways, .shared_expert = false, .norm_expert_weights = false,
+     .expert_gating = ExpertGating::kSoftmaxTopK, .expert_biases = true, .attn_sinks = true, .attn_output_bias = true,
+     .ffn_norm_is_post_attn_norm = true, .sliding_layers_own_rope = false},
 }};
 
 }  // namespace
@@ -80,11 +87,16 @@ std::vector<TensorPresence> LayerTensors(const ArchitectureSpec& arch, bool moe)
                        {kAttnKBias, arch.qkv_bias_required},
                        {kAttnVBias, arch.qkv_bias_required}});
   if (arch.qk_norm) t.insert(t.end(), {{kAttnQNorm, true}, {kAttnKNorm, true}});
+  if (arch.attn_sinks) t.push_back({kAttnSinks, true});
   t.push_back({kAttnOutput, true});
+  if (arch.attn_output_bias) t.push_back({kAttnOutputBias, true});
   if (arch.sandwich_norms) t.push_back({kPostAttnNorm, true});
-  t.push_back({kFfnNorm, true});
+  t.push_back({arch.ffn_norm_is_post_attn_norm ? kPostAttnNorm : kFfnNorm, true});
   if (moe) {
     t.insert(t.end(), {{kFfnGateInp, true}, {kFfnGateExps, true}, {kFfnUpExps, true}, {kFfnDownExps, true}});
+    if (arch.expert_biases)
+      t.insert(t.end(), {{kFfnGateInpBias, true}, {kFfnGateExpsBias, true}, {kFfnUpExpsBias, true},
+                         {kFfnDownExpsBias, true}});
     if (arch.shared_expert)
       t.insert(t.end(),
                {{kFfnGateInpShexp, true}, {kFfnGateShexp, true}, {kFfnUpShexp, true}, {kFfnDownShexp, true}});

@@ -22,6 +22,7 @@ enum class RopeStyle {
 enum class FfnActivation {
   kSilu,      // SwiGLU: llama, qwen, phi3
   kGeluTanh,  // GeGLU with the tanh approximation: gemma
+  kSwigluOai,  // gpt-oss: g = min(gate, 7), u = clamp(up, ±7), g·sigmoid(1.702·g)·(u + 1) (ggml_swiglu_oai)
 };
 
 // Whether the FFN is a mixture of experts ({arch}.expert_count, ffn_*_exps tensors).
@@ -29,6 +30,12 @@ enum class Experts {
   kNever,
   kOptional,  // llama: dense, or Mixtral's experts when the file has expert_count
   kAlways,    // qwen2moe, qwen3moe
+};
+
+// How a token's router logits l become the weights of its experts.
+enum class ExpertGating {
+  kSoftmax,      // p = softmax(l) over every expert; the top k of p (renormalised or not: norm_expert_weights)
+  kSoftmaxTopK,  // the top k of l, then softmax over those k only (gpt-oss; llama.cpp's SOFTMAX_WEIGHT)
 };
 
 struct ArchitectureSpec {
@@ -52,6 +59,15 @@ struct ArchitectureSpec {
   Experts experts;
   bool shared_expert;       // qwen2moe: a dense FFN beside the experts, scaled by sigmoid(gate_inp_shexp · x)
   bool norm_expert_weights; // the top-k router probabilities renormalised to sum 1 (Mixtral, qwen3moe)
+  // gpt-oss's variants; every other architecture keeps these defaults.
+  ExpertGating expert_gating = ExpertGating::kSoftmax;
+  bool expert_biases = false;     // ffn_gate_inp.bias and per-expert ffn_{gate,up,down}_exps.bias
+  bool attn_sinks = false;        // attn_sinks.weight: a learned logit per head, one more term of its softmax
+  bool attn_output_bias = false;  // attn_output.bias
+  bool ffn_norm_is_post_attn_norm = false;  // the FFN's input norm is named post_attention_norm (no ffn_norm)
+  // With global_layer_every: the sliding layers take rope.freq_base_swa and no
+  // RoPE scaling (gemma2/3); false: the global layers' RoPE (gpt-oss).
+  bool sliding_layers_own_rope = true;
 };
 
 // nullptr for an architecture ridge does not run.

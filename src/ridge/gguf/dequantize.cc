@@ -3,6 +3,7 @@
 // to a local struct first so that src/dst need no particular alignment.
 #include "ridge/gguf/dequantize.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -81,6 +82,21 @@ void DequantIQ4_NL(const uint8_t* src, float* y, int64_t nb) {
     for (int j = 0; j < kQK4_NL / 2; ++j) {
       y[j] = d * static_cast<float>(kIq4NlLevels[b.qs[j] & 0x0F]);
       y[j + kQK4_NL / 2] = d * static_cast<float>(kIq4NlLevels[b.qs[j] >> 4]);
+    }
+  }
+}
+
+// 2^(e − 128): half the E8M0 value 2^(e − 127), as the MXFP4 levels are doubled
+// (ggml_e8m0_to_fp32_half; e = 0 and 1 are the subnormals 2^-128 and 2^-127).
+float E8M0Half(uint8_t e) { return std::ldexp(1.0f, static_cast<int>(e) - 128); }
+
+void DequantMXFP4(const uint8_t* src, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQK_MXFP4) {
+    auto b = LoadBlock<BlockMXFP4>(src, i);
+    const float d = E8M0Half(b.e);
+    for (int j = 0; j < kQK_MXFP4 / 2; ++j) {
+      y[j] = d * static_cast<float>(kMxfp4Levels[b.qs[j] & 0x0F]);
+      y[j + kQK_MXFP4 / 2] = d * static_cast<float>(kMxfp4Levels[b.qs[j] >> 4]);
     }
   }
 }
@@ -384,6 +400,37 @@ LevelFit FitLevels(const float* x, const float* weight, float inv) {
 // 15 candidate inverse scales (−127 + k) / max, k = −7..7; the scale kept is
 // the least-squares one of the candidate with the smallest weighted error
 // (the largest (Σwqx)² / Σwq²), and the codes are the nearest levels for it.
+// The code whose level · d is nearest x, the lowest code on a tie (ggml's best_index_mxfp4).
+uint8_t NearestMxfp4Code(float x, float d) {
+  int best = 0;
+  float best_err = std::fabs(static_cast<float>(kMxfp4Levels[0]) * d - x);
+  for (int i = 1; i < 16; ++i) {
+    const float err = std::fabs(static_cast<float>(kMxfp4Levels[i]) * d - x);
+    if (err < best_err) {
+      best = i;
+      best_err = err;
+    }
+  }
+  return static_cast<uint8_t>(best);
+}
+
+// ggml's quantize_row_mxfp4_ref: the shared exponent puts the block's largest
+// magnitude between levels 8 and 12 (e = floor(log2 max) + 125, so d·8 <= max);
+// larger values round to ±12·d. Clamped to the byte (ggml leaves that undefined).
+void QuantMXFP4(const float* x, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, x += kQK_MXFP4) {
+    float amax = 0.0f;
+    for (int j = 0; j < kQK_MXFP4; ++j) amax = std::max(amax, std::fabs(x[j]));
+    BlockMXFP4 b;
+    b.e = amax > 0.0f ? static_cast<uint8_t>(std::clamp(std::floor(std::log2(amax)) - 2.0f + 127.0f, 0.0f, 254.0f))
+                      : 0;
+    const float d = E8M0Half(b.e);
+    for (int j = 0; j < kQK_MXFP4 / 2; ++j)
+      b.qs[j] = static_cast<uint8_t>(NearestMxfp4Code(x[j], d) | (NearestMxfp4Code(x[j + kQK_MXFP4 / 2], d) << 4));
+    std::memcpy(dst + i * static_cast<int64_t>(sizeof(BlockMXFP4)), &b, sizeof(b));
+  }
+}
+
 void QuantIQ4_NL(const float* x, uint8_t* dst, int64_t nb) {
   constexpr float kAllZero = 1e-15f;  // ggml's GROUP_MAX_EPS
   constexpr int kTries = 7;
@@ -455,6 +502,7 @@ void DequantizeRow(GgmlType type, const void* src_void, float* dst, int64_t n) {
     case GgmlType::kQ2_K: return DequantQ2_K(src, dst, nb);
     case GgmlType::kQ3_K: return DequantQ3_K(src, dst, nb);
     case GgmlType::kIQ4_XS: return DequantIQ4_XS(src, dst, nb);
+    case GgmlType::kMXFP4: return DequantMXFP4(src, dst, nb);
     default: CheckFailed("DequantizeRow: type has a dequantizer", __FILE__, __LINE__);
   }
 }
@@ -476,6 +524,7 @@ bool CanQuantizeTo(GgmlType type) {
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
     case GgmlType::kIQ4_XS:
+    case GgmlType::kMXFP4:
       return true;
     default:
       return false;
@@ -527,6 +576,7 @@ void QuantizeRow(GgmlType type, const float* src, void* dst_void, int64_t n) {
     case GgmlType::kQ5_K: return kquants::QuantizeQ5_K(src, dst, nb);
     case GgmlType::kQ6_K: return kquants::QuantizeQ6_K(src, dst, nb);
     case GgmlType::kIQ4_XS: return kquants::QuantizeIQ4_XS(src, dst, nb);
+    case GgmlType::kMXFP4: return QuantMXFP4(src, dst, nb);
     default: CheckFailed("QuantizeRow: type has a quantizer", __FILE__, __LINE__);
   }
 }

@@ -15,7 +15,7 @@ struct TypeEntry {
 };
 
 // Block sizes as in ggml.c's type_traits table.
-constexpr std::array<TypeEntry, 22> kTypes{{
+constexpr std::array<TypeEntry, 23> kTypes{{
     {GgmlType::kF32, {"F32", 1, 4, true}},
     {GgmlType::kF16, {"F16", 1, 2, true}},
     {GgmlType::kQ4_0, {"Q4_0", kQK4_0, sizeof(BlockQ4_0), true}},
@@ -38,6 +38,7 @@ constexpr std::array<TypeEntry, 22> kTypes{{
     {GgmlType::kI64, {"I64", 1, 8, false}},
     {GgmlType::kF64, {"F64", 1, 8, false}},
     {GgmlType::kBF16, {"BF16", 1, 2, true}},
+    {GgmlType::kMXFP4, {"MXFP4", kQK_MXFP4, sizeof(BlockMXFP4), true}},
 }};
 
 }  // namespace

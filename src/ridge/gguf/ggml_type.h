@@ -32,6 +32,7 @@ enum class GgmlType : uint32_t {
   kI64 = 27,
   kF64 = 28,
   kBF16 = 30,
+  kMXFP4 = 39,
 };
 
 struct GgmlTypeTraits {
@@ -79,6 +80,14 @@ struct BlockIQ4_NL { uint16_t d; uint8_t qs[kQK4_NL / 2]; };  // 18 bytes
 // IQ4_XS: IQ4_NL codes in 8 sub-blocks of 32, each with a 6-bit scale (low 4
 // bits in scales_l, high 2 in scales_h) minus 32, times the f16 d.
 struct BlockIQ4_XS { uint16_t d; uint16_t scales_h; uint8_t scales_l[kQK_K / 64]; uint8_t qs[kQK_K / 2]; };  // 136
+// MXFP4 (OCP microscaling, gpt-oss's expert weights): 32 E2M1 codes sharing
+// one E8M0 exponent e. Element = 2^(e − 128) · kMxfp4Levels[code]: the levels
+// are the E2M1 values doubled (ggml's kvalues_mxfp4), so the scale is halved
+// (ggml_e8m0_to_fp32_half). Codes are packed as IQ4_NL's: low nibble of qs[j]
+// is element j, high nibble element j + 16.
+constexpr int kQK_MXFP4 = 32;
+inline constexpr int8_t kMxfp4Levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+struct BlockMXFP4 { uint8_t e; uint8_t qs[kQK_MXFP4 / 2]; };  // 17 bytes
 
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
@@ -92,5 +101,6 @@ static_assert(sizeof(BlockQ2_K) == 84);
 static_assert(sizeof(BlockQ3_K) == 110);
 static_assert(sizeof(BlockIQ4_NL) == 18);
 static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockMXFP4) == 17);
 
 }  // namespace ridge

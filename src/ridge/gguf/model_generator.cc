@@ -58,6 +58,7 @@ struct TensorSpec {
   std::vector<int64_t> dims;  // dims[0] = row length
   Fill fill;
   bool keep_f32 = false;      // a 2-D weight llama.cpp never quantizes (experts' routers)
+  bool expert = false;        // a stack of experts' matrices (ffn_*_exps.weight)
 };
 
 int64_t HeadDim(const RandomModelShape& s) { return s.head_dim ? s.head_dim : s.n_embd / s.n_heads; }
@@ -100,6 +101,12 @@ std::vector<int64_t> RoleDims(TensorRole role, const RandomModelShape& s, int64_
     case kFfnGateShexp:
     case kFfnUpShexp: return {s.n_embd, SharedFf(s)};
     case kFfnDownShexp: return {SharedFf(s), s.n_embd};
+    case kAttnOutputBias: return {s.n_embd};
+    case kAttnSinks: return {s.n_heads};
+    case kFfnGateInpBias: return {s.n_expert};
+    case kFfnGateExpsBias:
+    case kFfnUpExpsBias: return {ExpertFf(s), s.n_expert};
+    case kFfnDownExpsBias: return {s.n_embd, s.n_expert};
   }
   CheckFailed("a tensor role", __FILE__, __LINE__);
 }
@@ -116,7 +123,13 @@ Fill RoleFill(TensorRole role) {
     case kAttnKNorm: return Fill::kNorm;
     case kAttnQBias:
     case kAttnKBias:
-    case kAttnVBias: return Fill::kBias;
+    case kAttnVBias:
+    case kAttnOutputBias:
+    case kAttnSinks:  // a sink logit of the scores' size: attention keeps some weight, the sink takes some
+    case kFfnGateInpBias:
+    case kFfnGateExpsBias:
+    case kFfnUpExpsBias:
+    case kFfnDownExpsBias: return Fill::kBias;
     case kRopeFreqs:
     case kRopeFactorsLong:
     case kRopeFactorsShort: return Fill::kRopeDivisors;
@@ -144,7 +157,10 @@ std::vector<TensorSpec> ModelTensorSpecs(const RandomModelShape& s, int64_t n_vo
     if (!p.required && !Wanted(p.role, s)) return;
     std::vector<int64_t> dims = RoleDims(p.role, s, n_vocab);
     if (p.role == TensorRole::kFfnUp && arch.fused_gate_up) dims[1] *= 2;  // gate rows, then up rows
-    t.push_back({TensorName(p.role, layer), std::move(dims), RoleFill(p.role), p.role == TensorRole::kFfnGateInp});
+    const bool expert = p.role == TensorRole::kFfnGateExps || p.role == TensorRole::kFfnUpExps ||
+                        p.role == TensorRole::kFfnDownExps;
+    t.push_back({TensorName(p.role, layer), std::move(dims), RoleFill(p.role), p.role == TensorRole::kFfnGateInp,
+                 expert});
   };
   const std::vector<TensorPresence> model = ModelTensors(arch);
   add(model[0], -1);  // token_embd first, as llama.cpp orders them
@@ -192,7 +208,8 @@ std::vector<float> UniformVector(uint64_t seed, const std::string& name, int64_t
 }
 
 std::vector<float> VectorValues(const TensorSpec& t, const RandomModelShape& s, uint64_t seed) {
-  const int64_t n = t.dims[0];
+  int64_t n = 1;  // 1-D, or a stack of per-expert biases
+  for (int64_t d : t.dims) n *= d;
   switch (t.fill) {
     case Fill::kNorm:
       return s.architecture == "llama" ? std::vector<float>(static_cast<size_t>(n), 1.0f)
@@ -215,6 +232,13 @@ std::vector<uint8_t> VectorBytes(const std::vector<float>& v) {
   std::vector<uint8_t> bytes(v.size() * sizeof(float));
   std::memcpy(bytes.data(), v.data(), bytes.size());
   return bytes;
+}
+
+// The type of the experts' stacked matrices: as asked, else MXFP4 in gpt-oss
+// files (as its real ones are), else the file's type.
+GgmlType ExpertType(const RandomModelOptions& o) {
+  if (o.expert_type) return *o.expert_type;
+  return o.shape.architecture == "gpt-oss" ? GgmlType::kMXFP4 : o.type;
 }
 
 void CheckPositive(const char* field, int64_t v) {
@@ -289,18 +313,23 @@ void ValidateRandomModel(const RandomModelOptions& options, int64_t n_vocab) {
   const bool moe = s.n_expert > 0;
   if ((arch->experts == Experts::kNever && moe) || (arch->experts == Experts::kAlways && !moe))
     Fail("gen-model: {} {} experts (give --experts N --experts-used K{})", s.architecture,
-         moe ? "has no" : "needs", moe ? " only for llama, qwen2moe, qwen3moe" : "");
+         moe ? "has no" : "needs", moe ? " only for llama, qwen2moe, qwen3moe, gpt-oss" : "");
   if (moe && (s.n_expert_used < 1 || s.n_expert_used > s.n_expert || s.n_expert > 1024 || s.n_ff_exp < 0 ||
               s.n_ff_shexp < 0))
     Fail("gen-model: experts {} with {} used per token: need 1 <= used <= experts <= 1024", s.n_expert,
          s.n_expert_used);
-  if (!CanQuantizeTo(options.type))
-    Fail("gen-model: type {} cannot be written", GgmlTypeName(options.type));
+  for (GgmlType type : {options.type, ExpertType(options)})
+    if (!CanQuantizeTo(type)) Fail("gen-model: type {} cannot be written", GgmlTypeName(type));
   const int64_t block = TraitsOf(options.type).block_elems;
   for (auto [what, n] : {std::pair{"dim", s.n_embd}, {"ffn", s.n_ff}, {"heads × head dim", s.n_heads * HeadDim(s)},
-                         {"expert ffn", moe ? ExpertFf(s) : 0}, {"shared expert ffn", moe ? SharedFf(s) : 0}})
+                         {"shared expert ffn", moe ? SharedFf(s) : 0}})
     if (n % block != 0)
       Fail("gen-model: {} {} is not a multiple of the {} block size {}", what, n, GgmlTypeName(options.type), block);
+  const int64_t expert_block = TraitsOf(ExpertType(options)).block_elems;
+  for (auto [what, n] : {std::pair{"dim", moe ? s.n_embd : 0}, {"expert ffn", moe ? ExpertFf(s) : 0}})
+    if (n % expert_block != 0)
+      Fail("gen-model: {} {} is not a multiple of the experts' {} block size {}", what, n,
+           GgmlTypeName(ExpertType(options)), expert_block);
 }
 
 GgufWriter BuildRandomModelGguf(const GgufFile& vocab, const RandomModelOptions& options, ThreadPool* pool) {
@@ -312,8 +341,13 @@ GgufWriter BuildRandomModelGguf(const GgufFile& vocab, const RandomModelOptions&
   GgufWriter w;
   w.SetString("general.architecture", a);
   w.SetString("general.name", options.name);
-  w.SetU32("general.file_type", options.recipe ? options.recipe->file_type : LlamaFileType(options.type));
-  if (TraitsOf(options.type).block_elems > 1) w.SetU32("general.quantization_version", kGgmlQuantizationVersion);
+  // MXFP4 experts beside other weights: llama.cpp's MOSTLY_MXFP4_MOE, as the real gpt-oss files say.
+  const bool mxfp4_moe = s.n_expert > 0 && ExpertType(options) == GgmlType::kMXFP4;
+  w.SetU32("general.file_type", mxfp4_moe        ? LlamaFileType(GgmlType::kMXFP4)
+                                : options.recipe ? options.recipe->file_type
+                                                 : LlamaFileType(options.type));
+  if (TraitsOf(options.type).block_elems > 1 || mxfp4_moe)
+    w.SetU32("general.quantization_version", kGgmlQuantizationVersion);
   w.SetU32(a + ".vocab_size", static_cast<uint32_t>(n_vocab));
   w.SetU32(a + ".context_length", static_cast<uint32_t>(s.n_ctx));
   w.SetU32(a + ".embedding_length", static_cast<uint32_t>(s.n_embd));
@@ -366,8 +400,9 @@ GgufWriter BuildRandomModelGguf(const GgufFile& vocab, const RandomModelOptions&
     }
     const int64_t n_in = t.dims[0];  // [n_rows, n_in], experts stacked: [n_expert · n_out, n_in]
     const int64_t n_rows = t.dims.size() == 3 ? t.dims[1] * t.dims[2] : t.dims[1];
-    GgmlType type = t.keep_f32 ? GgmlType::kF32 : options.type;
-    if (options.recipe && !t.keep_f32) {
+    GgmlType type = t.keep_f32 ? GgmlType::kF32 : t.expert ? ExpertType(options) : options.type;
+    const bool fixed_expert_type = t.expert && (options.expert_type || s.architecture == "gpt-oss");
+    if (options.recipe && !t.keep_f32 && !fixed_expert_type) {
       const RecipeModel model{s.n_layers, s.n_heads / s.n_kv_heads, !s.tied_embeddings};
       type = TypeFor(*options.recipe, t.name, t.dims, model).value_or(GgmlType::kF32);
       if (!RowsFit(type, n_in))

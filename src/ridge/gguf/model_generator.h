@@ -14,6 +14,7 @@
 // [0.75, 1.25) in the other architectures', so that a graph that skipped or
 // misplaced a norm could not pass for right. Biases are uniform in [-0.5, 0.5).
 // Experts' routers (ffn_gate_inp) stay F32, as llama.cpp's quantize leaves them.
+// gpt-oss's sinks are drawn as biases are (uniform in [-0.5, 0.5)).
 //
 // Determinism: each row is drawn by its own xoshiro256** generator seeded from
 // (seed, hash of the tensor name, row index), so the file's bytes depend only on
@@ -71,6 +72,9 @@ struct RandomModelOptions {
   GgmlType type = GgmlType::kF32;  // of the 2-D weights: any type QuantizeRow writes
   // A llama.cpp mix (Q4_K_M, ...) deciding each weight's type instead; its base type must be `type`.
   std::optional<QuantRecipe> recipe;
+  // The experts' stacked matrices (ffn_*_exps.weight); nullopt: MXFP4 in
+  // gpt-oss files, as its real files hold them, else `type` (or the mix's choice).
+  std::optional<GgmlType> expert_type;
   uint64_t seed = 0;
   std::string name = "ridge-random";  // general.name
 };

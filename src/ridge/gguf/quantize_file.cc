@@ -58,6 +58,7 @@ uint32_t LlamaFileType(GgmlType type) {
     case GgmlType::kIQ4_NL: return 25;
     case GgmlType::kIQ4_XS: return 30;
     case GgmlType::kBF16: return 32;
+    case GgmlType::kMXFP4: return 38;  // MOSTLY_MXFP4_MOE
     default: CheckFailed("LlamaFileType: a type ridge writes", __FILE__, __LINE__);
   }
 }

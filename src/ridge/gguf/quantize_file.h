@@ -22,7 +22,8 @@ class ThreadPool;
 // llama.cpp's llama_ftype numbering of a file whose weights are all `type`
 // (ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q4_1 = 3, MOSTLY_Q8_0 = 7,
 // MOSTLY_Q5_0 = 8, MOSTLY_Q5_1 = 9, MOSTLY_Q4_K_S = 14 for Q4_K, ...,
-// MOSTLY_IQ4_NL = 25, MOSTLY_IQ4_XS = 30, MOSTLY_BF16 = 32). RIDGE_CHECKs that llama.cpp has one.
+// MOSTLY_IQ4_NL = 25, MOSTLY_IQ4_XS = 30, MOSTLY_BF16 = 32,
+// MOSTLY_MXFP4_MOE = 38). RIDGE_CHECKs that llama.cpp has one.
 uint32_t LlamaFileType(GgmlType type);
 
 // ggml's GGML_QNT_VERSION, written as general.quantization_version.

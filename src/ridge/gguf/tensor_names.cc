@@ -16,7 +16,7 @@ struct RoleName {
   bool per_layer;
 };
 
-constexpr std::array<RoleName, 31> kNames{{
+constexpr std::array<RoleName, 37> kNames{{
     {TensorRole::kTokenEmbd, "token_embd.weight", false},
     {TensorRole::kOutputNorm, "output_norm.weight", false},
     {TensorRole::kOutput, "output.weight", false},
@@ -34,6 +34,8 @@ constexpr std::array<RoleName, 31> kNames{{
     {TensorRole::kAttnQNorm, "attn_q_norm.weight", true},
     {TensorRole::kAttnKNorm, "attn_k_norm.weight", true},
     {TensorRole::kAttnOutput, "attn_output.weight", true},
+    {TensorRole::kAttnOutputBias, "attn_output.bias", true},
+    {TensorRole::kAttnSinks, "attn_sinks.weight", true},
     {TensorRole::kPostAttnNorm, "post_attention_norm.weight", true},
     {TensorRole::kFfnNorm, "ffn_norm.weight", true},
     {TensorRole::kFfnGate, "ffn_gate.weight", true},
@@ -48,6 +50,10 @@ constexpr std::array<RoleName, 31> kNames{{
     {TensorRole::kFfnGateShexp, "ffn_gate_shexp.weight", true},
     {TensorRole::kFfnUpShexp, "ffn_up_shexp.weight", true},
     {TensorRole::kFfnDownShexp, "ffn_down_shexp.weight", true},
+    {TensorRole::kFfnGateInpBias, "ffn_gate_inp.bias", true},
+    {TensorRole::kFfnGateExpsBias, "ffn_gate_exps.bias", true},
+    {TensorRole::kFfnUpExpsBias, "ffn_up_exps.bias", true},
+    {TensorRole::kFfnDownExpsBias, "ffn_down_exps.bias", true},
 }};
 
 const RoleName& Entry(TensorRole role) {

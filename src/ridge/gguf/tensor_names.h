@@ -29,6 +29,8 @@ enum class TensorRole {
   kAttnQNorm,         // attn_q_norm.weight         [head_dim]
   kAttnKNorm,         // attn_k_norm.weight         [head_dim]
   kAttnOutput,        // attn_output.weight         [n_heads · head_dim, n_embd]
+  kAttnOutputBias,    // attn_output.bias           [n_embd]                      (gpt-oss)
+  kAttnSinks,         // attn_sinks.weight          [n_heads] a softmax logit per head (gpt-oss)
   kPostAttnNorm,      // post_attention_norm.weight [n_embd]
   kFfnNorm,           // ffn_norm.weight            [n_embd]
   kFfnGate,           // ffn_gate.weight            [n_embd, n_ff]
@@ -44,6 +46,10 @@ enum class TensorRole {
   kFfnGateShexp,      // ffn_gate_shexp.weight      [n_embd, n_ff_shexp]
   kFfnUpShexp,        // ffn_up_shexp.weight        [n_embd, n_ff_shexp]
   kFfnDownShexp,      // ffn_down_shexp.weight      [n_ff_shexp, n_embd]
+  kFfnGateInpBias,    // ffn_gate_inp.bias          [n_expert]                    (gpt-oss)
+  kFfnGateExpsBias,   // ffn_gate_exps.bias         [n_ff_exp, n_expert]
+  kFfnUpExpsBias,     // ffn_up_exps.bias           [n_ff_exp, n_expert]
+  kFfnDownExpsBias,   // ffn_down_exps.bias         [n_embd, n_expert]
 };
 
 // True for the blk.N.* roles.

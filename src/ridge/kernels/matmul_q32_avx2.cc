@@ -1,4 +1,4 @@
-// Q4_1, Q5_0, Q5_1 and IQ4_NL MatMul for AVX2 (+ FMA, F16C): the rows path.
+// Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 MatMul for AVX2 (+ FMA, F16C): the rows path.
 //
 // Activations are quantized once per call to int8 blocks of 32 with a float
 // scale d_x (as for Q8_0/Q4_0), and each block also keeps Σq_x and d_x·Σq_x.
@@ -13,6 +13,8 @@
 //                                       (|level| <= 127 keeps each int16 pair
 //                                       sum <= 32258: no saturation)
 //                                       acc = fma(Σ level·q_x, d·d_x, acc)
+//   MXFP4 (w = 2^(e−128)·level[c]):    as IQ4_NL, with MXFP4's levels (|level| <= 12)
+//                                       and the E8M0 byte's scale
 // The same steps for a (row, token) whatever else the call holds (batch
 // invariance). There is no panel path: prefill takes the rows path too.
 #include "ridge/kernels/simd_avx2.h"
@@ -62,6 +64,18 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   }
 }
 
+// 2^(e − 128) for the E8M0 bytes e at base + offsets[i], in lanes 0..7
+// (MXFP4's scales, exactly as the scalar E8M0Half): the float whose exponent
+// field is e − 1, or for e = 0, 1 the subnormals 2^-128 and 2^-127.
+__m256 E8M0HalfOf8(const uint8_t* base, const int64_t offsets[8]) {
+  const __m256i e = _mm256_setr_epi32(base[offsets[0]], base[offsets[1]], base[offsets[2]], base[offsets[3]],
+                                      base[offsets[4]], base[offsets[5]], base[offsets[6]], base[offsets[7]]);
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+}
+
 // 16 packed bytes → 32 codes 0..15 in element order (low nibbles are
 // elements 0..15, high nibbles 16..31).
 __m256i Nibbles(const uint8_t* packed) {
@@ -85,35 +99,46 @@ __m256i FiveBitCodes(const uint8_t* qh, const uint8_t* packed) {
 // Per type: where a block keeps its fields and its codes as the unsigned
 // operand u of vpmaddubsw; kSignedCodes: u = |code| and x takes the code's
 // sign; kBiasFactor: the offset of u from the signed code (Σ(u + k)·q =
-// Σu·q + k·Σq); kHasMin: w = d·u + m (m the f16 after d).
+// Σu·q + k·Σq); kHasMin: w = d·u + m (m the f16 after d); kE8M0Scale: the
+// scale is MXFP4's exponent byte, not an f16.
 struct Q4_1Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
   static constexpr int kBiasFactor = 0;
-  static constexpr bool kHasMin = true, kSignedCodes = false;
+  static constexpr bool kHasMin = true, kSignedCodes = false, kE8M0Scale = false;
   static __m256i Codes(const uint8_t* block) { return Nibbles(block + 4); }
 };
 
 struct Q5_0Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
   static constexpr int kBiasFactor = -16;
-  static constexpr bool kHasMin = false, kSignedCodes = false;
+  static constexpr bool kHasMin = false, kSignedCodes = false, kE8M0Scale = false;
   static __m256i Codes(const uint8_t* block) { return FiveBitCodes(block + 2, block + 6); }
 };
 
 struct Q5_1Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
   static constexpr int kBiasFactor = 0;
-  static constexpr bool kHasMin = true, kSignedCodes = false;
+  static constexpr bool kHasMin = true, kSignedCodes = false, kE8M0Scale = false;
   static __m256i Codes(const uint8_t* block) { return FiveBitCodes(block + 4, block + 8); }
 };
 
 struct IQ4_NLCodes {
   static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_NL);
   static constexpr int kBiasFactor = 0;
-  static constexpr bool kHasMin = false, kSignedCodes = true;
+  static constexpr bool kHasMin = false, kSignedCodes = true, kE8M0Scale = false;
   static __m256i Codes(const uint8_t* block) {
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
     return _mm256_shuffle_epi8(levels, Nibbles(block + 2));
+  }
+};
+
+struct MXFP4Codes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockMXFP4);
+  static constexpr int kBiasFactor = 0;
+  static constexpr bool kHasMin = false, kSignedCodes = true, kE8M0Scale = true;
+  static __m256i Codes(const uint8_t* block) {
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Levels)));
+    return _mm256_shuffle_epi8(levels, Nibbles(block + 1));
   }
 };
 
@@ -154,7 +179,7 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
     for (int p = 0; p < kPrefetchLines; ++p)
       _mm_prefetch(reinterpret_cast<const char*>(ahead + b * kRowsPerTile * kBlockBytes + p * 64), _MM_HINT_T1);
     const uint8_t* blocks = base + b * kBlockBytes;
-    const __m256 dw = avx2::ScalesOf8(blocks, row_offsets);
+    const __m256 dw = Codes::kE8M0Scale ? E8M0HalfOf8(blocks, row_offsets) : avx2::ScalesOf8(blocks, row_offsets);
     __m256 mw;
     if constexpr (Codes::kHasMin) mw = avx2::ScalesOf8(blocks + 2, row_offsets);
     __m256i codes[kRowsPerTile];
@@ -206,6 +231,7 @@ constexpr TypeKernels kQ4_1Kernels{kQuantActs, 4, Rows<Q4_1Codes>, kNoActs, 0, 0
 constexpr TypeKernels kQ5_0Kernels{kQuantActs, 4, Rows<Q5_0Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 constexpr TypeKernels kQ5_1Kernels{kQuantActs, 4, Rows<Q5_1Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 constexpr TypeKernels kIQ4_NLKernels{kQuantActs, 4, Rows<IQ4_NLCodes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kMXFP4Kernels{kQuantActs, 4, Rows<MXFP4Codes>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 }  // namespace
 
@@ -215,6 +241,7 @@ const TypeKernels* Avx2Q32Kernels(GgmlType type) {
     case GgmlType::kQ5_0: return &kQ5_0Kernels;
     case GgmlType::kQ5_1: return &kQ5_1Kernels;
     case GgmlType::kIQ4_NL: return &kIQ4_NLKernels;
+    case GgmlType::kMXFP4: return &kMXFP4Kernels;
     default: return nullptr;
   }
 }

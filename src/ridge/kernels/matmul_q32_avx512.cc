@@ -1,4 +1,4 @@
-// Q4_1, Q5_0, Q5_1 and IQ4_NL MatMul for AVX-512 (VNNI): rows and panels.
+// Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 MatMul for AVX-512 (VNNI): rows and panels.
 //
 // Activations are quantized once per call to int8 blocks of 32 with a float
 // scale d_x (as for Q8_0/Q4_0), and each block also keeps Σq_x and d_x·Σq_x.
@@ -10,6 +10,8 @@
 //   Q5_0 (w = d·(u − 16)):           acc = fma(Σu·q_x − 16·Σq_x, d·d_x, acc)
 //   IQ4_NL (w = d·level[c], u = level[c] + 128 by one vpshufb):
 //                                     acc = fma(Σu·q_x − 128·Σq_x, d·d_x, acc)
+//   MXFP4 (w = 2^(e−128)·level[c]): as IQ4_NL, with MXFP4's levels and the
+//                                     E8M0 byte's scale
 // whatever the other tokens of the call (batch invariance). Prefill (from 8
 // tokens) packs 32 rows into a panel of unpacked codes, scales and minimums
 // and runs the same integer sums and float steps against every token (as the
@@ -79,15 +81,36 @@ __m256i FiveBitCodes(const uint8_t* qh, const uint8_t* packed) {
   return _mm256_mask_add_epi8(low, static_cast<__mmask32>(high), low, _mm256_set1_epi8(16));
 }
 
+// 2^(e − 128) for an E8M0 byte (MXFP4's scale), exactly as the scalar
+// E8M0Half: the float whose exponent field is e − 1, or for e = 0, 1 the
+// subnormals 2^-128 and 2^-127.
+float E8M0Half(uint8_t e) {
+  const uint32_t bits = e >= 2 ? static_cast<uint32_t>(e - 1) << 23 : 0x00200000u << e;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// The same for the bytes at base + offsets[i], in lanes 0..7.
+__m256 E8M0HalfOf8(const uint8_t* base, const int64_t offsets[8]) {
+  const __m256i e = _mm256_setr_epi32(base[offsets[0]], base[offsets[1]], base[offsets[2]], base[offsets[3]],
+                                      base[offsets[4]], base[offsets[5]], base[offsets[6]], base[offsets[7]]);
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __mmask8 small = _mm256_cmplt_epi32_mask(e, _mm256_set1_epi32(2));
+  return _mm256_castsi256_ps(_mm256_mask_blend_epi32(small, normal, subnormal));
+}
+
 // Per type: where a block keeps its fields, and its codes as unsigned bytes
 // (InOrder: the codes themselves; Unsigned, for the rows path: the high half
 // of the bytes may hold 2^kHighShift × its codes, taken in place, one
 // instruction fewer); kBiasFactor: the offset of u from
-// the signed weight code (Σ(u + k)·q = Σu·q + k·Σq); kHasMin: w = d·u + m.
+// the signed weight code (Σ(u + k)·q = Σu·q + k·Σq); kHasMin: w = d·u + m;
+// kE8M0Scale: the scale is MXFP4's exponent byte, not an f16.
 struct Q4_1Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
   static constexpr int kHighShift = 4, kBiasFactor = 0;
-  static constexpr bool kHasMin = true;
+  static constexpr bool kHasMin = true, kE8M0Scale = false;
   static __m256i Unsigned(const uint8_t* block) {
     const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 4)));
     return _mm256_and_si256(both, _mm256_setr_m128i(_mm_set1_epi8(0x0f), _mm_set1_epi8(static_cast<char>(0xf0))));
@@ -98,7 +121,7 @@ struct Q4_1Codes {
 struct Q5_0Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
   static constexpr int kHighShift = 0, kBiasFactor = -16;
-  static constexpr bool kHasMin = false;
+  static constexpr bool kHasMin = false, kE8M0Scale = false;
   static __m256i Unsigned(const uint8_t* block) { return FiveBitCodes(block + 2, block + 6); }
   static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
 };
@@ -106,7 +129,7 @@ struct Q5_0Codes {
 struct Q5_1Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
   static constexpr int kHighShift = 0, kBiasFactor = 0;
-  static constexpr bool kHasMin = true;
+  static constexpr bool kHasMin = true, kE8M0Scale = false;
   static __m256i Unsigned(const uint8_t* block) { return FiveBitCodes(block + 4, block + 8); }
   static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
 };
@@ -114,12 +137,24 @@ struct Q5_1Codes {
 struct IQ4_NLCodes {
   static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_NL);
   static constexpr int kHighShift = 0, kBiasFactor = -128;
-  static constexpr bool kHasMin = false;
+  static constexpr bool kHasMin = false, kE8M0Scale = false;
   static __m256i Unsigned(const uint8_t* block) {
     // The levels + 128 (1..241: the sign bit flipped), in both 128-bit lanes for vpshufb.
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
     const __m256i table = _mm256_xor_si256(levels, _mm256_set1_epi8(static_cast<char>(0x80)));
     return _mm256_shuffle_epi8(table, Nibbles(block + 2));
+  }
+  static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
+};
+
+struct MXFP4Codes {
+  static constexpr int64_t kBlockBytes = sizeof(BlockMXFP4);
+  static constexpr int kHighShift = 0, kBiasFactor = -128;
+  static constexpr bool kHasMin = false, kE8M0Scale = true;
+  static __m256i Unsigned(const uint8_t* block) {
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Levels)));
+    const __m256i table = _mm256_xor_si256(levels, _mm256_set1_epi8(static_cast<char>(0x80)));
+    return _mm256_shuffle_epi8(table, Nibbles(block + 1));
   }
   static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
 };
@@ -161,7 +196,8 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
     for (int p = 0; p < kPrefetchLines; ++p)
       _mm_prefetch(reinterpret_cast<const char*>(ahead + b * kRowsPerTile * kBlockBytes + p * 64), _MM_HINT_T1);
     const uint8_t* blocks = base + b * kBlockBytes;
-    const __m256 dw = avx512::ScalesOf8(blocks, row_offsets);
+    const __m256 dw =
+        Codes::kE8M0Scale ? E8M0HalfOf8(blocks, row_offsets) : avx512::ScalesOf8(blocks, row_offsets);
     __m256 mw;
     if constexpr (Codes::kHasMin) mw = avx512::ScalesOf8(blocks + 2, row_offsets);
     __m256i wv[kRowsPerTile];
@@ -256,7 +292,9 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
     const int64_t r = r_begin + j;
     const uint8_t* row = r < w.n_rows ? w.data + r * w.row_bytes : nullptr;
     for (int64_t b = 0; b < n_blocks; ++b) {
-      scales[b * kPanelRows + j] = row ? F16At(row + b * kBlockBytes) : 0.0f;
+      float scale = 0.0f;
+      if (row) scale = Codes::kE8M0Scale ? E8M0Half(row[b * kBlockBytes]) : F16At(row + b * kBlockBytes);
+      scales[b * kPanelRows + j] = scale;
       if constexpr (Codes::kHasMin) mins[b * kPanelRows + j] = row ? F16At(row + b * kBlockBytes + 2) : 0.0f;
     }
   }
@@ -362,6 +400,7 @@ constexpr TypeKernels kQ4_1Kernels = MakeKernels<Q4_1Codes>();
 constexpr TypeKernels kQ5_0Kernels = MakeKernels<Q5_0Codes>();
 constexpr TypeKernels kQ5_1Kernels = MakeKernels<Q5_1Codes>();
 constexpr TypeKernels kIQ4_NLKernels = MakeKernels<IQ4_NLCodes>();
+constexpr TypeKernels kMXFP4Kernels = MakeKernels<MXFP4Codes>();
 
 }  // namespace
 
@@ -371,6 +410,7 @@ const TypeKernels* Avx512Q32Kernels(GgmlType type) {
     case GgmlType::kQ5_0: return &kQ5_0Kernels;
     case GgmlType::kQ5_1: return &kQ5_1Kernels;
     case GgmlType::kIQ4_NL: return &kIQ4_NLKernels;
+    case GgmlType::kMXFP4: return &kMXFP4Kernels;
     default: return nullptr;
   }
 }

@@ -2,6 +2,7 @@
 #include "ridge/kernels/ops.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "ridge/base/cpu_features.h"
@@ -64,18 +65,31 @@ void GeGlu(const float* gate, const float* up, int64_t n, float* out) {
   scalar::GeGlu(gate, up, n, out);
 }
 
+void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::fmin(gate[i], limit), u = std::fmax(std::fmin(up[i], limit), -limit);
+    out[i] = g / (1.0f + std::exp(-alpha * g)) * (u + 1.0f);
+  }
+}
+
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float softcap, float* scores, float* out) {
+                float scale, float softcap, float sink, float* scores, float* out) {
+  const bool has_sink = sink != -std::numeric_limits<float>::infinity();
   if (const auto* ops = ActiveOps()) {
-    if (softcap <= 0.0f) {
+    if (softcap <= 0.0f && !has_sink) {
       if (ops->attend_head(q, head_dim, k, v, n_positions, scale, scores, out)) return;
     } else if (ops->head_scores(q, head_dim, k, n_positions, scale, scores)) {
-      for (int64_t p = 0; p < n_positions; ++p) scores[p] = softcap * std::tanh(scores[p] / softcap);
-      ops->softmax(scores, n_positions);
+      if (softcap > 0.0f)
+        for (int64_t p = 0; p < n_positions; ++p) scores[p] = softcap * std::tanh(scores[p] / softcap);
+      if (has_sink) {
+        scalar::SoftmaxWithSink(scores, n_positions, sink);
+      } else {
+        ops->softmax(scores, n_positions);
+      }
       if (ops->head_values(scores, n_positions, v, head_dim, out)) return;
     }
   }
-  scalar::AttendHead(q, head_dim, k, v, n_positions, scale, softcap, scores, out);
+  scalar::AttendHead(q, head_dim, k, v, n_positions, scale, softcap, sink, scores, out);
 }
 
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) {

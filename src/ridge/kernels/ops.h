@@ -48,12 +48,19 @@ void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
 // out may alias gate.
 void GeGlu(const float* gate, const float* up, int64_t n, float* out);
 
+// out[i] = g·sigmoid(alpha·g)·(u + 1), g = min(gate[i], limit), u = clamp(up[i], −limit, limit):
+// gpt-oss's clamped SwiGLU (ggml_swiglu_oai); all [n]. out may alias gate. One
+// implementation for every ISA (experts' activations are a sliver of their work).
+void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out);
+
 // Attention of one query head over the views' positions [0, n_positions):
 //   scores[p] = scale · q·k_p;  with softcap > 0: scores[p] = softcap · tanh(scores[p] / softcap);
-//   w = softmax(scores);  out = Σ_p w[p] · v_p
+//   w = softmax(scores, sink);  out = Σ_p w[p] · v_p
+// where softmax(s, sink)[p] = exp(s[p]) / (Σ_j exp(s[j]) + exp(sink)): gpt-oss's
+// learned sink, a logit whose weight is dropped (−∞: none, a plain softmax).
 //   q: [head_dim], out: [head_dim], scores: scratch of n_positions floats.
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float softcap, float* scores, float* out);
+                float scale, float softcap, float sink, float* scores, float* out);
 
 // Stores one head's vector (head_dim floats) into a KV slot of `type`.
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst);
@@ -69,7 +76,9 @@ void SoftmaxInPlace(float* x, int64_t n);
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
 void GeGlu(const float* gate, const float* up, int64_t n, float* out);
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float softcap, float* scores, float* out);
+                float scale, float softcap, float sink, float* scores, float* out);
+// x[i] = exp(x[i] − m) / (Σ_j exp(x[j] − m) + exp(sink − m)), m = max(x, sink); x: [n] (sink −∞: SoftmaxInPlace).
+void SoftmaxWithSink(float* x, int64_t n, float sink);
 }  // namespace scalar
 
 }  // namespace ridge::kernels

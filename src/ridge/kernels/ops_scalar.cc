@@ -80,8 +80,21 @@ const uint8_t* KvAt(const KvHeadView& view, int64_t position) {
 }
 }  // namespace
 
+void SoftmaxWithSink(float* x, int64_t n, float sink) {
+  if (n <= 0) return;
+  float max = sink;
+  for (int64_t i = 0; i < n; ++i) max = std::fmax(max, x[i]);
+  double sum = std::exp(static_cast<double>(sink - max));  // 0 for a sink of −∞
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float softcap, float* scores, float* out) {
+                float scale, float softcap, float sink, float* scores, float* out) {
   std::vector<float> row(static_cast<size_t>(head_dim));
   for (int64_t p = 0; p < n_positions; ++p) {
     DequantizeRow(k.type, KvAt(k, p), row.data(), head_dim);
@@ -90,7 +103,7 @@ void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvH
     scores[p] = static_cast<float>(dot) * scale;
     if (softcap > 0.0f) scores[p] = softcap * std::tanh(scores[p] / softcap);
   }
-  SoftmaxInPlace(scores, n_positions);
+  SoftmaxWithSink(scores, n_positions, sink);
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
   for (int64_t p = 0; p < n_positions; ++p) {
     DequantizeRow(v.type, KvAt(v, p), row.data(), head_dim);

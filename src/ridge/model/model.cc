@@ -2,11 +2,25 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ridge/base/error.h"
 #include "ridge/gguf/dequantize.h"
 
 namespace ridge {
+
+namespace {
+
+// gpt-oss's clamped SwiGLU (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE constants).
+constexpr float kSwigluOaiAlpha = 1.702f, kSwigluOaiLimit = 7.0f;
+
+// y[t, i] += bias[i] for t < n; y: [n, dim].
+void AddBias(const float* bias, int64_t dim, int64_t n, float* y) {
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t i = 0; i < dim; ++i) y[t * dim + i] += bias[i];
+}
+
+}  // namespace
 
 int64_t Batch::n_logits() const {
   int64_t n = 0;
@@ -86,14 +100,9 @@ void Model::ProjectQkv(const LayerWeights& w, int64_t n, ThreadPool& pool) {
   kernels::MatMul(w.wq, s.xn.data(), n, s.q.data(), pool);  // [n, q_dim]
   kernels::MatMul(w.wk, s.xn.data(), n, s.k.data(), pool);  // [n, kv_dim]
   kernels::MatMul(w.wv, s.xn.data(), n, s.v.data(), pool);  // [n, kv_dim]
-  auto add_bias = [n](const std::vector<float>& bias, float* y) {
-    const int64_t dim = static_cast<int64_t>(bias.size());
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t i = 0; i < dim; ++i) y[t * dim + i] += bias[static_cast<size_t>(i)];
-  };
-  if (!w.q_bias.empty()) add_bias(w.q_bias, s.q.data());
-  if (!w.k_bias.empty()) add_bias(w.k_bias, s.k.data());
-  if (!w.v_bias.empty()) add_bias(w.v_bias, s.v.data());
+  if (!w.q_bias.empty()) AddBias(w.q_bias.data(), config_.q_dim(), n, s.q.data());
+  if (!w.k_bias.empty()) AddBias(w.k_bias.data(), config_.kv_dim(), n, s.k.data());
+  if (!w.v_bias.empty()) AddBias(w.v_bias.data(), config_.kv_dim(), n, s.v.data());
 }
 
 void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache) {
@@ -125,7 +134,7 @@ void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Bat
   }
 }
 
-void Model::Attend(int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool) {
+void Model::Attend(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool) {
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
   const int64_t hd = c.head_dim, q_dim = c.q_dim();
@@ -140,8 +149,10 @@ void Model::Attend(int64_t layer, const Batch& batch, PagedKvCache& cache, Threa
     const int64_t pos = batch.positions[static_cast<size_t>(t)];
     const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
     kv_k.first_position = kv_v.first_position = first;
+    const float sink = w.attn_sinks.empty() ? -std::numeric_limits<float>::infinity()
+                                            : w.attn_sinks[static_cast<size_t>(h)];
     kernels::AttendHead(s.q.data() + t * q_dim + h * hd, hd, kv_k, kv_v, pos + 1 - first, c.attention_scale,
-                        c.attn_softcap, s.scores[static_cast<size_t>(thread)].data(),
+                        c.attn_softcap, sink, s.scores[static_cast<size_t>(thread)].data(),
                         s.attn.data() + t * q_dim + h * hd);
   });
 }
@@ -163,58 +174,82 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
     kernels::RmsNorm(x + t * c.n_embd, w.attn_norm.data(), c.n_embd, c.rms_eps, s.xn.data() + t * c.n_embd);
   ProjectQkv(w, n, pool);
   PositionQkAndStoreKv(w, layer, batch, cache);
-  Attend(layer, batch, cache, pool);
+  Attend(w, layer, batch, cache, pool);
   kernels::MatMul(w.wo, s.attn.data(), n, s.proj.data(), pool);  // [n, n_embd]
+  if (!w.o_bias.empty()) AddBias(w.o_bias.data(), c.n_embd, n, s.proj.data());
   AddResidual(w.post_attn_norm, n, x);
 }
 
 void Model::GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up,
-                     const kernels::WeightMatrix& down, const float* xn, int64_t n, float* out, ThreadPool& pool) {
+                     const kernels::WeightMatrix& down, const float* xn, int64_t n, float* out, ThreadPool& pool,
+                     const FfnBiases& biases) {
   Scratch& s = *scratch_;
   const int64_t ff = gate.n_rows;
   kernels::MatMul(gate, xn, n, s.gate.data(), pool);  // [n, ff]
   kernels::MatMul(up, xn, n, s.up.data(), pool);      // [n, ff]
-  if (arch_.ffn_activation == FfnActivation::kGeluTanh) {
-    kernels::GeGlu(s.gate.data(), s.up.data(), n * ff, s.gate.data());
-  } else {
-    kernels::SwiGlu(s.gate.data(), s.up.data(), n * ff, s.gate.data());
+  if (biases.gate) AddBias(biases.gate, ff, n, s.gate.data());
+  if (biases.up) AddBias(biases.up, ff, n, s.up.data());
+  switch (arch_.ffn_activation) {
+    case FfnActivation::kSilu: kernels::SwiGlu(s.gate.data(), s.up.data(), n * ff, s.gate.data()); break;
+    case FfnActivation::kGeluTanh: kernels::GeGlu(s.gate.data(), s.up.data(), n * ff, s.gate.data()); break;
+    case FfnActivation::kSwigluOai:
+      kernels::SwigluOai(s.gate.data(), s.up.data(), n * ff, kSwigluOaiAlpha, kSwigluOaiLimit, s.gate.data());
+      break;
   }
   kernels::MatMul(down, s.gate.data(), n, out, pool);  // [n, n_embd]
+  if (biases.down) AddBias(biases.down, down.n_rows, n, out);
 }
 
 // Each token's FFN is the weighted sum of its top-k experts' FFNs. The tokens
 // routed to an expert run through it together (its weights read once per
 // step), and each token's sum is taken in expert order, so a token's result
-// does not depend on what else is in the batch.
-void Model::MixtureOfExperts(const LayerWeights& w, int64_t n, ThreadPool& pool) {
+// does not depend on what else is in the batch. A router logit that is not a
+// finite number (hostile weights) ends the forward pass with an error naming
+// the layer: its experts' choice would be meaningless.
+void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, ThreadPool& pool) {
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
   const int64_t e_dim = c.n_embd, n_exp = c.n_expert, k = c.n_expert_used;
   kernels::MatMul(w.router, s.xn.data(), n, s.router.data(), pool);  // [n, n_expert]
+  if (!w.router_bias.empty()) AddBias(w.router_bias.data(), n_exp, n, s.router.data());
   struct Route {
     int64_t token;
     float weight;
   };
   std::vector<std::vector<Route>> routed(static_cast<size_t>(n_exp));
-  std::vector<double> probs(static_cast<size_t>(n_exp));
+  std::vector<double> score(static_cast<size_t>(n_exp));  // what the top k is taken of
   std::vector<int64_t> order(static_cast<size_t>(n_exp));
+  const bool softmax_all = arch_.expert_gating == ExpertGating::kSoftmax;
   for (int64_t t = 0; t < n; ++t) {
     const float* logits = s.router.data() + t * n_exp;
+    for (int64_t e = 0; e < n_exp; ++e)
+      if (!std::isfinite(logits[e]))
+        Fail("layer {}: the router (ffn_gate_inp) gave expert {} the logit {} for token {} of the step", layer, e,
+             logits[e], t);
     const double max = *std::max_element(logits, logits + n_exp);
-    double sum = 0;
-    for (int64_t e = 0; e < n_exp; ++e) sum += probs[static_cast<size_t>(e)] = std::exp(logits[e] - max);
+    double sum = 0;  // softmax_all: Σ exp over every expert
+    for (int64_t e = 0; e < n_exp; ++e) {
+      score[static_cast<size_t>(e)] = softmax_all ? std::exp(logits[e] - max) : logits[e];
+      sum += score[static_cast<size_t>(e)];
+    }
     for (int64_t e = 0; e < n_exp; ++e) order[static_cast<size_t>(e)] = e;
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
-      return probs[static_cast<size_t>(a)] != probs[static_cast<size_t>(b)]
-                 ? probs[static_cast<size_t>(a)] > probs[static_cast<size_t>(b)]
+      return score[static_cast<size_t>(a)] != score[static_cast<size_t>(b)]
+                 ? score[static_cast<size_t>(a)] > score[static_cast<size_t>(b)]
                  : a < b;
     });
+    // The chosen experts' weights: their probabilities (renormalised or not), or a softmax over their logits.
+    const double top = score[static_cast<size_t>(order[0])];
     double chosen = 0;
-    for (int64_t i = 0; i < k; ++i) chosen += probs[static_cast<size_t>(order[static_cast<size_t>(i)])];
-    const double norm = arch_.norm_expert_weights ? chosen : sum;
+    for (int64_t i = 0; i < k; ++i) {
+      double& v = score[static_cast<size_t>(order[static_cast<size_t>(i)])];
+      if (!softmax_all) v = std::exp(v - top);
+      chosen += v;
+    }
+    const double norm = !softmax_all || arch_.norm_expert_weights ? chosen : sum;
     for (int64_t i = 0; i < k; ++i) {
       const int64_t e = order[static_cast<size_t>(i)];
-      routed[static_cast<size_t>(e)].push_back({t, static_cast<float>(probs[static_cast<size_t>(e)] / norm)});
+      routed[static_cast<size_t>(e)].push_back({t, static_cast<float>(score[static_cast<size_t>(e)] / norm)});
     }
   }
   std::fill(s.proj.begin(), s.proj.begin() + n * e_dim, 0.0f);
@@ -224,8 +259,12 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t n, ThreadPool& pool)
     const int64_t m = static_cast<int64_t>(routes.size());
     for (int64_t i = 0; i < m; ++i)  // gather: [m, n_embd]
       std::copy_n(s.xn.data() + routes[static_cast<size_t>(i)].token * e_dim, e_dim, s.expert_in.data() + i * e_dim);
+    FfnBiases biases;
+    if (!w.exp_gate_bias.empty())
+      biases = {w.exp_gate_bias.data() + e * c.n_ff_exp, w.exp_up_bias.data() + e * c.n_ff_exp,
+                w.exp_down_bias.data() + e * e_dim};
     GatedFfn(w.exp_gate[static_cast<size_t>(e)], w.exp_up[static_cast<size_t>(e)], w.exp_down[static_cast<size_t>(e)],
-             s.expert_in.data(), m, s.expert_out.data(), pool);
+             s.expert_in.data(), m, s.expert_out.data(), pool, biases);
     for (int64_t i = 0; i < m; ++i) {  // scatter-add, weighted
       float* dst = s.proj.data() + routes[static_cast<size_t>(i)].token * e_dim;
       const float* src = s.expert_out.data() + i * e_dim;
@@ -243,13 +282,13 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t n, ThreadPool& pool)
   }
 }
 
-void Model::FeedForwardBlock(const LayerWeights& w, int64_t n, float* x, ThreadPool& pool) {
+void Model::FeedForwardBlock(const LayerWeights& w, int64_t layer, int64_t n, float* x, ThreadPool& pool) {
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
   for (int64_t t = 0; t < n; ++t)
     kernels::RmsNorm(x + t * c.n_embd, w.ffn_norm.data(), c.n_embd, c.rms_eps, s.xn.data() + t * c.n_embd);
   if (c.is_moe()) {
-    MixtureOfExperts(w, n, pool);
+    MixtureOfExperts(w, layer, n, pool);
   } else {
     GatedFfn(w.w_gate, w.w_up, w.w_down, s.xn.data(), n, s.proj.data(), pool);
   }
@@ -274,7 +313,7 @@ void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, Thre
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
     AttentionBlock(w, l, batch, cache, x, pool);
-    FeedForwardBlock(w, n, x, pool);
+    FeedForwardBlock(w, l, n, x, pool);
   }
   int64_t row = 0;
   for (int64_t t = 0; t < n; ++t) {

@@ -30,7 +30,9 @@ struct LayerWeights {
   std::vector<float> v_bias;          // [n_kv_heads · head_dim]
   std::vector<float> q_norm;          // [head_dim]               (qwen3, gemma3)
   std::vector<float> k_norm;          // [head_dim]
+  std::vector<float> attn_sinks;      // [n_heads]                (gpt-oss)
   kernels::WeightMatrix wo;           // [n_embd, n_heads · head_dim]
+  std::vector<float> o_bias;          // [n_embd]                 (gpt-oss)
   std::vector<float> post_attn_norm;  // [n_embd]                 (gemma2/3)
   std::vector<float> ffn_norm;        // [n_embd]
   kernels::WeightMatrix w_gate;       // [n_ff, n_embd]
@@ -39,9 +41,12 @@ struct LayerWeights {
   std::vector<float> post_ffw_norm;   // [n_embd]                 (gemma2/3)
   // Mixture of experts (w_gate/w_up/w_down unused, these empty when dense).
   kernels::WeightMatrix router;                   // [n_expert, n_embd]
+  std::vector<float> router_bias;                 // [n_expert]           (gpt-oss)
   std::vector<kernels::WeightMatrix> exp_gate;    // [n_expert] × [n_ff_exp, n_embd]: row views of ffn_gate_exps
   std::vector<kernels::WeightMatrix> exp_up;      // [n_expert] × [n_ff_exp, n_embd]
   std::vector<kernels::WeightMatrix> exp_down;    // [n_expert] × [n_embd, n_ff_exp]
+  std::vector<float> exp_gate_bias, exp_up_bias;  // [n_expert, n_ff_exp] (gpt-oss)
+  std::vector<float> exp_down_bias;               // [n_expert, n_embd]   (gpt-oss)
   std::vector<float> shared_gate_inp;             // [n_embd]  (qwen2moe's shared expert)
   kernels::WeightMatrix shared_gate, shared_up;   // [n_ff_shexp, n_embd]
   kernels::WeightMatrix shared_down;              // [n_embd, n_ff_shexp]
@@ -55,6 +60,13 @@ struct ModelWeights {
   bool tied_output = false;
   RopeTable rope_global, rope_sliding;
   int64_t weight_bytes = 0;          // every matrix, as stored
+};
+
+// Biases of a gated FFN's three projections (null: none), as gpt-oss's experts have.
+struct FfnBiases {
+  const float* gate = nullptr;  // [n_ff]
+  const float* up = nullptr;    // [n_ff]
+  const float* down = nullptr;  // [n_embd]
 };
 
 class Model {
@@ -91,12 +103,12 @@ class Model {
                       ThreadPool& pool);
   void ProjectQkv(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
   void PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache);
-  void Attend(int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool);
-  void FeedForwardBlock(const LayerWeights& w, int64_t n_tokens, float* x, ThreadPool& pool);
-  // down(act(gate · xn) ⊙ (up · xn)) for tokens_n rows of xn: [n, n_embd] → out [n, n_embd].
+  void Attend(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool);
+  void FeedForwardBlock(const LayerWeights& w, int64_t layer, int64_t n_tokens, float* x, ThreadPool& pool);
+  // down(act(gate · xn) ⊙ (up · xn)) for n rows of xn: [n, n_embd] → out [n, n_embd].
   void GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up, const kernels::WeightMatrix& down,
-                const float* xn, int64_t n, float* out, ThreadPool& pool);
-  void MixtureOfExperts(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
+                const float* xn, int64_t n, float* out, ThreadPool& pool, const FfnBiases& biases = {});
+  void MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n_tokens, ThreadPool& pool);
   // x[t] += norm(proj[t]) (post_norm empty: x[t] += proj[t]) for every token.
   void AddResidual(const std::vector<float>& post_norm, int64_t n_tokens, float* x);
 

@@ -57,6 +57,27 @@ std::vector<float> Vector(const GgufFile& file, const std::string& name, int64_t
   return v;
 }
 
+// A stack of n_stack vectors [n] (GGUF dims [n, n_stack]): per-expert biases, [n_stack · n] floats.
+std::vector<float> VectorStack(const GgufFile& file, const std::string& name, int64_t n_stack, int64_t n) {
+  const GgufTensorInfo& t = RequireTensor(file, name);
+  if (t.dims.size() != 2 || t.dims[0] != n || t.dims[1] != n_stack)
+    Fail("{}: tensor '{}' has shape [{}], expected [{}, {}] (dims fastest first)", file.path(), name,
+         fmt::join(t.dims, ", "), n, n_stack);
+  if (!TraitsOf(t.type).can_dequantize || n % TraitsOf(t.type).block_elems != 0)
+    Fail("{}: tensor '{}' has unsupported type {}", file.path(), name, GgmlTypeName(t.type));
+  std::vector<float> v(static_cast<size_t>(n_stack * n));
+  for (int64_t i = 0; i < n_stack; ++i) DequantizeRow(t.type, t.data + i * RowBytes(t.type, n), v.data() + i * n, n);
+  return v;
+}
+
+// Attention sinks are logits: a NaN or infinite one would poison every output of its head.
+std::vector<float> FiniteVector(const GgufFile& file, const std::string& name, int64_t n) {
+  std::vector<float> v = Vector(file, name, n);
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i])) Fail("{}: tensor '{}'[{}] = {} is not a finite number", file.path(), name, i, v[i]);
+  return v;
+}
+
 // RoPE frequency divisors must be finite and positive: a zero would make an infinite angle.
 std::vector<float> FreqDivisors(const GgufFile& file, const std::string& name, int64_t n_pairs) {
   std::vector<float> v = Vector(file, name, n_pairs);
@@ -94,14 +115,24 @@ LayerWeights LoadLayer(const GgufFile& file, const ModelConfig& c, int64_t l, co
   w.v_bias = vector_if(kAttnVBias, kv_dim);
   w.q_norm = vector_if(kAttnQNorm, c.head_dim);
   w.k_norm = vector_if(kAttnKNorm, c.head_dim);
+  if (present.contains(kAttnSinks)) w.attn_sinks = FiniteVector(file, name(kAttnSinks), c.n_heads);
   w.wo = Matrix(file, name(kAttnOutput), c.n_embd, q_dim);
-  w.post_attn_norm = vector_if(kPostAttnNorm, c.n_embd);
-  w.ffn_norm = Vector(file, name(kFfnNorm), c.n_embd);
+  w.o_bias = vector_if(kAttnOutputBias, c.n_embd);
+  // gpt-oss names its FFN's input norm post_attention_norm: no sandwich norm then.
+  const bool ffn_norm_is_post_attn = c.arch().ffn_norm_is_post_attn_norm;
+  if (!ffn_norm_is_post_attn) w.post_attn_norm = vector_if(kPostAttnNorm, c.n_embd);
+  w.ffn_norm = Vector(file, name(ffn_norm_is_post_attn ? kPostAttnNorm : kFfnNorm), c.n_embd);
   if (c.is_moe()) {
     w.router = Matrix(file, name(kFfnGateInp), c.n_expert, c.n_embd);
     w.exp_gate = MatrixStack(file, name(kFfnGateExps), c.n_expert, c.n_ff_exp, c.n_embd);
     w.exp_up = MatrixStack(file, name(kFfnUpExps), c.n_expert, c.n_ff_exp, c.n_embd);
     w.exp_down = MatrixStack(file, name(kFfnDownExps), c.n_expert, c.n_embd, c.n_ff_exp);
+    if (present.contains(kFfnGateInpBias)) {
+      w.router_bias = Vector(file, name(kFfnGateInpBias), c.n_expert);
+      w.exp_gate_bias = VectorStack(file, name(kFfnGateExpsBias), c.n_expert, c.n_ff_exp);
+      w.exp_up_bias = VectorStack(file, name(kFfnUpExpsBias), c.n_expert, c.n_ff_exp);
+      w.exp_down_bias = VectorStack(file, name(kFfnDownExpsBias), c.n_expert, c.n_embd);
+    }
     if (present.contains(kFfnGateInpShexp)) {
       w.shared_gate_inp = Vector(file, name(kFfnGateInpShexp), c.n_embd);
       w.shared_gate = Matrix(file, name(kFfnGateShexp), c.n_ff_shexp, c.n_embd);

@@ -21,8 +21,9 @@ RopeTable BuildRopeTable(const ModelConfig& c, bool sliding, const std::vector<f
   const int64_t n_pairs = c.rope_dim / 2;
   RIDGE_CHECK(freq_divisors.empty() || static_cast<int64_t>(freq_divisors.size()) == n_pairs);
   // Gemma 3 gives its sliding layers their own base and leaves them unscaled;
-  // where every layer slides (mistral style) they are the model's layers.
-  const bool own_kind = sliding && c.arch().global_layer_every != 0;
+  // where every layer slides (mistral style) they are the model's layers, and
+  // gpt-oss's alternate ones turn as its global layers do.
+  const bool own_kind = sliding && c.arch().global_layer_every != 0 && c.arch().sliding_layers_own_rope;
   RopeTable t;
   t.inv_freq.resize(static_cast<size_t>(n_pairs));
   kernels::RopeBaseFrequencies(own_kind ? c.rope_freq_base_swa : c.rope_freq_base, c.rope_dim, t.inv_freq.data());

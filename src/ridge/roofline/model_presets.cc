@@ -44,6 +44,24 @@ ModelPreset With(ModelPreset p, const std::function<void(ModelPreset&, ModelConf
   return p;
 }
 
+// gpt-oss-20b's config.json: head_dim 64 (64 heads × 64 ≠ 2880), sliding_window
+// 128 on layers 0, 2, ..., YaRN factor 32 from 4096 positions, rope_theta 150000,
+// 32 local experts, 4 per token, intermediate_size 2880.
+void GptOss(ModelPreset& p, ModelConfig& c) {
+  c.architecture = "gpt-oss";
+  c.head_dim = c.rope_dim = 64;
+  c.sliding_window = 128;
+  p.rope_scaling = RandomRopeScaling::kYarn;
+  c.rope_scaling.type = RopeScalingType::kYarn;
+  c.rope_scaling.factor = 32.0f;
+  c.rope_scaling.original_context = 4096;
+  c.n_expert = 32;
+  c.n_expert_used = 4;
+  c.n_ff_exp = 2880;
+  p.vocab_note = "o200k_harmony (201088 tokens) is not in ../shared/vocab: qwen2's 151936-token vocabulary stands in";
+  p.stand_in_vocab_file = "ggml-vocab-qwen2.gguf";
+}
+
 const std::vector<ModelPreset>& ModelPresets() {
   // Shapes from each model's published config.json (hidden_size,
   // intermediate_size, num_hidden_layers, num_attention_heads,
@@ -143,6 +161,14 @@ const std::vector<ModelPreset>& ModelPresets() {
              c.n_ff_exp = 1408;
              c.n_ff_shexp = 5632;
            }),
+      With(Make("gpt-oss-20b",
+                "gpt-oss 20B (gpt-oss: 32 experts, 4 per token, ~3.6B active, MXFP4 experts, attention sinks, "
+                "window 128 on alternate layers, YaRN)",
+                2880, 2880, 24, 64, 8, 201088, 131072, 150000.0f, false),
+           GptOss),
+      With(Make("gpt-oss-20b-2l", "gpt-oss 20B's shape with 2 of its 24 layers (one sliding, one global)", 2880,
+                2880, 2, 64, 8, 201088, 131072, 150000.0f, false),
+           GptOss),
       With(Make("mixtral-8x7b", "Mixtral 8x7B (llama with 8 experts, 2 per token)", 4096, 14336, 32, 32, 8, 32000,
                 32768, 1000000.0f, false),
            [](ModelPreset&, ModelConfig& c) {

@@ -19,6 +19,9 @@ struct ModelPreset {
   // phi-3.5: LongRoPE factors), for gen-model; config.rope_scaling holds the factor and original context.
   RandomRopeScaling rope_scaling = RandomRopeScaling::kNone;
   std::string vocab_note;   // the stand-in vocabulary when the real one is not in ../shared/vocab
+  // When no file in ../shared/vocab has n_vocab tokens: the file gen-model
+  // copies instead (its size then sets the embeddings' and LM head's rows).
+  std::string stand_in_vocab_file;
 };
 
 // In the order they are listed to a user.
