@@ -1,0 +1,35 @@
+#pragma once
+// The pushdown automaton's moves over a Grammar, as llama.cpp's grammar
+// engine makes them: a state is a set of stacks (the grammar may be
+// ambiguous, so several parses can be alive at once); a stack lists element
+// positions, outermost first, each the next element to match in its
+// alternative. After expansion the top of every stack is a kBytes element,
+// and an empty stack means the whole root rule has been matched.
+//
+// A rule reference is expanded in place: its frame is replaced by "what
+// follows it" (dropped when nothing does, so right recursion and repetition
+// do not grow the stack) plus the first element of each alternative.
+#include <cstdint>
+#include <vector>
+
+#include "ridge/grammar/grammar.h"
+
+namespace ridge::grammar {
+
+using Stack = std::vector<int32_t>;
+
+// Appends the expansions of `stack` (its top may be a rule, an alternative's
+// end is never on a stack) to `out`.
+void ExpandStack(const Grammar& grammar, Stack stack, std::vector<Stack>* out);
+
+// The stacks at the start of the root rule.
+std::vector<Stack> InitialStacks(const Grammar& grammar);
+
+// The stacks after `byte`, sorted and without duplicates (empty: the byte is
+// rejected from every stack).
+void AdvanceStacks(const Grammar& grammar, const std::vector<Stack>& stacks, uint8_t byte, std::vector<Stack>* out);
+
+// Sorts and removes duplicates.
+void Deduplicate(std::vector<Stack>* stacks);
+
+}  // namespace ridge::grammar
