@@ -14,6 +14,8 @@ std::string SharedDir() {
   return RIDGE_SHARED_DIR_DEFAULT;
 }
 
+std::string SourceDir() { return RIDGE_SOURCE_DIR; }
+
 namespace {
 // Scratch directories live until the test process exits, then go.
 struct ScratchRegistry {

@@ -8,6 +8,8 @@ namespace ridge::testing {
 std::string SharedDir();
 // A fresh directory under the system temp folder, unique per call, removed when the test process exits.
 std::string ScratchDir(const std::string& name);
+// The source tree (for scripts tests run, e.g. tests/grammar/schema_oracle.py).
+std::string SourceDir();
 // The ridge binary built alongside the tests.
 std::string RidgeBinary();
 

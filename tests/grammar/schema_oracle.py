@@ -133,9 +133,8 @@ def generate_number(schema, rng):
         candidates.append(pick_integer(rng, lo, hi))
     a = max(schema.get("minimum", -1e300), schema.get("exclusiveMinimum", -1e300))
     c = min(schema.get("maximum", 1e300), schema.get("exclusiveMaximum", 1e300))
-    strict_a = "exclusiveMinimum" in schema and schema["exclusiveMinimum"] >= schema.get("minimum", -1e300)
-    for n in range(max(0, int(a) - 1), max(0, int(a) - 1) + 5):  # n.25 for n >= 0
-        if (n > a if strict_a else n >= a) and n + 1 <= c:
+    for n in range(max(0, int(a) - 1), max(0, int(a) - 1) + 5):  # n.25 for n >= 0 (n == a: the digits are not 0)
+        if n >= a and n + 1 <= c:
             candidates.append(n + 0.25)
     return rng.choice(candidates) if candidates else None
 

@@ -121,8 +121,11 @@ std::string GbnfLiteral(std::string_view utf8) {
 
 std::string GbnfCharClass(const CodePointSet& set) {
   RIDGE_CHECK(!set.empty());
-  std::string positive = ClassBody(set);
-  CodePointSet complement = set.Complement();
+  // A negated class never matches surrogates (they are not characters), and
+  // GBNF refuses to name them: leave them out of both forms.
+  const CodePointSet surrogates = CodePointSet::Range(0xD800, 0xDFFF);
+  std::string positive = ClassBody(set.Minus(surrogates));
+  CodePointSet complement = set.Complement().Minus(surrogates);
   if (!complement.empty()) {
     std::string negative = ClassBody(complement);
     if (negative.size() < positive.size()) return "[^" + negative + "]";

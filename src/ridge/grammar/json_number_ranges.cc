@@ -68,21 +68,26 @@ std::string NonNegativeRange(int64_t a, int64_t b) {
   return Alternatives(alts);
 }
 
-double Clamp(double v) { return std::clamp(v, -static_cast<double>(kMaxJsonInteger), static_cast<double>(kMaxJsonInteger)); }
+// An integral double (or ±inf) clamped to ±kMaxJsonInteger. (10^16 - 1 is not
+// a double: the comparison is made on 10^16, then in integers.)
+int64_t ClampToRange(double v) {
+  if (v >= 1e16) return kMaxJsonInteger;
+  if (v <= -1e16) return -kMaxJsonInteger;
+  return std::clamp(static_cast<int64_t>(v), -kMaxJsonInteger, kMaxJsonInteger);
+}
 
 const std::string kFraction = "\".\" " + GbnfRepeat("[0-9]", 1, kMaxFractionDigits);
 
 }  // namespace
 
 bool IntegerBounds(const NumericBounds& b, int64_t* lo, int64_t* hi) {
-  double l = -static_cast<double>(kMaxJsonInteger), h = static_cast<double>(kMaxJsonInteger);
+  double l = -INFINITY, h = INFINITY;
   if (b.minimum) l = std::max(l, std::ceil(*b.minimum));
   if (b.exclusive_minimum) l = std::max(l, std::floor(*b.exclusive_minimum) + 1);
   if (b.maximum) h = std::min(h, std::floor(*b.maximum));
   if (b.exclusive_maximum) h = std::min(h, std::ceil(*b.exclusive_maximum) - 1);
-  l = Clamp(l), h = Clamp(h);
-  if (l > h) return false;
-  *lo = static_cast<int64_t>(l), *hi = static_cast<int64_t>(h);
+  if (l > h || l > static_cast<double>(kMaxJsonInteger) || h < -static_cast<double>(kMaxJsonInteger)) return false;
+  *lo = ClampToRange(l), *hi = ClampToRange(h);
   return true;
 }
 
@@ -109,19 +114,22 @@ std::string BoundedNumberGbnf(const NumericBounds& b) {
   if (b.exclusive_maximum && *b.exclusive_maximum <= c) c = *b.exclusive_maximum, c_strict = true;
 
   // n.fff with n >= 0 lies in [n, n+1): needs n >= a (n > a if strict) and n + 1 <= c.
-  double n_lo = std::max(0.0, a_strict ? std::floor(a) + 1 : std::ceil(a));
-  double n_hi = std::floor(c) - 1;
-  n_lo = Clamp(n_lo), n_hi = Clamp(n_hi);
-  if (n_lo <= n_hi)
-    alts.push_back(GbnfGroup(NonNegativeRange(static_cast<int64_t>(n_lo), static_cast<int64_t>(n_hi))) + " " +
-                   kFraction);
+  const double n_lo = std::max(0.0, a_strict ? std::floor(a) + 1 : std::ceil(a));
+  const double n_hi = std::floor(c) - 1;
+  if (n_lo <= n_hi && n_lo <= static_cast<double>(kMaxJsonInteger))
+    alts.push_back(GbnfGroup(NonNegativeRange(ClampToRange(n_lo), ClampToRange(n_hi))) + " " + kFraction);
   // -m.fff lies in (-(m+1), -m]: needs -(m+1) >= a and -m <= c (-m < c if strict).
-  double m_lo = std::max(0.0, c_strict ? std::floor(-c) + 1 : std::ceil(-c));
-  double m_hi = std::floor(-a) - 1;
-  m_lo = Clamp(m_lo), m_hi = Clamp(m_hi);
-  if (m_lo <= m_hi)
-    alts.push_back("\"-\" " + GbnfGroup(NonNegativeRange(static_cast<int64_t>(m_lo), static_cast<int64_t>(m_hi))) +
-                   " " + kFraction);
+  const double m_lo = std::max(0.0, c_strict ? std::floor(-c) + 1 : std::ceil(-c));
+  const double m_hi = std::floor(-a) - 1;
+  if (m_lo <= m_hi && m_lo <= static_cast<double>(kMaxJsonInteger))
+    alts.push_back("\"-\" " + GbnfGroup(NonNegativeRange(ClampToRange(m_lo), ClampToRange(m_hi))) + " " + kFraction);
+  // At an exclusive integral bound, the bound's own integer part takes a
+  // fraction with a non-zero digit: exclusiveMinimum 0 allows 0.5, not 0.0.
+  const std::string non_zero_fraction = "\".\" " + GbnfRepeat("[0-9]", 0, kMaxFractionDigits - 1) + " [1-9]";
+  if (a_strict && a >= 0 && std::floor(a) == a && a + 1 <= c && a <= static_cast<double>(kMaxJsonInteger))
+    alts.push_back(GbnfLiteral(std::to_string(ClampToRange(a))) + " " + non_zero_fraction);
+  if (c_strict && c <= 0 && std::floor(c) == c && c - 1 >= a && -c <= static_cast<double>(kMaxJsonInteger))
+    alts.push_back("\"-\" " + GbnfLiteral(std::to_string(ClampToRange(-c))) + " " + non_zero_fraction);
   return Alternatives(alts);
 }
 

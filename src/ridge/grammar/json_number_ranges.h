@@ -11,8 +11,10 @@
 //
 // Numbers (non-integers) with bounds are an under-approximation: no exponent,
 // and a fractional part is allowed only on an integer part n whose whole unit
-// interval [n, n+1) (or (-(n+1), -n]) lies within the bounds. With
-// minimum 0.5, 0.7 is refused but 1.25 and 0.5's neighbours 1, 2 … are not.
+// interval [n, n+1) (or (-(n+1), -n]) lies within the bounds, and, at an
+// exclusive integral bound b, on b itself with a non-zero digit (b.[0-9]*[1-9]).
+// With minimum 0.5, 0.7 is refused but 1 and 1.25 are not; with
+// exclusiveMinimum 0, 0.5 is allowed and 0.50 is not.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,6 +1,7 @@
 #include "ridge/grammar/json_schema_to_gbnf.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -201,10 +202,26 @@ class SchemaConverter {
     std::vector<std::string> alts;
     for (const auto& v : values) {
       const bool typed = types.empty() || std::any_of(types.begin(), types.end(), [&](auto& t) { return HasType(v, t); });
-      if (typed) alts.push_back(GbnfLiteral(v.dump()));
+      if (typed) alts.push_back(ConstValue(v));
     }
     if (alts.empty()) Fail(path, "no value of 'enum' / 'const' has the schema's 'type'");
     return Alternatives(alts);
+  }
+
+  // Exactly `value`: scalars as compact JSON, containers with the usual whitespace.
+  std::string ConstValue(const Json& value) {
+    if (!value.is_structured()) return GbnfLiteral(value.dump());
+    const std::string ws = prims_.Ws();
+    const bool object = value.is_object();
+    std::string out = GbnfLiteral(object ? "{" : "[") + " " + ws;
+    bool first = true;
+    for (const auto& [key, item] : value.items()) {
+      if (!first) out += " \",\" " + ws;
+      first = false;
+      if (object) out += " " + GbnfLiteral(Json(key).dump()) + " " + ws + " \":\" " + ws;
+      out += " " + GbnfGroup(ConstValue(item)) + " " + ws;
+    }
+    return "(" + out + " " + GbnfLiteral(object ? "}" : "]") + ")";
   }
 
   int64_t Count(const Json& schema, const char* keyword, int64_t absent, const std::string& path) {
@@ -412,10 +429,8 @@ std::string JsonSchemaToGbnf(std::string_view schema_text) {
   } catch (const Json::parse_error& e) {
     Fail("json schema is not valid JSON: {}", e.what());
   }
-  return JsonSchemaToGbnf(schema);
+  return SchemaConverter(schema).Convert();
 }
-
-std::string JsonSchemaToGbnf(const nlohmann::ordered_json& schema) { return SchemaConverter(schema).Convert(); }
 
 std::string JsonObjectGbnf() {
   GbnfRules rules;

@@ -29,8 +29,10 @@
 //    keys written without escapes that repeat no declared name;
 //  - whitespace as json_gbnf_primitives.h bounds it, also before and after
 //    the whole document;
-//  - enum and const values exactly as compact JSON (nlohmann's dump, which
-//    matches Python's json.dumps(separators=(",", ":"), ensure_ascii=False));
+//  - enum and const values: strings and numbers exactly as compact JSON
+//    writes them (nlohmann's dump, which matches Python's json.dumps with
+//    ensure_ascii=False: 1.5, "a\"b", "\u0001"), objects and arrays with the
+//    members in the schema's order and whitespace as anywhere else;
 //  - a schema with no `type` takes the types its keywords imply (properties
 //    → object, items → array, minLength → string, minimum → number ...), or
 //    any value when none;
@@ -38,8 +40,6 @@
 //    pattern, pattern with minLength, enum with minLength ...) are refused.
 // Repetition counts (minItems, maxLength ...) above kMaxSchemaRepeat are
 // refused: each becomes grammar text.
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -51,7 +51,6 @@ inline constexpr int64_t kMaxSchemaRepeat = 1000;
 // `schema_text` is JSON; it is parsed here, keeping the declaration order of
 // properties (which nlohmann::json's default map would sort).
 std::string JsonSchemaToGbnf(std::string_view schema_text);
-std::string JsonSchemaToGbnf(const nlohmann::ordered_json& schema);
 
 // response_format {"type": "json_object"}: any JSON object.
 std::string JsonObjectGbnf();

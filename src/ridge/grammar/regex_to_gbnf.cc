@@ -74,6 +74,61 @@ std::string Utf8(uint32_t cp) {
   return out;
 }
 
+const std::string kEmpty = "\"\"";
+
+// A piece of regex as GBNF. `non_empty` matches the same strings but the
+// empty one (nullopt: the piece matches only the empty string). GBNF refuses
+// x* when x can match the empty string (left recursion, for its parser), so
+// a repetition of such a piece is written over `non_empty`: (x)* = (x')*.
+struct Fragment {
+  std::string text;
+  bool nullable = false;
+  std::optional<std::string> non_empty;
+
+  static Fragment Char(std::string text) { return {text, false, text}; }
+  static Fragment Empty() { return {kEmpty, true, std::nullopt}; }
+};
+
+std::string Concat(const std::string& a, const std::string& b) {
+  if (a == kEmpty) return b;
+  if (b == kEmpty) return a;
+  return a + " " + b;
+}
+
+std::string JoinAlternatives(const std::vector<std::string>& alternatives) {
+  if (alternatives.size() == 1) return alternatives[0];
+  std::string out;
+  for (const auto& a : alternatives) out += (out.empty() ? "" : " | ") + a;
+  return "(" + out + ")";
+}
+
+Fragment Sequence(const Fragment& a, const Fragment& b) {
+  Fragment out{Concat(a.text, b.text), a.nullable && b.nullable, std::nullopt};
+  if (!out.nullable) {
+    out.non_empty = out.text;
+  } else {  // both nullable: (ab)' = a' b | b'
+    std::vector<std::string> alts;
+    if (a.non_empty) alts.push_back(Concat(GbnfGroup(*a.non_empty), b.text));
+    if (b.non_empty) alts.push_back(*b.non_empty);
+    if (!alts.empty()) out.non_empty = JoinAlternatives(alts);
+  }
+  return out;
+}
+
+Fragment Alternation(const std::vector<Fragment>& parts) {
+  if (parts.size() == 1) return parts[0];
+  Fragment out;
+  std::vector<std::string> texts, non_empty;
+  for (const auto& p : parts) {
+    texts.push_back(p.text);
+    out.nullable = out.nullable || p.nullable;
+    if (p.non_empty) non_empty.push_back(*p.non_empty);
+  }
+  out.text = JoinAlternatives(texts);
+  if (!non_empty.empty()) out.non_empty = JoinAlternatives(non_empty);
+  return out;
+}
+
 class RegexConverter {
  public:
   RegexConverter(std::string_view pattern, const RegexGbnfOptions& options, GbnfRules* rules,
@@ -93,7 +148,7 @@ class RegexConverter {
     } while (Take('|'));
     if (Peek() == ')') Fail("unmatched ')'");
     RIDGE_CHECK(Peek() == kEnd);
-    return Join(alternatives);
+    return JoinAlternatives(alternatives);
   }
 
  private:
@@ -118,25 +173,15 @@ class RegexConverter {
     return true;
   }
 
-  static std::string Join(const std::vector<std::string>& alternatives) {
-    if (alternatives.size() == 1) return alternatives[0];
-    std::string out;
-    for (const auto& a : alternatives) out += (out.empty() ? "" : " | ") + a;
-    return "(" + out + ")";
-  }
-
   // One alternative of the whole pattern, where ^ and $ may stand at the ends.
   std::string TopLevelAlternative() {
     const bool anchored_start = Take('^');
-    std::string body = Alternative(/*top_level=*/true);
+    const std::string body = Alternative(/*top_level=*/true).text;
     const bool anchored_end = Take('$');
     if (Peek() != '|' && Peek() != kEnd && Peek() != ')') Fail("'$' is supported only at the end of the pattern");
     if (!options_.search) return body;
     const std::string any = AnyRepeated();
-    std::string out = anchored_start ? "" : any;
-    if (body != "\"\"") out += (out.empty() ? "" : " ") + body;
-    if (!anchored_end) out += (out.empty() ? "" : " ") + any;
-    return out.empty() ? "\"\"" : out;
+    return Concat(Concat(anchored_start ? kEmpty : any, body), anchored_end ? kEmpty : any);
   }
 
   // Any sequence of characters, for the unanchored ends of a search.
@@ -148,27 +193,26 @@ class RegexConverter {
     return any_rule_;
   }
 
-  std::string Disjunction() {
-    std::vector<std::string> alternatives;
+  Fragment Disjunction() {
+    std::vector<Fragment> alternatives;
     do {
       alternatives.push_back(Alternative(false));
     } while (Take('|'));
-    return Join(alternatives);
+    return Alternation(alternatives);
   }
 
-  std::string Alternative(bool top_level) {
-    std::string out;
+  Fragment Alternative(bool top_level) {
+    Fragment out = Fragment::Empty();
     while (Peek() != kEnd && Peek() != '|' && Peek() != ')') {
       if (Peek() == '$' && top_level && (Peek(1) == kEnd || Peek(1) == '|')) break;
       if (Peek() == '^' || Peek() == '$') Fail(fmt::format("anchor '{}' is supported only at the ends of the pattern",
                                                            static_cast<char>(Peek())));
-      std::string term = Quantified(Atom());
-      out += (out.empty() ? "" : " ") + term;
+      out = Sequence(out, Quantified(Atom()));
     }
-    return out.empty() ? "\"\"" : out;
+    return out;
   }
 
-  std::string Quantified(std::string atom) {
+  Fragment Quantified(Fragment atom) {
     int64_t min = 1, max = 1;
     const size_t start = pos_;
     if (Take('*')) {
@@ -193,13 +237,20 @@ class RegexConverter {
       pos_ = start;
       Fail(fmt::format("repetition count above {} is not supported", kMaxRegexRepeat));
     }
+    if (max == 0 || !atom.non_empty) return Fragment::Empty();
+    // A piece that may match nothing repeats as its non-empty part, any number
+    // of times up to max (its m required copies may each be empty).
+    std::string item = atom.nullable ? *atom.non_empty : atom.text;
+    if (atom.nullable) min = 0;
     // Bounded repetitions copy the item: give a long item a rule of its own.
-    if (max > 1 && atom.size() > 24) {
+    if (max > 1 && item.size() > 24) {
       const std::string name = rules_->FreshName(std::string(name_hint_) + "-item");
-      rules_->Define(name, atom);
-      atom = name;
+      rules_->Define(name, item);
+      item = name;
     }
-    return GbnfRepeat(atom, min, max);
+    Fragment out{GbnfRepeat(item, min, max), min == 0, std::nullopt};
+    out.non_empty = min == 0 ? GbnfRepeat(item, 1, max) : out.text;
+    return out;
   }
 
   bool LooksLikeBraces() {
@@ -235,13 +286,13 @@ class RegexConverter {
     return true;
   }
 
-  std::string Atom() {
+  Fragment Atom() {
     const uint32_t c = Peek();
     switch (c) {
       case '.':
         ++pos_;
-        return SetExpression(LineTerminators().Complement());
-      case '[': return SetExpression(ClassSet());
+        return Fragment::Char(SetExpression(LineTerminators().Complement()));
+      case '[': return Fragment::Char(SetExpression(ClassSet()));
       case '(': return Group();
       case '\\': {
         ++pos_;
@@ -253,14 +304,12 @@ class RegexConverter {
       case '{':
         if (LooksLikeBraces()) Fail("nothing to repeat");
         ++pos_;
-        return LiteralExpression(c);
-      case ']':
-      case '}':
-      default: ++pos_; return LiteralExpression(c);
+        return Fragment::Char(LiteralExpression(c));
+      default: ++pos_; return Fragment::Char(LiteralExpression(c));
     }
   }
 
-  std::string Group() {
+  Fragment Group() {
     Take('(');
     if (Take('?')) {
       if (Take(':')) {
@@ -275,19 +324,21 @@ class RegexConverter {
         Fail("this group syntax (inline flags?) is not supported");
       }
     }
-    std::string inner = Disjunction();
+    Fragment inner = Disjunction();
     if (!Take(')')) Fail("missing ')'");
-    return GbnfGroup(inner);
+    inner.text = GbnfGroup(inner.text);
+    if (inner.non_empty) inner.non_empty = GbnfGroup(*inner.non_empty);
+    return inner;
   }
 
-  std::string EscapeAtom() {
+  Fragment EscapeAtom() {
     const uint32_t c = Peek();
     if (c == kEnd) Fail("'\\' at the end of the pattern");
     if (c >= '1' && c <= '9') Fail("backreferences are not supported");
     if (c == 'k' && Peek(1) == '<') Fail("backreferences are not supported");
     if (c == 'b' || c == 'B') Fail(fmt::format("word boundary '\\{}' is not supported", static_cast<char>(c)));
-    if (std::optional<CodePointSet> set = ClassEscape()) return SetExpression(*set);
-    return LiteralExpression(CharacterEscape());
+    if (std::optional<CodePointSet> set = ClassEscape()) return Fragment::Char(SetExpression(*set));
+    return Fragment::Char(LiteralExpression(CharacterEscape()));
   }
 
   // \d \D \w \W \s \S (position after the '\'); nullopt for anything else.
@@ -409,7 +460,7 @@ class RegexConverter {
     const CodePointSet escaped = set.Intersect(must_escape);
     for (auto [lo, hi] : escaped.ranges())
       for (uint32_t cp = lo; cp <= hi; ++cp) alternatives.push_back(GbnfLiteral(JsonEscape(cp)));
-    return Join(alternatives);
+    return JoinAlternatives(alternatives);
   }
 
   std::string_view pattern_;
