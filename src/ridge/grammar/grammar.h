@@ -43,7 +43,12 @@ struct Element {
 struct Grammar {
   std::vector<Element> elements;                        // every alternative, each ended by kEnd
   std::vector<std::vector<int32_t>> rule_alternatives;  // [rule] start positions of its alternatives
-  std::vector<std::string> rule_names;                  // [rule] as written, or generated ("value_3")
+  std::vector<std::string> rule_names;                  // [rule] as written, or generated ("value/3")
+  // [rule] made by the builder for a group, repetition or character class
+  // rather than named by the grammar's author. The token-mask cache keys its
+  // entries by the stack from the innermost named rule up (token_masker.h).
+  std::vector<uint8_t> rule_generated;
+  std::vector<int32_t> position_rule;                   // [position] the rule whose alternative holds it
   std::vector<ByteSet> byte_sets;                       // distinct terminals
   int32_t root = 0;
 

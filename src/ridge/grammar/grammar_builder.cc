@@ -8,7 +8,7 @@ namespace ridge::grammar {
 int32_t GrammarBuilder::RuleNamed(std::string_view name, SourcePos mention) {
   if (auto it = rule_ids_.find(name); it != rule_ids_.end()) return it->second;
   const auto id = static_cast<int32_t>(rules_.size());
-  rules_.push_back(Rule{std::string(name), {}, false, mention});
+  rules_.push_back(Rule{std::string(name), {}, false, false, mention});
   rule_ids_.emplace(std::string(name), id);
   return id;
 }
@@ -17,7 +17,7 @@ int32_t GrammarBuilder::NewRule(std::string_view base_name, SourcePos pos) {
   // '/' cannot appear in a GBNF name, so a generated rule never meets a written one.
   const int count = ++name_counts_[std::string(base_name)];
   const auto id = static_cast<int32_t>(rules_.size());
-  rules_.push_back(Rule{fmt::format("{}/{}", base_name, count), {}, false, pos});
+  rules_.push_back(Rule{fmt::format("{}/{}", base_name, count), {}, false, true, pos});
   return id;
 }
 
@@ -197,14 +197,17 @@ std::shared_ptr<const Grammar> GrammarBuilder::Build(std::string_view root_name)
   grammar->root = root->second;
   grammar->byte_sets = byte_sets_;
   grammar->elements.reserve(static_cast<size_t>(n_elements_));
-  for (const Rule& r : rules_) {
+  for (size_t rule = 0; rule < rules_.size(); ++rule) {
+    const Rule& r = rules_[rule];
     grammar->rule_names.push_back(r.name);
+    grammar->rule_generated.push_back(r.generated ? 1 : 0);
     std::vector<int32_t>& starts = grammar->rule_alternatives.emplace_back();
     for (const Alternative& alt : r.alternatives) {
       starts.push_back(static_cast<int32_t>(grammar->elements.size()));
       grammar->elements.insert(grammar->elements.end(), alt.begin(), alt.end());
       grammar->elements.push_back(Element{});
     }
+    grammar->position_rule.resize(grammar->elements.size(), static_cast<int32_t>(rule));
   }
   return grammar;
 }

@@ -61,6 +61,7 @@ class GrammarBuilder {
     std::string name;
     std::vector<Alternative> alternatives;
     bool defined = false;
+    bool generated = false;
     SourcePos pos;  // definition, or first mention while undefined
   };
   void CheckDefined() const;
