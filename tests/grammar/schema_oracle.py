@@ -5,9 +5,10 @@ Subcommands (every record is one JSON line; schemas travel as JSON *text* so
 that the declaration order of properties survives a C++ map):
 
   cases            the hand-written table: {"name", "schema", "cases": [{"text", "valid", "expect"}]}
-  fuzz --seed S --count N
+  fuzz --seed S --count N [--bounded]
                    random schemas (nesting, enums, bounded arrays, anyOf, refs, bounds)
-                   with generated instances, in the same shape
+                   with generated instances, in the same shape (--bounded: only
+                   schemas whose documents are all short, for sampling models)
   validate         reads {"schema", "text"} lines, writes {"ok", "error"} lines
 
 "valid" is jsonschema's verdict (Draft 2020-12, formats checked) on the text
@@ -496,9 +497,11 @@ def cmd_cases(args):
 
 # ---------------------------------------------------------------- random schemas
 
-def random_leaf(rng):
-    kind = rng.choice(["string", "integer", "number", "boolean", "null", "enum", "string_bounded",
-                       "integer_bounded", "format", "pattern"])
+def random_leaf(rng, bounded=False):
+    kinds = ["integer", "number", "boolean", "null", "enum", "string_bounded", "integer_bounded", "format"]
+    if not bounded:  # strings a sampling model may never close
+        kinds += ["string", "pattern"]
+    kind = rng.choice(kinds)
     if kind == "enum":
         return {"enum": rng.sample(["a", "b c", 'q"t', 1, 2.5, None, False, "é"], rng.randint(1, 4))}
     if kind == "string_bounded":
@@ -508,38 +511,41 @@ def random_leaf(rng):
         lo = rng.randint(-2000, 2000)
         return {"type": "integer", "minimum": lo, "maximum": lo + rng.choice([0, 9, 100, 12345])}
     if kind == "format":
-        return {"type": "string", "format": rng.choice(["date", "time", "date-time", "uuid", "email"])}
+        formats = ["date", "time", "date-time", "uuid"] + ([] if bounded else ["email"])  # email: unbounded
+        return {"type": "string", "format": rng.choice(formats)}
     if kind == "pattern":
         return {"type": "string", "pattern": rng.choice(list(PATTERN_EXAMPLES))}
     return {"type": kind}
 
 
-def random_schema(rng, depth, defs):
+def random_schema(rng, depth, defs, bounded=False):
+    """bounded: every document of the schema is short (strings with maxLength, arrays with
+    maxItems, no free-form values), so that a sampling model finishes one within its context."""
     roll = rng.random()
     if depth >= 3 or roll < 0.35:
-        return random_leaf(rng)
+        return random_leaf(rng, bounded)
     if roll < 0.6:
         names = rng.sample(["id", "name", "tags", "meta", "x", "y", "ok", "list"], rng.randint(1, 4))
-        props = {n: random_schema(rng, depth + 1, defs) for n in names}
+        props = {n: random_schema(rng, depth + 1, defs, bounded) for n in names}
         schema = {"type": "object", "properties": props,
                   "required": [n for n in names if rng.random() < 0.5]}
         choice = rng.random()
-        if choice < 0.6:
+        if choice < 0.6 or bounded:
             schema["additionalProperties"] = False
         elif choice < 0.8:
             schema["additionalProperties"] = random_leaf(rng)
         return schema
     if roll < 0.8:
         lo = rng.randint(0, 2)
-        schema = {"type": "array", "items": random_schema(rng, depth + 1, defs), "minItems": lo}
-        if rng.random() < 0.7:
+        schema = {"type": "array", "items": random_schema(rng, depth + 1, defs, bounded), "minItems": lo}
+        if bounded or rng.random() < 0.7:
             schema["maxItems"] = lo + rng.randint(0, 3)
         return schema
     if roll < 0.9:
-        return {"anyOf": [random_schema(rng, depth + 1, defs) for _ in range(rng.randint(2, 3))]}
+        return {"anyOf": [random_schema(rng, depth + 1, defs, bounded) for _ in range(rng.randint(2, 3))]}
     name = f"d{len(defs)}"
     defs[name] = None  # the name is taken before the body, which may define more
-    defs[name] = random_schema(rng, depth + 1, defs)
+    defs[name] = random_schema(rng, depth + 1, defs, bounded)
     return {"$ref": f"#/$defs/{name}"}
 
 
@@ -547,7 +553,7 @@ def cmd_fuzz(args):
     rng = random.Random(args.seed)
     for i in range(args.count):
         defs = {}
-        body = random_schema(rng, 0, defs)
+        body = random_schema(rng, 0, defs, args.bounded)
         schema = dict(body)
         if defs and "$ref" not in body:
             schema["$defs"] = defs
@@ -576,6 +582,7 @@ def main():
     p = sub.add_parser("fuzz")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--count", type=int, default=50)
+    p.add_argument("--bounded", action="store_true", help="only schemas whose documents are all short")
     p.set_defaults(run=cmd_fuzz)
     p = sub.add_parser("validate")
     p.set_defaults(run=cmd_validate)

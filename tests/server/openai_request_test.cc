@@ -191,7 +191,7 @@ std::vector<HostileCase> HostileCases() {
       {C, R"({"prompt": "x", "logit_bias": {"1": 5}})", "logit_bias"},
       {C, R"({"prompt": "x", "logit_bias": 5})", "logit_bias"}, {C, R"({"prompt": "x", "suffix": "z"})", "suffix"},
       {C, R"({"prompt": "x", "echo": true, "logprobs": 1})", "logprobs"},
-      {C, R"({"prompt": "x", "response_format": {"type": "json_object"}})", "response_format.type"},
+      {C, R"({"prompt": "x", "response_format": {"type": "xml"}})", "response_format.type"},
       // Chat messages.
       {H, R"({})", "messages"}, {H, R"({"messages": {}})", "messages"}, {H, R"({"messages": []})", "messages"},
       {H, R"({"messages": "hi"})", "messages"}, {H, R"({"messages": [1]})", "messages[0]"},

@@ -310,17 +310,21 @@ class RegexConverter {
   }
 
   Fragment Group() {
+    const size_t start = pos_;  // errors point at the '('
     Take('(');
     if (Take('?')) {
       if (Take(':')) {
       } else if (Peek() == '=' || Peek() == '!') {
+        pos_ = start;
         Fail("lookahead is not supported");
       } else if (Peek() == '<' && (Peek(1) == '=' || Peek(1) == '!')) {
+        pos_ = start;
         Fail("lookbehind is not supported");
       } else if (Take('<')) {
         while (Peek() != '>' && Peek() != kEnd) ++pos_;
         if (!Take('>')) Fail("unterminated group name");
       } else {
+        pos_ = start;
         Fail("this group syntax (inline flags?) is not supported");
       }
     }
@@ -334,8 +338,9 @@ class RegexConverter {
   Fragment EscapeAtom() {
     const uint32_t c = Peek();
     if (c == kEnd) Fail("'\\' at the end of the pattern");
-    if (c >= '1' && c <= '9') Fail("backreferences are not supported");
-    if (c == 'k' && Peek(1) == '<') Fail("backreferences are not supported");
+    const bool backreference = (c >= '1' && c <= '9') || (c == 'k' && Peek(1) == '<');
+    if (backreference || c == 'b' || c == 'B') --pos_;  // point at the '\'
+    if (backreference) Fail("backreferences are not supported");
     if (c == 'b' || c == 'B') Fail(fmt::format("word boundary '\\{}' is not supported", static_cast<char>(c)));
     if (std::optional<CodePointSet> set = ClassEscape()) return Fragment::Char(SetExpression(*set));
     return Fragment::Char(LiteralExpression(CharacterEscape()));

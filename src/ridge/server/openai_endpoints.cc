@@ -270,7 +270,7 @@ void OpenAiEndpoints::AnswerWhole(Generation& g, httplib::Response& res) {
 }
 
 void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response& res) {
-  CompletionRequest r = ParseCompletionRequest(ParseJsonObject(req.body));
+  CompletionRequest r = ParseCompletionRequest(ParseJsonObject(req.body), req.body);
   CheckModel(r.model);
   std::vector<TokenId> prompt;
   std::string echo_text;
@@ -290,7 +290,7 @@ void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response
 }
 
 void OpenAiEndpoints::ChatCompletions(const httplib::Request& req, httplib::Response& res) {
-  ChatRequest r = ParseChatRequest(ParseJsonObject(req.body));
+  ChatRequest r = ParseChatRequest(ParseJsonObject(req.body), req.body);
   CheckModel(r.model);
   Generate(ApiKind::kChat, r, ChatPrompt(r.messages, r.add_generation_prompt), "messages", {}, res);
 }

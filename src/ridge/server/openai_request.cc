@@ -6,6 +6,7 @@
 
 #include "ridge/server/api_error.h"
 #include "ridge/server/json_fields.h"
+#include "ridge/server/structured_output.h"
 
 namespace ridge::server {
 namespace {
@@ -22,12 +23,6 @@ void RejectUnsupported(const JsonFields& f) {
   if (const json* bias = f.Find("logit_bias")) {
     if (!bias->is_object()) ThrowInvalid("logit_bias", "'logit_bias' must be an object");
     if (!bias->empty()) ThrowInvalid("logit_bias", "'logit_bias' is not supported");
-  }
-  if (const json* format = f.Find("response_format")) {
-    JsonFields rf(*format, "response_format");
-    auto type = rf.String("type");
-    if (type && *type != "text")
-      ThrowInvalid("response_format.type", fmt::format("response_format '{}' is not supported; only 'text'", *type));
   }
 }
 
@@ -183,10 +178,11 @@ void RejectTools(const JsonFields& f) {
 
 }  // namespace
 
-CompletionRequest ParseCompletionRequest(const nlohmann::json& body) {
+CompletionRequest ParseCompletionRequest(const nlohmann::json& body, std::string_view raw_body) {
   JsonFields f(body, "");
   CompletionRequest out;
   ParseGenerationFields(f, out);
+  out.grammar = ParseStructuredOutput(body, raw_body);
   ParsePrompt(f, out);
   out.echo = f.Bool("echo").value_or(false);
   out.parse_special = f.Bool("parse_special").value_or(true);
@@ -204,10 +200,11 @@ CompletionRequest ParseCompletionRequest(const nlohmann::json& body) {
   return out;
 }
 
-ChatRequest ParseChatRequest(const nlohmann::json& body) {
+ChatRequest ParseChatRequest(const nlohmann::json& body, std::string_view raw_body) {
   JsonFields f(body, "");
   ChatRequest out;
   ParseGenerationFields(f, out);
+  out.grammar = ParseStructuredOutput(body, raw_body);
   // The newer name wins when both are given.
   if (auto n = f.Integer("max_completion_tokens", 1, kMaxTokensLimit)) out.max_tokens = n;
   RejectTools(f);

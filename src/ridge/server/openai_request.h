@@ -9,10 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "ridge/grammar/grammar.h"
 #include "ridge/sampling/sampling_params.h"
 
 namespace ridge::server {
@@ -38,6 +41,8 @@ struct GenerationFields {
   sampling::SamplingParams sampling;   // seed set only when seed_given
   bool seed_given = false;
   bool ignore_eos = false;             // vLLM's extension (benchmarks ask for exact output lengths)
+  // What response_format or regex constrain the output to (structured_output.h); null: free text.
+  std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 struct CompletionRequest : GenerationFields {
@@ -72,8 +77,10 @@ struct DetokenizeRequest {
   std::vector<int64_t> tokens;
 };
 
-CompletionRequest ParseCompletionRequest(const nlohmann::json& body);
-ChatRequest ParseChatRequest(const nlohmann::json& body);
+// `raw_body` is the body's text, read again for the order of a JSON schema's
+// properties (structured_output.h); empty: body.dump(), whose keys are sorted.
+CompletionRequest ParseCompletionRequest(const nlohmann::json& body, std::string_view raw_body = {});
+ChatRequest ParseChatRequest(const nlohmann::json& body, std::string_view raw_body = {});
 TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body);
 DetokenizeRequest ParseDetokenizeRequest(const nlohmann::json& body);
 
