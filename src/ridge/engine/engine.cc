@@ -5,6 +5,9 @@
 #include <new>
 
 #include "ridge/base/error.h"
+#include "ridge/grammar/grammar_vocabulary.h"
+#include "ridge/grammar/matcher.h"
+#include "ridge/grammar/token_masker.h"
 #include "ridge/metrics/server_metrics.h"
 
 namespace ridge {
@@ -21,6 +24,12 @@ struct Engine::Sequence {
   uint64_t admitted_at = 0;     // admission order, for choosing preemption victims
   bool scheduled_once = false;
   bool finished = false;
+  // Constrained decoding (params.grammar set). The matcher follows the
+  // generated tokens, not the KV cache: preemption and prefix caching leave it
+  // as it is.
+  std::shared_ptr<grammar::TokenMasker> masker;
+  std::optional<grammar::GrammarMatcher> matcher;
+  bool grammar_strips_first_space = false;  // the first output token's leading space is not in the text
 
   int64_t pending() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
   int64_t max_length() const { return n_prompt + params.max_new_tokens; }
@@ -44,7 +53,8 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
     : model_(model),
       options_(options),
       pool_(options.n_threads > 0 ? options.n_threads : HardwareThreads()),
-      cache_(model.KvShape(options.kv_type, options.kv_block_tokens), PoolBlocks(model, options)) {
+      cache_(model.KvShape(options.kv_type, options.kv_block_tokens), PoolBlocks(model, options)),
+      tokenizer_(tokenizer) {
   if (options_.max_batch_tokens < 1) Fail("max batch tokens must be at least 1, got {}", options_.max_batch_tokens);
   if (options_.max_prefill_tokens_while_decoding < 0)
     Fail("max prefill tokens while decoding must be 0 (no cap) or more, got {}",
@@ -79,6 +89,11 @@ std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
 
   auto seq = std::make_unique<Sequence>();
   seq->sampler.emplace(params.sampling, static_cast<int32_t>(c.n_vocab));  // validates the sampling fields
+  if (params.grammar) {
+    seq->masker = MaskerFor(params.grammar);
+    seq->matcher.emplace(params.grammar);
+    seq->grammar_strips_first_space = params.text_starts_fresh;
+  }
   seq->tokens = params.prompt;
   seq->n_prompt = n_prompt;
   seq->params = std::move(params);
@@ -256,6 +271,7 @@ void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vecto
     sampling::SampledToken sampled;
     try {
       if (options_.fault_injector) options_.fault_injector({FaultPoint::Site::kSample, counters_.steps, {&seq.id, 1}});
+      if (seq.matcher && !ConstrainLogits(seq, logits)) continue;
       sampled = seq.sampler->SampleToken(logits, seq.tokens);
     } catch (const std::bad_alloc&) {
       throw;  // out of memory: not this request's fault, and nothing can be trusted to go on (Step dies)
@@ -265,6 +281,7 @@ void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vecto
       Finish(seq, FinishKind::kError, fmt::format("internal error: sampling failed: {}", e.what()));
       continue;
     }
+    if (seq.matcher && !AdvanceGrammar(seq, sampled.token)) continue;
     const bool eog = (!seq.params.ignore_eos && end_of_generation_[static_cast<size_t>(sampled.token)]) ||
                      (seq.params.stop_at_bos && sampled.token == bos_id_);
     if (eog) {
@@ -276,6 +293,46 @@ void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vecto
     seq.stream->PushToken(sampled, Clock::now());
     if (seq.n_generated >= seq.params.max_new_tokens) Finish(seq, FinishKind::kLength);
   }
+}
+
+std::shared_ptr<grammar::TokenMasker> Engine::MaskerFor(const std::shared_ptr<const grammar::Grammar>& g) {
+  std::lock_guard<std::mutex> lock(grammar_mutex_);
+  if (!grammar_vocabulary_) grammar_vocabulary_ = std::make_shared<grammar::GrammarVocabulary>(tokenizer_);
+  // A live masker keeps its grammar alive, so its address cannot be reused
+  // by another grammar while the entry is valid.
+  std::erase_if(maskers_, [](const auto& entry) { return entry.second.expired(); });
+  if (auto it = maskers_.find(g.get()); it != maskers_.end()) return it->second.lock();
+  auto masker = std::make_shared<grammar::TokenMasker>(g, grammar_vocabulary_);
+  maskers_.emplace(g.get(), masker);
+  return masker;
+}
+
+bool Engine::ConstrainLogits(Sequence& seq, std::span<float> logits) {
+  const bool first = seq.n_generated == 0 && seq.grammar_strips_first_space;
+  seq.masker->FillMask(*seq.matcher, first, &grammar_mask_);
+  if (grammar_mask_.Count() == 0) {
+    Finish(seq, FinishKind::kError,
+           fmt::format("the grammar allows no token of this vocabulary after {} generated tokens (the bytes it "
+                       "needs next start no token{})",
+                       seq.n_generated, seq.matcher->CanEnd() ? ", and the vocabulary has no end-of-generation token" : ""));
+    return false;
+  }
+  grammar::ApplyTokenMask(grammar_mask_, logits);
+  return true;
+}
+
+bool Engine::AdvanceGrammar(Sequence& seq, TokenId token) {
+  const bool first = seq.n_generated == 0 && seq.grammar_strips_first_space;
+  if (!seq.masker->AcceptToken(&*seq.matcher, token, first)) {
+    // The mask made this impossible: a bug, reported as this request's error.
+    Finish(seq, FinishKind::kError, fmt::format("internal error: the sampled token {} is not allowed by the grammar", token));
+    return false;
+  }
+  if (end_of_generation_[static_cast<size_t>(token)]) {
+    Finish(seq, FinishKind::kStop);  // the sentence is complete: nothing more may follow, ignore_eos or not
+    return false;
+  }
+  return true;
 }
 
 bool Engine::RunForward(const Batch& batch, const std::vector<Sequence*>& fed, int64_t n_logit_rows) {

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -42,6 +43,8 @@
 #include "ridge/base/error.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/engine/request_stream.h"
+#include "ridge/grammar/grammar.h"
+#include "ridge/grammar/token_mask.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/model.h"
 #include "ridge/sampling/sampler.h"
@@ -50,6 +53,10 @@
 namespace ridge {
 
 class ServerMetrics;
+namespace grammar {
+class GrammarVocabulary;
+class TokenMasker;
+}  // namespace grammar
 
 // Where a test may inject a fault (EngineOptions::fault_injector).
 struct FaultPoint {
@@ -85,6 +92,19 @@ struct RequestParams {
   sampling::SamplingParams sampling;
   bool ignore_eos = false;
   bool stop_at_bos = false;          // llama2.c's rule (its golden stories need it)
+  // Constrained decoding (null: unconstrained). Each step, tokens whose bytes
+  // would take the output text out of the grammar's language get logit -inf
+  // before penalties and sampling (greedy included), so log-probabilities are
+  // those of the constrained distribution; end-of-generation tokens are
+  // allowed only where the text is a whole sentence, and end the request
+  // there even with ignore_eos. Control tokens other than those are never
+  // allowed. max_new_tokens may still cut a sentence short (kLength).
+  std::shared_ptr<const grammar::Grammar> grammar;
+  // The caller decodes the output as the start of a text (chat responses:
+  // StreamingDetokenizer with at_sequence_start), so a SentencePiece
+  // tokenizer drops the first token's leading space, and the grammar must see
+  // the text without it.
+  bool text_starts_fresh = false;
 };
 
 // Submit's refusal when the waiting queue is full: retry later (HTTP 429).
@@ -172,6 +192,14 @@ class Engine {
   // False if the forward pass failed; its batch has then been ended with errors.
   bool RunForward(const Batch& batch, const std::vector<Sequence*>& fed, int64_t n_logit_rows);
   void SampleAndStream(const std::vector<Sequence*>& fed, const std::vector<int64_t>& logit_rows);
+  // Masks the logits to the sequence's grammar; false (the request ended with
+  // an error) at a dead end, where the grammar allows no token at all.
+  bool ConstrainLogits(Sequence& seq, std::span<float> logits);
+  // Advances the sequence's grammar by the sampled token; false (the request
+  // ended) when it ends generation or is refused.
+  bool AdvanceGrammar(Sequence& seq, TokenId token);
+  // The masker shared by every request with this grammar (created on first use; any thread).
+  std::shared_ptr<grammar::TokenMasker> MaskerFor(const std::shared_ptr<const grammar::Grammar>& grammar);
   void PublishStats();
   void EndEverything(FinishKind kind, const std::string& error = {});
   void Die(const std::string& reason);
@@ -183,6 +211,14 @@ class Engine {
   std::vector<float> logits_;
   std::vector<bool> end_of_generation_;  // [n_vocab]
   TokenId bos_id_ = -1;
+  Tokenizer tokenizer_;  // a copy shares the tables
+
+  // Constrained decoding: the vocabulary's trie, built at the first request
+  // with a grammar, and one masker (with its cache) per grammar in use.
+  std::mutex grammar_mutex_;
+  std::shared_ptr<const grammar::GrammarVocabulary> grammar_vocabulary_;            // guarded by grammar_mutex_
+  std::map<const grammar::Grammar*, std::weak_ptr<grammar::TokenMasker>> maskers_;  // guarded by grammar_mutex_
+  grammar::TokenBitmask grammar_mask_;  // the engine thread's scratch for one sequence's mask
 
   // Owned by the engine thread.
   std::deque<std::unique_ptr<Sequence>> waiting_;

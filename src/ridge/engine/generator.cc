@@ -1,9 +1,13 @@
 #include "ridge/engine/generator.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "ridge/base/error.h"
+#include "ridge/grammar/grammar_vocabulary.h"
+#include "ridge/grammar/matcher.h"
+#include "ridge/grammar/token_masker.h"
 #include "ridge/sampling/sampler.h"
 #include "ridge/tokenizer/streaming_detokenizer.h"
 
@@ -107,6 +111,17 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
   std::vector<float> logits(static_cast<size_t>(config.n_vocab));
   std::vector<TokenId> history = result.prompt_tokens;
 
+  // Constrained decoding: this request's own masker (and trie of the vocabulary).
+  std::optional<grammar::TokenMasker> masker;
+  std::optional<grammar::GrammarMatcher> matcher;
+  grammar::TokenBitmask mask;
+  if (options.grammar) {
+    masker.emplace(options.grammar, std::make_shared<grammar::GrammarVocabulary>(tokenizer_));
+    matcher.emplace(options.grammar);
+  }
+  // The detokenizer drops the first token's leading space after a BOS: so must the grammar.
+  const bool first_token_strips_space = result.prompt_tokens.back() == tokenizer_.bos_id();
+
   // Prefill: the whole prompt in one pass; logits only for its last token.
   Batch batch;
   for (int64_t i = 0; i < n_prompt; ++i) batch.Add(history[static_cast<size_t>(i)], i, seq, i == n_prompt - 1);
@@ -118,7 +133,18 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
   Clock::time_point decode_start{};
   bool stopped = false;
   for (;;) {
+    const bool first_token = result.output_tokens.empty() && first_token_strips_space;
+    if (matcher) {
+      masker->FillMask(*matcher, first_token, &mask);
+      if (mask.Count() == 0) {
+        Fail("the grammar allows no token of this vocabulary after {} generated tokens", result.output_tokens.size());
+      }
+      grammar::ApplyTokenMask(mask, logits);
+    }
     TokenId token = sampler.Sample(logits, history);
+    if (matcher && !masker->AcceptToken(&*matcher, token, first_token)) {
+      Fail("internal error: the sampled token {} is not allowed by the grammar", token);
+    }
     if (result.output_tokens.empty()) {
       result.ttft_ms = MillisBetween(start, Clock::now());
       decode_start = Clock::now();

@@ -7,12 +7,14 @@
 // continuous-batching Engine serves many requests at once; this is the plain
 // single-request path `ridge run` and `ridge bench` use.
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ridge/base/clock.h"
 #include "ridge/base/thread_pool.h"
+#include "ridge/grammar/grammar.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/model.h"
 #include "ridge/sampling/sampling_params.h"
@@ -31,6 +33,9 @@ struct GenerateOptions {
   int64_t kv_block_tokens = 16;
   // llama2.c also ends a story when the model emits BOS; its golden outputs need this.
   bool stop_at_bos = false;
+  // Constrained decoding (null: none), as RequestParams::grammar: the output
+  // text stays within the grammar and ends only where it is a whole sentence.
+  std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 struct GenerationResult {

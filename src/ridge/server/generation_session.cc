@@ -10,6 +10,8 @@ GenerationSession::GenerationSession(Engine& engine, const Tokenizer& tokenizer,
   params.max_new_tokens = spec.max_new_tokens;
   params.sampling = spec.sampling;
   params.ignore_eos = spec.ignore_eos;
+  params.grammar = std::move(spec.grammar);
+  params.text_starts_fresh = spec.text_starts_fresh;
   // A model that emits BOS has started a new document: end the answer there
   // (llama2.c's stories do this), unless the client asked to ignore EOS.
   params.stop_at_bos = !spec.ignore_eos;

@@ -27,6 +27,8 @@ struct GenerationSpec {
   // SentencePiece dummy-prefix space of its first token. Completions
   // continue the prompt and keep it.
   bool text_starts_fresh = false;
+  // Constrained decoding (null: none); see RequestParams::grammar.
+  std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 // What arrived since the previous Next().
