@@ -3,11 +3,16 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
 #include "ridge/engine/generator.h"
+#include "ridge/grammar/gbnf.h"
+#include "ridge/grammar/json_schema_to_gbnf.h"
+#include "ridge/grammar/regex_to_gbnf.h"
 #include "ridge/command.h"
 #include "ridge/tokenizer/tokenizer.h"
 
@@ -28,7 +33,32 @@ struct RunArgs {
   bool verbose = false;
   bool echo_prompt = true;
   bool mmap = false;
+  std::string json_schema_path;  // --json-schema: output is JSON valid against this schema
+  std::string regex;             // --regex: output matches this regex whole
 };
+
+// The grammar --json-schema or --regex asks for (null: none).
+std::shared_ptr<const grammar::Grammar> OutputGrammar(const RunArgs& a) {
+  if (!a.json_schema_path.empty()) {
+    std::ifstream in(a.json_schema_path, std::ios::binary);
+    if (!in) Fail("--json-schema: cannot read '{}'", a.json_schema_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      return grammar::ParseGbnf(grammar::JsonSchemaToGbnf(text.str()));
+    } catch (const Error& e) {
+      Fail("--json-schema {}: {}", a.json_schema_path, e.what());
+    }
+  }
+  if (!a.regex.empty()) {
+    try {
+      return grammar::ParseGbnf(grammar::RegexToGbnf(a.regex));
+    } catch (const Error& e) {
+      Fail("--regex: {}", e.what());
+    }
+  }
+  return nullptr;
+}
 
 void PrintSummary(const GenerationResult& r, const Model& model, bool verbose) {
   std::fprintf(stderr, "\n\n--- ridge run ---\n");
@@ -85,7 +115,12 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     sub.add_flag("--verbose", a->verbose, "show the KV-cache lifecycle and accounting");
     sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
+    auto* schema_opt = sub.add_option("--json-schema", a->json_schema_path,
+                                      "constrain the output to JSON valid against this JSON Schema file");
+    sub.add_option("--regex", a->regex, "constrain the output to text matching this regular expression whole")
+        ->excludes(schema_opt);
     return [a]() {
+      std::shared_ptr<const grammar::Grammar> output_grammar = OutputGrammar(*a);  // bad input fails before loading
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
@@ -98,6 +133,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
       if (!kv_type) Fail("--kv-type: unknown type '{}'", a->kv_type);
       options.kv_type = *kv_type;
       options.kv_block_tokens = a->kv_block_tokens;
+      options.grammar = output_grammar;
       if (a->echo_prompt) {
         std::fputs(a->prompt.c_str(), stdout);
         std::fflush(stdout);

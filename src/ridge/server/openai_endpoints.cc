@@ -210,6 +210,7 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
   spec.ignore_eos = f.ignore_eos;
   spec.stop = f.stop;
   spec.text_starts_fresh = kind == ApiKind::kChat;
+  spec.grammar = f.grammar;
   if (draining_) throw ErrorForStatus(503);
 
   std::shared_ptr<Generation> g;

@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <deque>
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "ridge/base/error.h"
 #include "ridge/grammar/gbnf.h"
+#include "ridge/grammar/grammar_cache.h"
 #include "ridge/grammar/json_schema_to_gbnf.h"
 #include "ridge/grammar/regex_to_gbnf.h"
 #include "ridge/server/api_error.h"
@@ -19,38 +17,10 @@ namespace {
 
 using nlohmann::json;
 
-// Grammars by "kind\0source", the oldest dropped past kCapacity.
-class GrammarCache {
- public:
-  static constexpr size_t kCapacity = 64;
-
-  template <typename Compile>
-  std::shared_ptr<const grammar::Grammar> Get(const std::string& key, Compile compile) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = grammars_.find(key);
-      if (it != grammars_.end()) return it->second;
-    }
-    std::shared_ptr<const grammar::Grammar> compiled = compile();  // outside the lock: it may take milliseconds
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (grammars_.emplace(key, compiled).second) {
-      order_.push_back(key);
-      if (order_.size() > kCapacity) {
-        grammars_.erase(order_.front());
-        order_.pop_front();
-      }
-    }
-    return compiled;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<const grammar::Grammar>> grammars_;
-  std::deque<std::string> order_;
-};
-
-GrammarCache& Cache() {
-  static GrammarCache cache;
+// Grammars by "kind\0source": a client that sends the same schema with
+// every request compiles it once, and its requests share one token-mask cache.
+grammar::GrammarCache& Cache() {
+  static grammar::GrammarCache cache(64);
   return cache;
 }
 
@@ -60,7 +30,7 @@ template <typename ToGbnf>
 std::shared_ptr<const grammar::Grammar> Compile(const std::string& kind, const std::string& source,
                                                 const std::string& param, ToGbnf to_gbnf) {
   try {
-    return Cache().Get(kind + '\0' + source, [&] { return grammar::ParseGbnf(to_gbnf()); });
+    return Cache().GetOrCompile(kind + '\0' + source, [&] { return grammar::ParseGbnf(to_gbnf()); });
   } catch (const ApiError&) {
     throw;
   } catch (const Error& e) {
