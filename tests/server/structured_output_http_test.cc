@@ -60,7 +60,7 @@ TEST_F(StructuredOutputHttp, ChatJsonSchemaAnswersValidate) {
       answers.emplace_back(kSchema, content);
     }
   }
-  const auto verdicts = ValidateWithOracle(answers);
+  const auto verdicts = ridge::testing::ValidateWithOracle(answers);
   for (size_t i = 0; i < verdicts.size(); ++i)
     EXPECT_TRUE(verdicts[i].ok) << verdicts[i].error << "\n" << answers[i].second;
 }
