@@ -2,8 +2,11 @@
 // figures of the reference model on stderr; bad input gives a clear error.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "cli_runner.h"
 #include "stories_model.h"
+#include "test_paths.h"
 
 namespace ridge {
 namespace {
@@ -46,6 +49,28 @@ TEST(RunCli, BadInputIsAClearError) {
   testing::CliResult bad_temp = RunRidge("run -m '" + testing::Stories260kGguf() + "' -p hi --temp -1");
   EXPECT_EQ(bad_temp.exit_code, 1);
   EXPECT_TRUE(bad_temp.Has("temperature")) << bad_temp.err;
+}
+
+TEST(RunCli, GrammarConstrainsTheOutput) {
+  const std::string dir = testing::ScratchDir("run-grammar");
+  std::ofstream(dir + "/answer.gbnf") << "root ::= \" \" (\"yes\" | \"no\") \", \" [a-z]{2,12} \".\"\n";
+  testing::CliResult r = RunRidge("run -m '" + testing::Stories260kGguf() + "' -p 'Once upon a time' -n 40 --temp 1 "
+                                  "--seed 3 --no-echo --grammar '" + dir + "/answer.gbnf'");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  // " yes, " or " no, " then 2-12 letters and a period: whatever the model wanted to say.
+  const bool yes = r.out.rfind(" yes, ", 0) == 0;
+  const bool no = r.out.rfind(" no, ", 0) == 0;
+  ASSERT_TRUE(yes || no) << r.out;
+  EXPECT_EQ(r.out.back(), '.') << r.out;
+  EXPECT_TRUE(r.Has("finish: stop")) << r.err;
+
+  std::ofstream(dir + "/bad.gbnf") << "root ::= \"a\" b\n";
+  testing::CliResult bad = RunRidge("run -m '" + testing::Stories260kGguf() + "' -p hi --grammar '" + dir + "/bad.gbnf'");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_TRUE(bad.Has("grammar line 1 col 14: rule 'b' is used but never defined")) << bad.err;
+  testing::CliResult missing = RunRidge("run -m '" + testing::Stories260kGguf() + "' -p hi --grammar /nonexistent.gbnf");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(missing.Has("--grammar: cannot read '/nonexistent.gbnf'")) << missing.err;
 }
 
 }  // namespace

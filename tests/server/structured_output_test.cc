@@ -80,6 +80,9 @@ TEST(StructuredOutputTest, BadRequestsNameTheFieldAndTheProblem) {
       {R"js({"regex": "a(?=b)"})js", "regex", "lookahead is not supported at offset 1 of regex 'a(?=b)'"},
       {R"({"regex": 5})", "regex", "string"},
       {R"({"regex": "a", "response_format": {"type": "json_object"}})", "regex", "exclude each other"},
+      {R"({"grammar": "root ::= \"a\"", "response_format": {"type": "json_object"}})", "response_format",
+       "'response_format' and 'grammar' exclude each other"},
+      {R"({"grammar": "root ::= \"a\"", "regex": "a"})", "regex", "'regex' and 'grammar' exclude each other"},
   };
   for (const auto& c : cases) {
     try {

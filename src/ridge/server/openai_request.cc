@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "ridge/base/error.h"
 #include "ridge/server/api_error.h"
 #include "ridge/server/json_fields.h"
 #include "ridge/server/structured_output.h"

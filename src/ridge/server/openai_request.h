@@ -41,7 +41,8 @@ struct GenerationFields {
   sampling::SamplingParams sampling;   // seed set only when seed_given
   bool seed_given = false;
   bool ignore_eos = false;             // vLLM's extension (benchmarks ask for exact output lengths)
-  // What response_format or regex constrain the output to (structured_output.h); null: free text.
+  // What `grammar` (GBNF), `response_format` or `regex` constrain the output
+  // to (structured_output.h: at most one of them); null: free text.
   std::shared_ptr<const grammar::Grammar> grammar;
 };
 

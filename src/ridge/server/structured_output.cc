@@ -78,9 +78,19 @@ std::shared_ptr<const grammar::Grammar> ParseStructuredOutput(const json& body, 
   JsonFields f(body, "");
   std::shared_ptr<const grammar::Grammar> result;
   const char* source = nullptr;
+  if (auto gbnf = f.String("grammar")) {
+    try {
+      result = grammar::ParseGbnfCached(*gbnf);
+    } catch (const Error& e) {
+      ThrowInvalid("grammar", fmt::format("'grammar' is not valid GBNF: {}", e.what()));
+    }
+    source = "grammar";
+  }
   if (const json* format = f.Find("response_format")) {
-    result = ResponseFormat(*format, raw_body);
-    if (result) source = "response_format";
+    auto constrained = ResponseFormat(*format, raw_body);
+    if (constrained && source)
+      ThrowInvalid("response_format", fmt::format("'response_format' and '{}' exclude each other", source));
+    if (constrained) result = std::move(constrained), source = "response_format";
   }
   if (auto regex = f.String("regex")) {
     if (source) ThrowInvalid("regex", fmt::format("'regex' and '{}' exclude each other", source));

@@ -7,13 +7,14 @@
 //                                                         JSON valid against `schema`
 //                                                         (json_schema_to_gbnf.h; `strict` true or false
 //                                                         alike: the schema is always enforced)
+//   grammar "…"                                           a GBNF grammar's language (llama.cpp's format)
 //   regex "…"                                             text matching the regex whole (regex_to_gbnf.h)
 // At most one of them per request. Every problem is an ApiError 400 naming
 // the field, with the converter's message (the schema's JSON pointer and the
 // keyword, or the regex offset): nothing that fails here reaches the engine.
 //
 // Compiled grammars are cached by their source text, so a client that sends
-// the same schema with every request compiles it once.
+// the same schema or grammar with every request compiles it once.
 #include <nlohmann/json.hpp>
 
 #include <memory>
