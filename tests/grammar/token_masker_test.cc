@@ -88,7 +88,7 @@ void ExpectMasksMatchBruteForce(const char* vocab_file, int steps_per_grammar, b
   }
 }
 
-TEST(TokenMaskerTest, MatchesBruteForceOnLlamaSentencePiece) { ExpectMasksMatchBruteForce(kLlamaSpm, 12, false); }
+TEST(TokenMaskerTest, MatchesBruteForceOnLlamaSentencePiece) { ExpectMasksMatchBruteForce(kLlamaSpm, 8, false); }
 
 TEST(TokenMaskerTest, MatchesBruteForceOnLlamaSentencePieceFirstToken) {
   // At the start of a text the decoder drops the leading space of "▁{": the
@@ -96,7 +96,7 @@ TEST(TokenMaskerTest, MatchesBruteForceOnLlamaSentencePieceFirstToken) {
   ExpectMasksMatchBruteForce(kLlamaSpm, 2, true);
 }
 
-TEST(TokenMaskerTest, MatchesBruteForceOnLlama3ByteLevelBpe) { ExpectMasksMatchBruteForce(kLlamaBpe, 4, false); }
+TEST(TokenMaskerTest, MatchesBruteForceOnLlama3ByteLevelBpe) { ExpectMasksMatchBruteForce(kLlamaBpe, 3, false); }
 
 void HuntDeadEnds(const char* vocab_file, int walks_per_grammar) {
   auto vocab = SharedVocabulary(vocab_file);
@@ -129,7 +129,7 @@ void HuntDeadEnds(const char* vocab_file, int walks_per_grammar) {
 }
 
 TEST(TokenMaskerTest, NoDeadEndsOnLlamaSentencePiece) { HuntDeadEnds(kLlamaSpm, 8); }
-TEST(TokenMaskerTest, NoDeadEndsOnLlama3ByteLevelBpe) { HuntDeadEnds(kLlamaBpe, 4); }
+TEST(TokenMaskerTest, NoDeadEndsOnLlama3ByteLevelBpe) { HuntDeadEnds(kLlamaBpe, 3); }
 
 TEST(TokenMaskerTest, EndOfGenerationOnlyWhereTheGrammarMayEnd) {
   auto vocab = SharedVocabulary(kLlamaSpm);
