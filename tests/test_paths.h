@@ -8,7 +8,7 @@ namespace ridge::testing {
 std::string SharedDir();
 // A fresh directory under the system temp folder, unique per call, removed when the test process exits.
 std::string ScratchDir(const std::string& name);
-// The source tree (test data committed with the tests: tests/jinja/templates, ...).
+// The source tree (test data and scripts: tests/jinja/templates, tests/grammar/schema_oracle.py).
 std::string SourceDir();
 // The ridge binary built alongside the tests.
 std::string RidgeBinary();

@@ -11,6 +11,8 @@
 #include "ridge/base/error.h"
 #include "ridge/engine/generator.h"
 #include "ridge/grammar/gbnf.h"
+#include "ridge/grammar/json_schema_to_gbnf.h"
+#include "ridge/grammar/regex_to_gbnf.h"
 #include "ridge/command.h"
 #include "ridge/tokenizer/tokenizer.h"
 
@@ -31,20 +33,45 @@ struct RunArgs {
   bool verbose = false;
   bool echo_prompt = true;
   bool mmap = false;
-  std::string grammar_path;  // GBNF file constraining the output ("" = none)
+  std::string grammar_path;      // --grammar: GBNF file constraining the output
+  std::string json_schema_path;  // --json-schema: output is JSON valid against this schema
+  std::string regex;             // --regex: output matches this regex whole
 };
 
-// The grammar of --grammar FILE, compiled before the model loads so a mistake shows at once.
-std::shared_ptr<const grammar::Grammar> ReadGrammar(const std::string& path) {
+// The whole text of a file a flag names.
+std::string ReadFlagFile(const char* flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) Fail("--grammar: cannot read '{}'", path);
+  if (!in) Fail("{}: cannot read '{}'", flag, path);
   std::stringstream text;
   text << in.rdbuf();
+  return text.str();
+}
+
+// `compile()`, with a ridge::Error it throws prefixed by the flag that asked for it.
+template <typename Compile>
+std::shared_ptr<const grammar::Grammar> CompileFor(const std::string& flag, Compile compile) {
   try {
-    return grammar::ParseGbnf(text.str());
+    return compile();
   } catch (const Error& e) {
-    Fail("--grammar {}: {}", path, e.what());
+    Fail("{}: {}", flag, e.what());
   }
+}
+
+// The grammar --grammar, --json-schema or --regex asks for (null: none),
+// compiled before the model loads so that a mistake shows at once.
+std::shared_ptr<const grammar::Grammar> OutputGrammar(const RunArgs& a) {
+  if (!a.grammar_path.empty()) {
+    const std::string text = ReadFlagFile("--grammar", a.grammar_path);
+    return CompileFor("--grammar " + a.grammar_path, [&] { return grammar::ParseGbnf(text); });
+  }
+  if (!a.json_schema_path.empty()) {
+    const std::string text = ReadFlagFile("--json-schema", a.json_schema_path);
+    return CompileFor("--json-schema " + a.json_schema_path,
+                      [&] { return grammar::ParseGbnf(grammar::JsonSchemaToGbnf(text)); });
+  }
+  if (!a.regex.empty())
+    return CompileFor("--regex", [&] { return grammar::ParseGbnf(grammar::RegexToGbnf(a.regex)); });
+  return nullptr;
 }
 
 void PrintSummary(const GenerationResult& r, const Model& model, bool verbose) {
@@ -102,10 +129,16 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     sub.add_flag("--verbose", a->verbose, "show the KV-cache lifecycle and accounting");
     sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
-    sub.add_option("--grammar", a->grammar_path, "GBNF grammar file (llama.cpp's format): the output stays in its language");
+    auto* grammar_opt = sub.add_option("--grammar", a->grammar_path,
+                                       "GBNF grammar file (llama.cpp's format): the output stays in its language");
+    auto* schema_opt = sub.add_option("--json-schema", a->json_schema_path,
+                                      "constrain the output to JSON valid against this JSON Schema file")
+                           ->excludes(grammar_opt);
+    sub.add_option("--regex", a->regex, "constrain the output to text matching this regular expression whole")
+        ->excludes(schema_opt)
+        ->excludes(grammar_opt);
     return [a]() {
-      std::shared_ptr<const grammar::Grammar> grammar;
-      if (!a->grammar_path.empty()) grammar = ReadGrammar(a->grammar_path);
+      std::shared_ptr<const grammar::Grammar> output_grammar = OutputGrammar(*a);  // bad input fails before loading
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
@@ -118,7 +151,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
       if (!kv_type) Fail("--kv-type: unknown type '{}'", a->kv_type);
       options.kv_type = *kv_type;
       options.kv_block_tokens = a->kv_block_tokens;
-      options.grammar = grammar;
+      options.grammar = output_grammar;
       if (a->echo_prompt) {
         std::fputs(a->prompt.c_str(), stdout);
         std::fflush(stdout);

@@ -4,8 +4,9 @@
 //
 // Converts stories260K with `ridge convert`, starts `ridge serve` on a free
 // port with an API key, then runs completions and chat, streaming and not,
-// through the client (plus logprobs, stop strings and the client's error
-// classes), and finally stops the server with SIGTERM, which must exit 0.
+// through the client (plus logprobs, stop strings, structured output parsed by
+// the client, and the client's error classes), and finally stops the server
+// with SIGTERM, which must exit 0.
 // Any failed check exits non-zero; CTest treats that as a failure.
 import OpenAI from 'openai';
 import assert from 'node:assert/strict';
@@ -156,6 +157,30 @@ try {
     const r = await client.completions.create({ model: modelName, prompt, max_tokens: 24, temperature: 0, stop });
     assert.equal(r.choices[0].finish_reason, 'stop');
     assert.equal(r.choices[0].text, completionText.slice(0, completionText.indexOf(stop)));
+  });
+
+  await check('chat.completions.parse with a JSON schema (structured output)', async () => {
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string', maxLength: 10 }, age: { type: 'integer', minimum: 1, maximum: 9 } },
+      required: ['name', 'age'], additionalProperties: false,
+    };
+    const r = await client.chat.completions.parse({
+      model: modelName, messages, max_tokens: 100, temperature: 0,
+      response_format: { type: 'json_schema', json_schema: { name: 'cat', schema, strict: true } },
+    });
+    const parsed = r.choices[0].message.parsed;
+    assert.deepEqual(Object.keys(parsed), ['name', 'age']);
+    assert.equal(typeof parsed.name, 'string');
+    assert.ok(parsed.name.length <= 10, parsed.name);
+    assert.ok(Number.isInteger(parsed.age) && parsed.age >= 1 && parsed.age <= 9, String(parsed.age));
+    await assert.rejects(
+      client.chat.completions.create({
+        model: modelName, messages,
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', format: 'uri' } } },
+      }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'response_format.json_schema.schema' &&
+             e.message.includes("format \"uri\" is not supported"));
   });
 
   await check('errors map to the client classes', async () => {

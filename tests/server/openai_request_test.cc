@@ -13,7 +13,7 @@ namespace ridge::server {
 namespace {
 
 CompletionRequest Completion(const std::string& body) { return ParseCompletionRequest(ParseJsonObject(body)); }
-ChatRequest Chat(const std::string& body) { return ParseChatRequest(std::string_view(body)); }
+ChatRequest Chat(const std::string& body) { return ParseChatRequest(ParseJsonObject(body), body); }
 
 TEST(OpenAiRequest, CompletionReadsEveryField) {
   CompletionRequest r = Completion(R"({
@@ -235,7 +235,7 @@ std::vector<HostileCase> HostileCases() {
       {C, R"({"prompt": "x", "logit_bias": {"1": 5}})", "logit_bias"},
       {C, R"({"prompt": "x", "logit_bias": 5})", "logit_bias"}, {C, R"({"prompt": "x", "suffix": "z"})", "suffix"},
       {C, R"({"prompt": "x", "echo": true, "logprobs": 1})", "logprobs"},
-      {C, R"({"prompt": "x", "response_format": {"type": "json_object"}})", "response_format.type"},
+      {C, R"({"prompt": "x", "response_format": {"type": "xml"}})", "response_format.type"},
       // Chat messages.
       {H, R"({})", "messages"}, {H, R"({"messages": {}})", "messages"}, {H, R"({"messages": []})", "messages"},
       {H, R"({"messages": "hi"})", "messages"}, {H, R"({"messages": [1]})", "messages[0]"},

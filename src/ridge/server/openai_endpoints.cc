@@ -64,6 +64,10 @@ struct OpenAiEndpoints::Generation {
   std::optional<ToolCallParser> tool_parser;
   bool single_call = false;
   std::vector<ToolCall> calls;
+  // tool_choice names a function: the whole reply is that call's arguments
+  // (the grammar holds them to its parameters), streamed as they come.
+  std::optional<ToolCall> named_call;
+  bool named_call_announced = false;  // streams: the chunk with its id and name went out
 
   json Logprobs(std::span<const sampling::SampledToken> ts) {
     if (!want_logprobs) return nullptr;
@@ -80,6 +84,15 @@ struct OpenAiEndpoints::Generation {
     if (d.finish_kind == FinishKind::kAbort)
       return ApiError(503, "server_error", "the request was cancelled: the server is shutting down", "", "cancelled");
     return ApiError(500, "server_error", "generation failed: " + (d.error.empty() ? std::string("unknown") : d.error));
+  }
+
+  // A named call's arguments gain the delta's text (whitespace before the
+  // JSON, which the grammar allows, is left out); returns what was added.
+  std::string ArgumentsPiece(const GenerationDelta& d) {
+    std::string piece = d.text;
+    if (named_call->arguments.empty()) piece.erase(0, std::min(piece.size(), piece.find_first_not_of(" \t\r\n")));
+    named_call->arguments += piece;
+    return piece;
   }
 
   // What the reply's text so far holds: content to show, and calls.
@@ -111,12 +124,52 @@ struct OpenAiEndpoints::Generation {
 
   // Non-streaming: adds a delta to the answer so far.
   void Absorb(GenerationDelta& d) {
-    text += SplitCalls(d).content;
+    if (named_call)
+      ArgumentsPiece(d);
+    else
+      text += SplitCalls(d).content;
     for (auto& t : d.tokens) tokens.push_back(std::move(t));
   }
 
   // The SSE text for one delta.
+  // A named call's chunks: its id and name first, then each piece of its arguments.
+  std::string NamedCallEvents(const GenerationDelta& d) {
+    std::string out;
+    const std::string piece = ArgumentsPiece(d);
+    if (!named_call_announced) {
+      named_call_announced = true;
+      ToolCall head{named_call->id, named_call->name, ""};
+      out += SseEvent(ChatChunk(header, ToolCallDeltas(0, head)[0], nullptr, FinishKind::kNone, include_usage));
+    }
+    if (!piece.empty() || (want_logprobs && !d.tokens.empty())) {
+      json delta = piece.empty() ? json::object()
+                                 : json{{"tool_calls", json::array({{{"index", 0}, {"function", {{"arguments", piece}}}}})}};
+      json lp = d.tokens.empty() ? json(nullptr) : Logprobs(d.tokens);
+      out += SseEvent(ChatChunk(header, std::move(delta), std::move(lp), FinishKind::kNone, include_usage));
+    }
+    if (d.finished && !Failed(d))
+      out += SseEvent(ChatChunk(header, json::object(), nullptr, d.finish_kind, include_usage, /*called_tools=*/true));
+    return out;
+  }
+
   std::string StreamEvents(const GenerationDelta& d) {
+    std::string out;
+    const bool failed = Failed(d);
+    if (named_call) {
+      out = NamedCallEvents(d);
+    } else {
+      out = ContentAndCallEvents(d);
+    }
+    if (d.finished) {
+      if (failed) out += SseEvent(ErrorJson(FailureOf(d)));
+      if (include_usage) out += SseEvent(UsageChunk(kind, header, Usage()));
+      out += kSseDone;
+    }
+    return out;
+  }
+
+  // Content (and, with tools, the calls parsed out of it) for one delta.
+  std::string ContentAndCallEvents(const GenerationDelta& d) {
     std::string out;
     const bool failed = Failed(d);
     ToolCallEvents events = SplitCalls(d);
@@ -135,11 +188,6 @@ struct OpenAiEndpoints::Generation {
         out += SseEvent(CompletionChunk(header, d.text, std::move(lp), finish, include_usage));
       }
     }
-    if (d.finished) {
-      if (failed) out += SseEvent(ErrorJson(FailureOf(d)));
-      if (include_usage) out += SseEvent(UsageChunk(kind, header, Usage()));
-      out += kSseDone;
-    }
     return out;
   }
 
@@ -147,6 +195,7 @@ struct OpenAiEndpoints::Generation {
   std::string FinalBody(const GenerationDelta& d) {
     if (Failed(d)) return DumpJson(ErrorJson(FailureOf(d)));
     json lp = Logprobs(tokens);
+    if (named_call) calls = {*named_call};
     if (kind == ApiKind::kChat)
       return DumpJson(ChatResponse(header, text, std::move(lp), d.finish_kind, Usage(), calls));
     return DumpJson(CompletionResponse(header, echo_text + text, std::move(lp), d.finish_kind, Usage()));
@@ -278,7 +327,15 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
   if (tools && tools->tool_choice != ToolChoice::kNone) {
     // Ids unique across replies: the response id's random part, then the call's index.
     const std::string& id = g->header.id;
-    g->tool_parser.emplace(config_.chat_template.tool_format, "call_" + id.substr(id.find('-') + 1) + "_");
+    const std::string id_prefix = "call_" + id.substr(id.find('-') + 1) + "_";
+    if (tools->tool_choice == ToolChoice::kNamed) {
+      g->named_call = ToolCall{id_prefix + "0", tools->tool_choice_name, ""};
+    } else {
+      // A forced reply is a JSON array of calls (tool_call_grammar.h); otherwise the template's format.
+      const ToolCallFormat format =
+          tools->tool_choice == ToolChoice::kRequired ? ToolCallFormat::kJson : config_.chat_template.tool_format;
+      g->tool_parser.emplace(format, id_prefix);
+    }
     g->single_call = !tools->parallel_tool_calls;
   }
   if (!f.stream) return AnswerWhole(*g, res);
@@ -319,7 +376,7 @@ void OpenAiEndpoints::AnswerWhole(Generation& g, httplib::Response& res) {
 }
 
 void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response& res) {
-  CompletionRequest r = ParseCompletionRequest(ParseJsonObject(req.body));
+  CompletionRequest r = ParseCompletionRequest(ParseJsonObject(req.body), req.body);
   CheckModel(r.model);
   std::vector<TokenId> prompt;
   std::string echo_text;
@@ -339,7 +396,7 @@ void OpenAiEndpoints::Completions(const httplib::Request& req, httplib::Response
 }
 
 void OpenAiEndpoints::ChatCompletions(const httplib::Request& req, httplib::Response& res) {
-  ChatRequest r = ParseChatRequest(std::string_view(req.body));
+  ChatRequest r = ParseChatRequest(ParseJsonObject(req.body), req.body);
   CheckModel(r.model);
   Generate(ApiKind::kChat, r, ChatPrompt(r.messages, r.add_generation_prompt, r.tools), "messages", {}, &r, res);
 }
@@ -357,7 +414,7 @@ void OpenAiEndpoints::Model(const std::string& id, httplib::Response& res) {
 }
 
 void OpenAiEndpoints::Tokenize(const httplib::Request& req, httplib::Response& res) {
-  TokenizeRequest r = ParseTokenizeRequest(std::string_view(req.body));
+  TokenizeRequest r = ParseTokenizeRequest(ParseJsonObject(req.body), req.body);
   CheckModel(r.model);
   std::vector<TokenId> tokens =
       r.prompt ? EncodeRequestText(tokenizer_, *r.prompt, r.add_special_tokens && tokenizer_.add_bos(),

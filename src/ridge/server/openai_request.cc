@@ -7,9 +7,10 @@
 #include <limits>
 
 #include "ridge/base/error.h"
-#include "ridge/grammar/grammar_cache.h"
 #include "ridge/server/api_error.h"
 #include "ridge/server/json_fields.h"
+#include "ridge/server/tool_call_grammar.h"
+#include "ridge/server/structured_output.h"
 
 namespace ridge::server {
 namespace {
@@ -26,12 +27,6 @@ void RejectUnsupported(const JsonFields& f) {
   if (const json* bias = f.Find("logit_bias")) {
     if (!bias->is_object()) ThrowInvalid("logit_bias", "'logit_bias' must be an object");
     if (!bias->empty()) ThrowInvalid("logit_bias", "'logit_bias' is not supported");
-  }
-  if (const json* format = f.Find("response_format")) {
-    JsonFields rf(*format, "response_format");
-    auto type = rf.String("type");
-    if (type && *type != "text")
-      ThrowInvalid("response_format.type", fmt::format("response_format '{}' is not supported; only 'text'", *type));
   }
 }
 
@@ -82,13 +77,6 @@ void ParseGenerationFields(const JsonFields& f, GenerationFields& out) {
     out.seed_given = true;
   }
   out.ignore_eos = f.Bool("ignore_eos").value_or(false);
-  if (auto gbnf = f.String("grammar")) {
-    try {
-      out.grammar = grammar::ParseGbnfCached(*gbnf);
-    } catch (const Error& e) {
-      ThrowInvalid("grammar", fmt::format("'grammar' is not valid GBNF: {}", e.what()));
-    }
-  }
 }
 
 std::vector<int64_t> TokenArray(const json& array, const std::string& path) {
@@ -275,6 +263,11 @@ nlohmann::ordered_json ParseToolList(const JsonFields& f, std::vector<std::strin
   return tools;
 }
 
+// The body's "tools", keys in the order written (the body already passed ParseJsonObject).
+nlohmann::ordered_json ToolsInClientOrder(std::string_view raw_body) {
+  return nlohmann::ordered_json::parse(raw_body.begin(), raw_body.end()).at("tools");
+}
+
 void ParseTools(const JsonFields& f, ChatRequest& out) {
   std::vector<std::string> names;
   out.tools = ParseToolList(f, names);
@@ -313,10 +306,11 @@ void ParseTools(const JsonFields& f, ChatRequest& out) {
 
 }  // namespace
 
-CompletionRequest ParseCompletionRequest(const nlohmann::json& body) {
+CompletionRequest ParseCompletionRequest(const nlohmann::json& body, std::string_view raw_body) {
   JsonFields f(body, "");
   CompletionRequest out;
   ParseGenerationFields(f, out);
+  out.grammar = ParseStructuredOutput(body, raw_body);
   ParsePrompt(f, out);
   out.echo = f.Bool("echo").value_or(false);
   out.parse_special = f.Bool("parse_special").value_or(true);
@@ -334,13 +328,21 @@ CompletionRequest ParseCompletionRequest(const nlohmann::json& body) {
   return out;
 }
 
-ChatRequest ParseChatRequest(const nlohmann::json& body) {
+ChatRequest ParseChatRequest(const nlohmann::json& body, std::string_view raw_body) {
   JsonFields f(body, "");
   ChatRequest out;
   ParseGenerationFields(f, out);
+  out.grammar = ParseStructuredOutput(body, raw_body);
   // The newer name wins when both are given.
   if (auto n = f.Integer("max_completion_tokens", 1, kMaxTokensLimit)) out.max_tokens = n;
   ParseTools(f, out);
+  if (!raw_body.empty() && !out.tools.empty()) out.tools = ToolsInClientOrder(raw_body);
+  if (out.tool_choice == ToolChoice::kRequired || out.tool_choice == ToolChoice::kNamed) {
+    if (out.grammar)
+      ThrowInvalid("tool_choice", "a 'tool_choice' that forces a call excludes 'response_format', 'grammar' and "
+                                  "'regex': the call's arguments follow the function's parameters");
+    out.grammar = ForcedToolCallGrammar(out);
+  }
   out.messages = ParseMessages(f);
   out.add_generation_prompt = f.Bool("add_generation_prompt").value_or(true);
   const bool logprobs = f.Bool("logprobs").value_or(false);
@@ -351,7 +353,7 @@ ChatRequest ParseChatRequest(const nlohmann::json& body) {
   return out;
 }
 
-TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body) {
+TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body, std::string_view raw_body) {
   JsonFields f(body, "");
   TokenizeRequest out;
   out.model = f.String("model").value_or("");
@@ -363,6 +365,7 @@ TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body) {
   std::vector<std::string> names;
   out.tools = ParseToolList(f, names);
   if (out.prompt && !out.tools.empty()) ThrowInvalid("tools", "'tools' go with 'messages', not 'prompt'");
+  if (!raw_body.empty() && !out.tools.empty()) out.tools = ToolsInClientOrder(raw_body);
   out.add_special_tokens = f.Bool("add_special_tokens").value_or(true);
   out.parse_special = f.Bool("parse_special").value_or(true);
   out.add_generation_prompt = f.Bool("add_generation_prompt").value_or(true);
@@ -380,30 +383,6 @@ DetokenizeRequest ParseDetokenizeRequest(const nlohmann::json& body) {
   for (size_t i = 0; i < tokens->size(); ++i)
     out.tokens.push_back(
         IntegerValue((*tokens)[i], fmt::format("tokens[{}]", i), 0, std::numeric_limits<int32_t>::max()));
-  return out;
-}
-
-}  // namespace ridge::server
-
-namespace ridge::server {
-namespace {
-
-// The body's "tools", keys in the order written (the body already passed ParseJsonObject).
-nlohmann::ordered_json ToolsInClientOrder(std::string_view body) {
-  return nlohmann::ordered_json::parse(body.begin(), body.end()).at("tools");
-}
-
-}  // namespace
-
-ChatRequest ParseChatRequest(std::string_view body) {
-  ChatRequest out = ParseChatRequest(ParseJsonObject(body));
-  if (!out.tools.empty()) out.tools = ToolsInClientOrder(body);
-  return out;
-}
-
-TokenizeRequest ParseTokenizeRequest(std::string_view body) {
-  TokenizeRequest out = ParseTokenizeRequest(ParseJsonObject(body));
-  if (!out.tools.empty()) out.tools = ToolsInClientOrder(body);
   return out;
 }
 

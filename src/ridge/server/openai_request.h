@@ -65,8 +65,8 @@ struct GenerationFields {
   sampling::SamplingParams sampling;   // seed set only when seed_given
   bool seed_given = false;
   bool ignore_eos = false;             // vLLM's extension (benchmarks ask for exact output lengths)
-  // `grammar`: GBNF text (llama.cpp's format and field name), compiled; null
-  // when absent. The output is constrained to the grammar's language.
+  // What `grammar` (GBNF), `response_format` or `regex` constrain the output
+  // to (structured_output.h: at most one of them); null: free text.
   std::shared_ptr<const grammar::Grammar> grammar;
 };
 
@@ -111,14 +111,13 @@ struct DetokenizeRequest {
   std::vector<int64_t> tokens;
 };
 
-CompletionRequest ParseCompletionRequest(const nlohmann::json& body);
-ChatRequest ParseChatRequest(const nlohmann::json& body);
-TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body);
-// From the body's text (ParseJsonObject's checks): the same, with `tools`
-// keeping the key order the client wrote (nlohmann::json sorts keys; a chat
-// template prints the tools as JSON, and the model should see them as sent).
-ChatRequest ParseChatRequest(std::string_view body);
-TokenizeRequest ParseTokenizeRequest(std::string_view body);
+// `raw_body` is the body's text, read again for the order of a JSON schema's
+// properties (structured_output.h); empty: body.dump(), whose keys are sorted.
+CompletionRequest ParseCompletionRequest(const nlohmann::json& body, std::string_view raw_body = {});
+ChatRequest ParseChatRequest(const nlohmann::json& body, std::string_view raw_body = {});
+// With raw_body, `tools` also keep the key order the client wrote (a chat
+// template prints them as JSON, and the model should see them as sent).
+TokenizeRequest ParseTokenizeRequest(const nlohmann::json& body, std::string_view raw_body = {});
 DetokenizeRequest ParseDetokenizeRequest(const nlohmann::json& body);
 
 }  // namespace ridge::server
