@@ -183,6 +183,111 @@ try {
              e.message.includes("format \"uri\" is not supported"));
   });
 
+  // Tool calling: the tiny model is forced to call (tool_choice names a
+  // function, or 'required'), its arguments constrained to the function's
+  // JSON Schema; the call goes back as an assistant turn with the tool's
+  // result, and the model answers.
+  const tools = [
+    { type: 'function', function: { name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 12 },
+                                                   days: { type: 'integer', minimum: 1, maximum: 7 } },
+                    required: ['city', 'days'], additionalProperties: false } } },
+    { type: 'function', function: { name: 'get_time' } },  // no parameters: the empty object
+  ];
+  const toolMessages = [{ role: 'user', content: 'Weather?' }];
+  const checkWeatherArgs = (text) => {
+    const args = JSON.parse(text);
+    assert.equal(typeof args.city, 'string');
+    assert.ok(Number.isInteger(args.days) && args.days >= 1 && args.days <= 7, text);
+    assert.deepEqual(Object.keys(args).sort(), ['city', 'days']);
+  };
+  let forcedCall = null;
+  await check('tools: a named tool_choice forces a valid call', async () => {
+    const r = await client.chat.completions.create({
+      model: modelName, messages: toolMessages, tools, temperature: 0, max_tokens: 100,
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
+    const choice = r.choices[0];
+    assert.equal(choice.finish_reason, 'tool_calls');
+    assert.equal(choice.message.content, null);
+    assert.equal(choice.message.tool_calls.length, 1);
+    forcedCall = choice.message.tool_calls[0];
+    assert.equal(forcedCall.type, 'function');
+    assert.equal(forcedCall.function.name, 'get_weather');
+    assert.ok(forcedCall.id.startsWith('call_'), forcedCall.id);
+    checkWeatherArgs(forcedCall.function.arguments);
+  });
+
+  await check('tools: the forced call streams as delta.tool_calls', async () => {
+    const stream = await client.chat.completions.create({
+      model: modelName, messages: toolMessages, tools, temperature: 0, max_tokens: 100, stream: true,
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
+    const calls = [];
+    let finish = null;
+    let argumentChunks = 0;
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      for (const d of choice.delta.tool_calls ?? []) {
+        if (!calls[d.index]) calls[d.index] = { id: '', name: '', arguments: '' };
+        if (d.id) calls[d.index].id = d.id;
+        if (d.function?.name) calls[d.index].name += d.function.name;
+        if (d.function?.arguments) {
+          calls[d.index].arguments += d.function.arguments;
+          ++argumentChunks;
+        }
+      }
+      assert.ok(!choice.delta.content, 'a forced call has no content');
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+    assert.equal(finish, 'tool_calls');
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].name, 'get_weather');
+    assert.equal(calls[0].arguments, forcedCall.function.arguments, 'streamed arguments differ');
+    assert.ok(argumentChunks >= 1);
+  });
+
+  await check("tools: tool_choice 'required' without parallel calls gives exactly one valid call", async () => {
+    const r = await client.chat.completions.create({
+      model: modelName, messages: toolMessages, tools, temperature: 1, seed: 7, max_tokens: 150,
+      tool_choice: 'required', parallel_tool_calls: false,
+    });
+    const calls = r.choices[0].message.tool_calls;
+    assert.equal(r.choices[0].finish_reason, 'tool_calls');
+    assert.equal(calls.length, 1);
+    assert.ok(['get_weather', 'get_time'].includes(calls[0].function.name));
+    if (calls[0].function.name === 'get_weather') checkWeatherArgs(calls[0].function.arguments);
+    else assert.deepEqual(typeof JSON.parse(calls[0].function.arguments), 'object');
+  });
+
+  await check('tools: the result goes back and the model answers', async () => {
+    // (Without the tools this time: the 512-token context of the tiny model is short.)
+    const r = await client.chat.completions.create({
+      model: modelName, temperature: 0, max_tokens: 16,
+      messages: [
+        ...toolMessages,
+        { role: 'assistant', content: null, tool_calls: [forcedCall] },
+        { role: 'tool', tool_call_id: forcedCall.id, content: 'Sunny, 18 C' },
+      ],
+    });
+    const choice = r.choices[0];
+    assert.ok(['stop', 'length'].includes(choice.finish_reason));
+    assert.equal(typeof choice.message.content, 'string');
+    assert.ok(choice.message.content.length > 0);
+    assert.equal(choice.message.tool_calls, undefined);
+    // The prompt held the call and its result: more tokens than the question alone.
+    const bare = await client.chat.completions.create({ model: modelName, messages: toolMessages, max_tokens: 1 });
+    assert.ok(r.usage.prompt_tokens > bare.usage.prompt_tokens + 20, `${r.usage.prompt_tokens}`);
+  });
+
+  await check('tools: a malformed tool is a 400 naming it', async () => {
+    await assert.rejects(
+      client.chat.completions.create({ model: modelName, messages: toolMessages,
+                                       tools: [{ type: 'function', function: { name: 'bad name' } }] }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'tools[0].function.name');
+  });
+
   await check('errors map to the client classes', async () => {
     await assert.rejects(client.completions.create({ model: 'gpt-4', prompt }),
                          (e) => e instanceof OpenAI.NotFoundError && e.status === 404);

@@ -103,6 +103,11 @@ TEST(ToolCallParser, ForcedJsonTakesOpenAiShapesToo) {
                "\"{\\\"a\\\": 1}\"}}]}",
                "", {{"call_0", "f", R"({"a": 1})"}});
   ExpectParses(ToolCallFormat::kJson, "  no call here", "  no call here", {});
+  // tool_choice "required": an array of {name, parameters} (tool_call_grammar.h), whitespace as the grammar allows.
+  ExpectParses(ToolCallFormat::kJson,
+               "\n   [ { \"name\" : \"f\" , \"parameters\" : { \"a\" : 1 } } , {\"name\": \"g\", \"parameters\": {}} ] ",
+               "", {{"call_0", "f", R"({"a":1})"}, {"call_1", "g", "{}"}});
+  ExpectParses(ToolCallFormat::kJson, "[1, 2]", "[1, 2]", {});
 }
 
 TEST(ToolCallParser, UnterminatedCallIsReleasedAsContentAtTheEnd) {

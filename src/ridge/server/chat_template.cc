@@ -150,13 +150,9 @@ std::string GenericCallsJson(const std::vector<ChatToolCall>& calls) {
 std::vector<ChatMessage> WithGenericTools(const std::vector<ChatMessage>& messages, const ojson& tools) {
   std::vector<ChatMessage> out;
   if (!tools.empty()) {
-    std::string system =
-        "You can call these tools (each function's arguments are described by a JSON Schema):\n";
+    std::string system = "Tools you can call (arguments: JSON Schema):\n";
     for (const ojson& t : tools) system += t["function"].dump() + "\n";
-    system +=
-        "To call tools, answer with only a JSON object of this form and nothing else: "
-        "{\"tool_calls\": [{\"name\": \"<function name>\", \"arguments\": {<the arguments>}}]}. "
-        "Otherwise answer normally.";
+    system += "To call, reply only with {\"tool_calls\": [{\"name\": NAME, \"arguments\": {...}}]}";
     if (!messages.empty() && messages[0].role == "system") system = messages[0].content + "\n\n" + system;
     out.push_back(ChatMessage{"system", system});
   }

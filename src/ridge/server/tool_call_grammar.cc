@@ -12,11 +12,12 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-// A function's arguments schema: its `parameters`, or any object.
+// A function's arguments schema: its `parameters`; without them, OpenAI's
+// "empty parameter list" (the empty object).
 ojson ParametersSchema(const ojson& tool) {
   const ojson& fn = tool.at("function");
   if (fn.contains("parameters") && !fn["parameters"].is_null()) return fn["parameters"];
-  return ojson{{"type", "object"}};
+  return ojson{{"type", "object"}, {"properties", ojson::object()}, {"additionalProperties", false}};
 }
 
 // Local references ("#", "#/$defs/x") re-pointed into `prefix`, where the

@@ -3,8 +3,9 @@
 // grammar the reply must follow, as vLLM forces them, whatever format the
 // model's template teaches:
 //   named     the reply is the function's arguments: JSON valid against its
-//             `parameters` (any object when it has none); the call's name is
-//             the one chosen;
+//             `parameters` (the empty object when it has none, as OpenAI
+//             reads a function without parameters); the call's name is the
+//             one chosen;
 //   required  the reply is a JSON array of calls
 //             [{"name": <one of the tools>, "parameters": <its arguments>}, ...],
 //             one or more (exactly one when parallel_tool_calls is false),

@@ -218,12 +218,12 @@ bool ToolCallParser::ScanWholeReply(ToolCallEvents& out, bool at_end) {
     std::vector<std::string_view> triggers;
     if (format_ == ToolCallFormat::kMistral) triggers = {kMistralOpen};
     if (format_ == ToolCallFormat::kLlama3) triggers = {kPythonTag, "{"};
-    if (format_ == ToolCallFormat::kJson) triggers = {"{"};
+    if (format_ == ToolCallFormat::kJson) triggers = {"{", "["};
     bool maybe = head.empty();
     for (std::string_view t : triggers) {
       if (head.starts_with(t)) {
         reply_ = Reply::kCalls;
-        pos_ = first + (t == "{" ? 0 : t.size());
+        pos_ = first + (t == "{" || t == "[" ? 0 : t.size());  // a JSON value starts at its bracket
       } else if (t.starts_with(head)) {
         maybe = true;
       }

@@ -6,7 +6,8 @@
 //   kLlama3    {"name": N, "parameters": {...}}, optionally after <|python_tag|>, as the whole reply
 //   kMistral   [TOOL_CALLS][{"name": N, "arguments": {...}, "id": ...}, ...]
 //   kDeepSeek  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>N\n```json\n{...}\n```<｜tool▁call▁end｜>...
-//   kJson      {"name": N, "arguments": {...}} or {"tool_calls": [...]} as the whole reply (forced calls)
+//   kJson      {"name": N, "arguments": {...}}, {"tool_calls": [...]} or [{"name": N, "parameters": {...}}, ...]
+//              as the whole reply (the generic form, and forced calls)
 // Text outside the calls is content. A call whose JSON is malformed stays
 // content (the client sees what the model wrote, nothing is lost).
 #include <optional>
