@@ -34,6 +34,9 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
     sub.add_option("-m,--model", a->model_path, "GGUF model file")->required();
     sub.add_option("-p,--n-prompt", a->options.n_prompt, "prompt tokens (pp test; per sequence with --batch)");
     sub.add_option("-n,--n-gen", a->options.n_gen, "generated tokens (tg test; per sequence with --batch)");
+    sub.add_option("-d,--depth", a->options.depths,
+                   "tokens already in the KV cache before pp and tg, a list like 0,4096 (like llama-bench's -d)")
+        ->delimiter(',');
     sub.add_option("-t,--threads", a->options.n_threads, "threads (default: all hardware threads)");
     sub.add_option("-r,--repetitions", a->options.repetitions, "repetitions of each test");
     sub.add_option("-o,--output", a->output, "md or json")->check(CLI::IsMember({"md", "json"}));
@@ -69,8 +72,9 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
         report.probe_source = "measured in this run";
       }
       if (a->batches.empty()) {
-        std::fprintf(stderr, "running pp%lld and tg%lld, %d repetitions...\n", static_cast<long long>(a->options.n_prompt),
-                     static_cast<long long>(a->options.n_gen), a->options.repetitions);
+        std::fprintf(stderr, "running pp%lld and tg%lld at %zu depth(s), %d repetitions...\n",
+                     static_cast<long long>(a->options.n_prompt), static_cast<long long>(a->options.n_gen),
+                     a->options.depths.size(), a->options.repetitions);
         report.figures = BenchPromptAndGeneration(*model, report.probe, a->options);
       } else {
         std::fprintf(stderr, "running the batched sweep...\n");

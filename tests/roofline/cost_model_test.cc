@@ -32,7 +32,7 @@ ModelShape Tiny() {
 }
 
 // peak 100 FLOP/s, 10 B/s: ridge point 10 FLOP/byte.
-HardwareProfile Toy() { return {"toy", "toy", 100, 10, 0, ""}; }
+HardwareProfile Toy() { return {"toy", "toy", 100, 10, 0, "", 0, ""}; }
 
 TEST(CostModel, HandCountedDecodeStep) {
   const PhaseCost p = AnalyzePhase(Tiny(), Decode(1, 3), Toy(), {2, 2});
@@ -68,7 +68,7 @@ TEST(CostModel, HandCountedDecodeStep) {
 
 TEST(CostModel, HandCountedPrefillIsCausalAndComputeBoundWhenIntense) {
   // 4 prompt tokens: 4·5/2 = 10 (query, key) pairs per head.
-  HardwareProfile slow_compute{"toy", "toy", 1, 1000, 0, ""};  // ridge 0.001: everything compute-bound
+  HardwareProfile slow_compute{"toy", "toy", 1, 1000, 0, "", 0, ""};  // ridge 0.001: everything compute-bound
   const PhaseCost p = AnalyzePhase(Tiny(), Prefill(4), slow_compute, {2, 2});
   EXPECT_DOUBLE_EQ(p.ops[1].flops, 2 * 10 * 8);
   EXPECT_DOUBLE_EQ(p.ops[1].bytes, 4 * 4 * 2 + 4 * 8 * 2);  // K of 4 tokens, Q of 4 tokens
@@ -84,6 +84,65 @@ TEST(CostModel, HandCountedPrefillIsCausalAndComputeBoundWhenIntense) {
 
 // The reference (§4): H100 ridge ≈ 295 FLOP/byte; decode at batch 1 with FP16
 // weights ≈ 1 FLOP/byte; batch B multiplies it by ≈ B while weights dominate.
+// ridge bench -d: a prompt of 4 after 6 cached tokens attends 6·4 + 4·5/2 = 34
+// (query, key) pairs and reads all 10 keys; decode at that depth reads its
+// whole context, K and V of every layer and KV head.
+TEST(CostModel, PrefillAtDepthCountsTheCachedKeys) {
+  Workload w = Prefill(4);
+  w.depth = 6;
+  const PhaseCost p = AnalyzePhase(Tiny(), w, Toy(), {2, 2});
+  EXPECT_EQ(p.ops[1].name, "attention scores");
+  EXPECT_DOUBLE_EQ(p.ops[1].flops, 2 * 34 * 8);      // 2 FLOPs × pairs × q_dim
+  EXPECT_DOUBLE_EQ(p.ops[1].kv_bytes, 10 * 4 * 2);   // keys × kv_dim × 2 bytes
+  EXPECT_DOUBLE_EQ(p.ops[2].flops, 2 * 34 * 8);
+  EXPECT_DOUBLE_EQ(p.ops[2].kv_bytes, 10 * 4 * 2);
+  EXPECT_TRUE(p.ops[1].attention && p.ops[2].attention && !p.ops[0].attention);
+  // Depth 0 is the old prefill.
+  w.depth = 0;
+  EXPECT_DOUBLE_EQ(AnalyzePhase(Tiny(), w, Toy(), {2, 2}).flops, AnalyzePhase(Tiny(), Prefill(4), Toy(), {2, 2}).flops);
+  w.depth = -1;
+  EXPECT_THROW(AnalyzePhase(Tiny(), w, Toy()), Error);
+
+  // llama-3.2-1b at depth 4096: KV bytes per decode token = 2 · 16 layers · 8 heads · 64 · 2 bytes · 4096.
+  const PhaseCost d = AnalyzePhase(Preset("llama-3.2-1b"), Decode(1, 4096), Toy(), {2, 4});
+  EXPECT_DOUBLE_EQ(d.kv_bytes, 2.0 * 16 * 8 * 64 * 2 * 4096 + 16 * 2 * 8 * 64 * 2);  // read + the new token's write
+}
+
+// A sliding window caps what a prefill at depth reads: gemma-3-1b's 512-token
+// window on 5 of 6 layers.
+TEST(CostModel, PrefillAtDepthInsideASlidingWindow) {
+  const ModelShape g = Preset("gemma-3-1b");
+  const int64_t layers = g.config.n_layers, sliding = g.config.SlidingLayerCount();
+  ASSERT_GT(sliding, 0);
+  Workload w = Prefill(100);
+  w.depth = 1000;
+  const PhaseCost p = AnalyzePhase(g, w, Toy(), {2, 4});
+  const double q = static_cast<double>(g.config.q_dim());
+  const double kv_dim = static_cast<double>(g.config.n_kv_heads * g.config.head_dim);
+  // Global layers: 100 queries × 1000 + 100·101/2 pairs, 1100 keys; window layers: 512 pairs each, 611 keys.
+  const double pairs = (layers - sliding) * (100.0 * 1000 + 5050) + sliding * 100.0 * 512;
+  const double keys = (layers - sliding) * 1100.0 + sliding * 611.0;
+  EXPECT_NEAR(p.ops[1].flops, 2 * pairs * q, 1e-6 * p.ops[1].flops);
+  EXPECT_NEAR(p.ops[1].kv_bytes, keys * kv_dim * 2, 1e-6 * p.ops[1].kv_bytes);
+}
+
+// Attention runs at its own peak (a CPU multiplies the F16 cache in FP32 while
+// quantized weights use the int8 dot): the totals' compute time adds the two.
+TEST(CostModel, AttentionAtItsOwnPeak) {
+  HardwareProfile hw = Toy();
+  hw.attention_peak_flops = 50;
+  Workload w = Prefill(4);
+  w.depth = 6;
+  const PhaseCost p = AnalyzePhase(Tiny(), w, hw, {2, 2});
+  double attention = 0, other = 0;
+  for (const OpCost& op : p.ops) {
+    (op.attention ? attention : other) += op.flops;
+    EXPECT_DOUBLE_EQ(op.time_s, std::max(op.flops / (op.attention ? 50.0 : 100.0), op.bytes / 10)) << op.name;
+  }
+  EXPECT_DOUBLE_EQ(p.compute_s, other / 100 + attention / 50);
+  EXPECT_DOUBLE_EQ(p.roofline_time_s, std::max(p.compute_s, p.bytes / 10));
+}
+
 TEST(CostModel, ReferenceDecodeIntensity) {
   const HardwareProfile& h100 = FindHardware("h100");
   EXPECT_NEAR(h100.RidgePoint(), 295, 1);
@@ -180,7 +239,7 @@ TEST(CostModel, RejectsBadWorkloads) {
   EXPECT_THROW(AnalyzePhase(s, Decode(1, 0), h100), Error);
   EXPECT_THROW(AnalyzePhase(s, Prefill(0), h100), Error);
   EXPECT_THROW(AnalyzePhase(s, Prefill(int64_t{1} << 40), h100), Error);
-  EXPECT_THROW(AnalyzePhase(s, Decode(1, 16), HardwareProfile{"x", "x", 0, 1, 0, ""}), Error);
+  EXPECT_THROW(AnalyzePhase(s, Decode(1, 16), HardwareProfile{"x", "x", 0, 1, 0, "", 0, ""}), Error);
   EXPECT_THROW(SweepDecodeBatch(s, 16, h100, {}, 0), Error);
 }
 

@@ -116,7 +116,7 @@ TEST(RooflineChart, SvgIsWellFormedAndLabelled) {
   EXPECT_NE(svg.find("bad point  (not plotted)"), std::string::npos);
   EXPECT_EQ(svg.find("nan"), std::string::npos);
   EXPECT_EQ(svg.find("inf"), std::string::npos);
-  EXPECT_THROW(RenderRooflineSvg(RooflineChart{"x", HardwareProfile{"x", "x", 0, 1, 0, ""}, {}, {}}), Error);
+  EXPECT_THROW(RenderRooflineSvg(RooflineChart{"x", HardwareProfile{"x", "x", 0, 1, 0, "", 0, ""}, {}, {}}), Error);
 }
 
 std::vector<uint8_t> ReadAll(const std::string& path) {

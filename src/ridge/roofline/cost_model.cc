@@ -13,7 +13,7 @@ constexpr int64_t kMaxBatch = int64_t{1} << 20;
 
 void Finish(OpCost& op, const HardwareProfile& hw) {
   op.intensity = op.bytes > 0 ? op.flops / op.bytes : 0;
-  const double compute_s = op.flops / hw.peak_flops;
+  const double compute_s = op.flops / (op.attention ? hw.AttentionPeak() : hw.peak_flops);
   const double memory_s = op.bytes / hw.bandwidth_bytes_per_s;
   op.time_s = std::max(compute_s, memory_s);
   op.compute_bound = compute_s >= memory_s;
@@ -23,6 +23,8 @@ void CheckWorkload(const Workload& w) {
   if (w.phase == Phase::kPrefill) {
     if (w.n_prompt_tokens < 1 || w.n_prompt_tokens > kMaxTokens)
       Fail("prefill prompt length {} is out of range (1..{})", w.n_prompt_tokens, kMaxTokens);
+    if (w.depth < 0 || w.depth > kMaxTokens)
+      Fail("prefill depth {} is out of range (0..{})", w.depth, kMaxTokens);
   } else {
     if (w.batch < 1 || w.batch > kMaxBatch) Fail("decode batch {} is out of range (1..{})", w.batch, kMaxBatch);
     if (w.context < 1 || w.context > kMaxTokens)
@@ -50,19 +52,23 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
   const double kvb = options.kv_bytes_per_element;
 
   const bool prefill = w.phase == Phase::kPrefill;
-  // T: tokens in the step; S: sequences; keys: cached tokens each sequence reads;
-  // pairs: (query, key) dot products per head.
+  // T: tokens in the step; S: sequences; D: tokens cached before a prefill;
+  // keys: cached tokens each sequence reads; pairs: (query, key) dot products per head.
   const double T = static_cast<double>(prefill ? w.n_prompt_tokens : w.batch);
   const double S = prefill ? 1.0 : static_cast<double>(w.batch);
-  const double keys = static_cast<double>(prefill ? w.n_prompt_tokens : w.context);
-  const double pairs = prefill ? T * (T + 1) / 2 : S * keys;
+  const double D = prefill ? static_cast<double>(w.depth) : 0.0;
+  const double keys = prefill ? D + T : static_cast<double>(w.context);
+  const double pairs = prefill ? T * D + T * (T + 1) / 2 : S * keys;
   // Sliding-window layers read at most `window` keys per query: their share of
   // the layers scales the attention terms (kv_frac: keys read, pair_frac: pairs).
   double kv_frac = 1.0, pair_frac = 1.0;
   if (c.sliding_window > 0) {
     const double W = static_cast<double>(c.sliding_window);
-    const double window_keys = std::min(keys, W);
-    const double window_pairs = prefill ? (T <= W ? pairs : W * (W + 1) / 2 + (T - W) * W) : S * window_keys;
+    // Σ_{a=1..n} min(a, W): the pairs of queries at positions 0..n-1.
+    auto window_sum = [W](double n) { return n <= W ? n * (n + 1) / 2 : W * (W + 1) / 2 + (n - W) * W; };
+    // A prefill past its window reads the window before its first query too.
+    const double window_keys = prefill && D > 0 ? std::min(keys, W - 1 + T) : std::min(keys, W);
+    const double window_pairs = prefill ? window_sum(D + T) - window_sum(D) : S * window_keys;
     const double share = static_cast<double>(c.SlidingLayerCount()) / layers;
     kv_frac = 1.0 - share + share * window_keys / std::max(keys, 1.0);
     pair_frac = 1.0 - share + share * window_pairs / std::max(pairs, 1.0);
@@ -72,9 +78,11 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
   PhaseCost p;
   p.workload = w;
   p.tokens = prefill ? w.n_prompt_tokens : w.batch;
-  auto add = [&](const char* name, double flops, double weight_bytes, double kv_bytes, double act_bytes) {
+  auto add = [&](const char* name, double flops, double weight_bytes, double kv_bytes, double act_bytes,
+                 bool attention = false) {
     OpCost op;
     op.name = name;
+    op.attention = attention;
     op.flops = flops;
     op.weight_bytes = weight_bytes;
     op.kv_bytes = kv_bytes;
@@ -88,10 +96,10 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
       layers * (T * d * act + T * q * act));
   // Q [T, n_heads, head_dim] · K [keys, n_kv_heads, head_dim] for every (query, key) pair.
   add("attention scores", layers * 2 * pairs * pair_frac * q, 0, layers * S * keys * kv_frac * kv_dim * kvb,
-      layers * T * q * act);
+      layers * T * q * act, true);
   // softmax(scores) [T, n_heads, keys] × V [keys, n_kv_heads, head_dim] → [T, q].
   add("attention x V", layers * 2 * pairs * pair_frac * q, 0, layers * S * keys * kv_frac * kv_dim * kvb,
-      layers * T * q * act);
+      layers * T * q * act, true);
   add("output projection", layers * 2 * T * q * d, layers * q * d * bpw.attn_output, 0,
       layers * T * (q + d) * act);
   if (c.is_moe()) {
@@ -116,7 +124,9 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
   // Logits of one token per sequence: [S, d] × [d, vocab] → [S, vocab] FP32.
   add("LM head", 2 * S * d * vocab, d * vocab * bpw.output, 0, S * d * act + S * vocab * 4.0);
 
+  double attention_flops = 0;
   for (const OpCost& op : p.ops) {
+    if (op.attention) attention_flops += op.flops;
     p.flops += op.flops;
     p.bytes += op.bytes;
     p.weight_bytes += op.weight_bytes;
@@ -124,10 +134,12 @@ PhaseCost AnalyzePhase(const ModelShape& shape, const Workload& w, const Hardwar
     p.time_s += op.time_s;
   }
   p.intensity = p.flops / p.bytes;
-  const double compute_s = p.flops / hw.peak_flops;
-  const double memory_s = p.bytes / hw.bandwidth_bytes_per_s;
-  p.roofline_time_s = std::max(compute_s, memory_s);
-  p.compute_bound = compute_s >= memory_s;
+  p.compute_s = hw.AttentionPeak() == hw.peak_flops
+                    ? p.flops / hw.peak_flops
+                    : (p.flops - attention_flops) / hw.peak_flops + attention_flops / hw.AttentionPeak();
+  p.memory_s = p.bytes / hw.bandwidth_bytes_per_s;
+  p.roofline_time_s = std::max(p.compute_s, p.memory_s);
+  p.compute_bound = p.compute_s >= p.memory_s;
   return p;
 }
 

@@ -10,8 +10,9 @@
 //    sequence's K and V cache is read once per layer per step, shared by the
 //    query heads of its GQA group. Softmax, RMSNorm, RoPE and SwiGLU are
 //    element-wise and left out (a few FLOPs per element, negligible bytes).
-//  - Prefill is one prompt of N tokens from an empty cache (causal: query i
-//    attends i + 1 keys) and computes the logits of its last token only.
+//  - Prefill is one prompt of N tokens after `depth` tokens already in the
+//    cache (0: an empty cache; causal: query i attends depth + i + 1 keys) and
+//    computes the logits of its last token only.
 //  - Decode is B sequences each producing one token, each attending over
 //    `context` cached tokens (the new token included).
 //  - Activations are read and written once per operation at
@@ -36,6 +37,7 @@ struct Workload {
   int64_t n_prompt_tokens = 512;  // prefill
   int64_t batch = 1;              // decode: sequences in the step
   int64_t context = 1024;         // decode: tokens each sequence attends over
+  int64_t depth = 0;              // prefill: tokens already in the cache before the prompt
 };
 
 struct CostOptions {
@@ -50,8 +52,9 @@ struct OpCost {
   double weight_bytes = 0;
   double kv_bytes = 0;
   double intensity = 0;    // flops / bytes
-  double time_s = 0;       // max(flops / peak, bytes / bandwidth)
+  double time_s = 0;       // max(flops / peak, bytes / bandwidth); attention at the attention peak
   bool compute_bound = false;
+  bool attention = false;  // Q·Kᵀ or P·V (hw.AttentionPeak())
 };
 
 struct PhaseCost {
@@ -60,7 +63,9 @@ struct PhaseCost {
   double flops = 0, bytes = 0, weight_bytes = 0, kv_bytes = 0;
   double intensity = 0;
   double time_s = 0;           // Σ of the operations' predicted times (they run one after another)
-  double roofline_time_s = 0;  // max(flops / peak, bytes / bandwidth) of the totals (<= time_s)
+  double roofline_time_s = 0;  // max(compute_s, memory_s) of the totals (<= time_s)
+  double compute_s = 0;        // attention FLOPs / attention peak + the others' / peak
+  double memory_s = 0;         // bytes / bandwidth
   bool compute_bound = false;  // of the totals: intensity >= the ridge point
   int64_t tokens = 0;          // tokens the step processes: N (prefill) or B (decode)
   double TokensPerSecond() const { return time_s > 0 ? static_cast<double>(tokens) / time_s : 0; }

@@ -19,20 +19,20 @@ const std::vector<HardwareProfile>& BuiltinHardware() {
   // Memory sizes are the nominal capacities.
   static const std::vector<HardwareProfile> profiles = {
       {"h100", "NVIDIA H100 SXM5 80 GB (HBM3)", 989e12, 3.35 * kTera, 80 * kGiB,
-       "dense BF16 tensor core; H100 datasheet lists 1,979 TFLOP/s with sparsity"},
+       "dense BF16 tensor core; H100 datasheet lists 1,979 TFLOP/s with sparsity", 0, ""},
       {"h200", "NVIDIA H200 SXM 141 GB (HBM3e)", 989e12, 4.8 * kTera, 141 * kGiB,
-       "dense BF16 tensor core (same GH100 compute as H100 SXM); 1,979 with sparsity"},
+       "dense BF16 tensor core (same GH100 compute as H100 SXM); 1,979 with sparsity", 0, ""},
       {"a100", "NVIDIA A100 SXM4 80 GB (HBM2e)", 312e12, 2.039 * kTera, 80 * kGiB,
-       "dense BF16 tensor core; A100 datasheet lists 624 TFLOP/s with sparsity"},
+       "dense BF16 tensor core; A100 datasheet lists 624 TFLOP/s with sparsity", 0, ""},
       {"l4", "NVIDIA L4 24 GB (GDDR6)", 121e12, 0.300 * kTera, 24 * kGiB,
-       "dense BF16 tensor core: the L4 datasheet's 242 TFLOP/s is with sparsity"},
+       "dense BF16 tensor core: the L4 datasheet's 242 TFLOP/s is with sparsity", 0, ""},
       // GeForce Ada runs FP16/BF16 tensor math with FP32 accumulation at half
       // the FP16-accumulate rate. NVIDIA's Ada Lovelace architecture whitepaper
       // (RTX 4090 column): "Peak BF16 Tensor TFLOPS with FP32 Accumulate
       // 165.2/330.4" (dense/sparse); FP16 accumulate would be 330.3 dense.
       // Inference kernels accumulate in FP32, so 165.2 dense is the roof.
       {"rtx4090", "NVIDIA GeForce RTX 4090 24 GB (GDDR6X)", 165.2e12, 1.008 * kTera, 24 * kGiB,
-       "dense BF16 tensor core with FP32 accumulate (Ada whitepaper); 330.4 with sparsity"},
+       "dense BF16 tensor core with FP32 accumulate (Ada whitepaper); 330.4 with sparsity", 0, ""},
   };
   return profiles;
 }
@@ -66,6 +66,11 @@ HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type) {
     // batch invariance), so their roof is the FP32 FMA peak.
     h.peak_flops = probe.fp32_flops_per_s;
     h.peak_note = fmt::format("probed FP32 FMA ({}), for {} weights", probe.fp32_kernel, GgmlTypeName(weight_type));
+  }
+  // Attention multiplies the F16 (or F32/BF16/Q8_0) KV cache widened to f32 with FMA.
+  if (probe.fp32_flops_per_s > 0) {
+    h.attention_peak_flops = probe.fp32_flops_per_s;
+    h.attention_peak_note = fmt::format("probed FP32 FMA ({}), for attention", probe.fp32_kernel);
   }
   if (!(h.peak_flops > 0) || !(h.bandwidth_bytes_per_s > 0))
     Fail("the host probe has no usable peak or bandwidth (peak {} FLOP/s, {} B/s)", h.peak_flops,

@@ -17,6 +17,12 @@ struct HardwareProfile {
   double bandwidth_bytes_per_s = 0;
   double memory_bytes = 0;  // device memory (0 when unknown, e.g. a host)
   std::string peak_note;    // which arithmetic the peak is, and its source
+  // The peak of the arithmetic attention (Q·Kᵀ and P·V over the KV cache)
+  // runs at, when it differs from the weights' (a CPU engine keeps K and V in
+  // F16 and multiplies them in FP32 whatever the weights' type); 0: peak_flops.
+  double attention_peak_flops = 0;
+  std::string attention_peak_note;
+  double AttentionPeak() const { return attention_peak_flops > 0 ? attention_peak_flops : peak_flops; }
 
   // peak FLOP/s ÷ bandwidth: the arithmetic intensity (FLOP/byte) where the
   // bandwidth slope meets the compute roof.

@@ -35,9 +35,20 @@ CostOptions HostCostOptions(GgmlType kv_type) {
 
 void SetBound(BenchFigure& f, const PhaseCost& cost, const HardwareProfile& hw) {
   f.bound_tokens_per_s = static_cast<double>(cost.tokens) / cost.roofline_time_s;
-  bool compute = cost.flops / hw.peak_flops >= cost.bytes / hw.bandwidth_bytes_per_s;
+  const bool compute = cost.compute_bound;
   f.bound_by = compute ? "compute" : "memory";
-  f.roof = compute ? hw.peak_note : fmt::format("read {:.1f} GB/s", hw.bandwidth_bytes_per_s / 1e9);
+  double attention_flops = 0;
+  for (const OpCost& op : cost.ops)
+    if (op.attention) attention_flops += op.flops;
+  if (!compute) {
+    f.roof = fmt::format("read {:.1f} GB/s", hw.bandwidth_bytes_per_s / 1e9);
+  } else if (hw.AttentionPeak() != hw.peak_flops && attention_flops > 0.01 * cost.flops) {
+    // Attention at depth is a visible share of the FLOPs, at its own peak.
+    f.roof = fmt::format("{}; attention ({:.0f} % of FLOPs): {}", hw.peak_note, 100.0 * attention_flops / cost.flops,
+                         hw.attention_peak_note);
+  } else {
+    f.roof = hw.peak_note;
+  }
 }
 
 void Summarize(BenchFigure& f) {
@@ -53,9 +64,12 @@ int64_t CacheTokens(int64_t n_tokens, int64_t block_tokens) { return (n_tokens +
 std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResult& probe,
                                                   const ModelBenchOptions& o) {
   const ModelConfig& c = model.config();
-  if (o.n_prompt < 1 || o.n_gen < 1 || o.n_prompt + o.n_gen + 1 > c.n_ctx_train)
-    Fail("-p {} and -n {} must be at least 1 and fit the model's context of {} tokens", o.n_prompt, o.n_gen,
-         c.n_ctx_train);
+  if (o.depths.empty()) Fail("-d needs at least one depth");
+  const int64_t max_depth = *std::max_element(o.depths.begin(), o.depths.end());
+  if (*std::min_element(o.depths.begin(), o.depths.end()) < 0) Fail("-d depths must be at least 0");
+  if (o.n_prompt < 1 || o.n_gen < 1 || max_depth + std::max(o.n_prompt, o.n_gen) + 1 > c.n_ctx_train)
+    Fail("-p {} and -n {} must be at least 1 and, after -d {}, fit the model's context of {} tokens", o.n_prompt,
+         o.n_gen, max_depth, c.n_ctx_train);
   if (o.repetitions < 1) Fail("-r must be at least 1, got {}", o.repetitions);
   ThreadPool pool(o.n_threads > 0 ? o.n_threads : HardwareThreads());
   const ModelShape shape = ShapeFromGguf(model.file());
@@ -65,60 +79,83 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
   std::vector<float> logits(static_cast<size_t>(c.n_vocab));
 
   const CostOptions costs = HostCostOptions(o.kv_type);
-  // The average decode step attends over half the generated tokens.
-  const Workload tg_phase{Phase::kDecode, 1, 1, std::max<int64_t>(1, o.n_gen / 2)};
   std::unique_ptr<BandwidthMeter> meter;
   if (o.paired_reads) meter = std::make_unique<BandwidthMeter>(pool, model.file().memory().bytes());
-  std::vector<double> paired_reads, paired_ratios;
 
-  BenchFigure pp, tg;
-  pp.test = fmt::format("pp{}", o.n_prompt);
-  tg.test = fmt::format("tg{}", o.n_gen);
-  for (int rep = -1; rep < o.repetitions; ++rep) {  // rep -1 warms up: pages the weights in
-    const int64_t n_prompt = rep < 0 ? 8 : o.n_prompt, n_gen = rep < 0 ? 2 : o.n_gen;
+  std::vector<BenchFigure> figures;
+  bool warmed_up = false;
+  for (const int64_t depth : o.depths) {
+    // One cache per depth: its first `depth` positions are filled once (untimed,
+    // in passes of max_batch_tokens); every test writes only past them.
+    const int64_t capacity = depth + std::max(o.n_prompt, o.n_gen);
+    PagedKvCache cache(kv_shape, CacheTokens(capacity, kv_shape.block_tokens));
+    RIDGE_CHECK(cache.Reserve(0, capacity));
     {
-      PagedKvCache cache(kv_shape, CacheTokens(n_prompt, kv_shape.block_tokens));
-      RIDGE_CHECK(cache.Reserve(0, n_prompt));
-      Batch batch;
-      std::vector<TokenId> prompt = RandomTokens(n_prompt, c.n_vocab, rng);
-      for (int64_t i = 0; i < n_prompt; ++i) batch.Add(prompt[static_cast<size_t>(i)], i, 0, i == n_prompt - 1);
-      Clock::time_point start = Clock::now();
-      model.Forward(batch, cache, logits.data(), pool);
-      if (rep >= 0) pp.tokens_per_s.push_back(static_cast<double>(n_prompt) / SecondsSince(start));
-    }
-    {
-      // Like llama-bench's tg: generation from an empty context, one token per step.
-      PagedKvCache cache(kv_shape, CacheTokens(n_gen, kv_shape.block_tokens));
-      RIDGE_CHECK(cache.Reserve(0, n_gen));
-      std::vector<TokenId> tokens = RandomTokens(n_gen, c.n_vocab, rng);
-      double decode_s = 0;
-      for (int64_t i = 0; i < n_gen; ++i) {
+      const std::vector<TokenId> context = RandomTokens(depth, c.n_vocab, rng);
+      const int64_t pass = std::max<int64_t>(1, o.max_batch_tokens);
+      for (int64_t done = 0; done < depth; done += pass) {
         Batch batch;
-        batch.Add(tokens[static_cast<size_t>(i)], i, 0, true);
-        const Clock::time_point start = Clock::now();
+        const int64_t end = std::min(depth, done + pass);
+        for (int64_t i = done; i < end; ++i) batch.Add(context[static_cast<size_t>(i)], i, 0, i == end - 1);
         model.Forward(batch, cache, logits.data(), pool);
-        const double step_s = SecondsSince(start);
-        decode_s += step_s;
-        if (meter && rep >= 0) {  // the roof this step ran under: a read right after it
-          HardwareProfile now = hw;
-          now.bandwidth_bytes_per_s = meter->ReadBytesPerSecond();
-          const PhaseCost cost = AnalyzePhase(shape, {Phase::kDecode, 1, 1, i + 1}, now, costs);
-          paired_reads.push_back(now.bandwidth_bytes_per_s);
-          paired_ratios.push_back(cost.roofline_time_s / step_s);
-        }
       }
-      if (rep >= 0) tg.tokens_per_s.push_back(static_cast<double>(n_gen) / decode_s);
     }
+    std::vector<double> paired_reads, paired_ratios;
+    BenchFigure pp, tg;
+    const std::string at = depth > 0 ? fmt::format(" @ d{}", depth) : "";
+    pp.test = fmt::format("pp{}{}", o.n_prompt, at);
+    tg.test = fmt::format("tg{}{}", o.n_gen, at);
+    pp.depth = tg.depth = depth;
+    for (int rep = warmed_up ? 0 : -1; rep < o.repetitions; ++rep) {  // rep -1 warms up: pages the weights in
+      const int64_t n_prompt = rep < 0 ? 8 : o.n_prompt, n_gen = rep < 0 ? 2 : o.n_gen;
+      {
+        Batch batch;
+        std::vector<TokenId> prompt = RandomTokens(n_prompt, c.n_vocab, rng);
+        for (int64_t i = 0; i < n_prompt; ++i)
+          batch.Add(prompt[static_cast<size_t>(i)], depth + i, 0, i == n_prompt - 1);
+        Clock::time_point start = Clock::now();
+        model.Forward(batch, cache, logits.data(), pool);
+        if (rep >= 0) pp.tokens_per_s.push_back(static_cast<double>(n_prompt) / SecondsSince(start));
+      }
+      {
+        // Like llama-bench's tg: generation after the depth, one token per step.
+        std::vector<TokenId> tokens = RandomTokens(n_gen, c.n_vocab, rng);
+        double decode_s = 0;
+        for (int64_t i = 0; i < n_gen; ++i) {
+          Batch batch;
+          batch.Add(tokens[static_cast<size_t>(i)], depth + i, 0, true);
+          const Clock::time_point start = Clock::now();
+          model.Forward(batch, cache, logits.data(), pool);
+          const double step_s = SecondsSince(start);
+          decode_s += step_s;
+          if (meter && rep >= 0) {  // the roof this step ran under: a read right after it
+            HardwareProfile now = hw;
+            now.bandwidth_bytes_per_s = meter->ReadBytesPerSecond();
+            const PhaseCost cost = AnalyzePhase(shape, {Phase::kDecode, 1, 1, depth + i + 1}, now, costs);
+            paired_reads.push_back(now.bandwidth_bytes_per_s);
+            paired_ratios.push_back(cost.roofline_time_s / step_s);
+          }
+        }
+        if (rep >= 0) tg.tokens_per_s.push_back(static_cast<double>(n_gen) / decode_s);
+      }
+    }
+    warmed_up = true;
+    Summarize(pp);
+    Summarize(tg);
+    Workload pp_phase{Phase::kPrefill, o.n_prompt, 1, o.n_prompt};
+    pp_phase.depth = depth;
+    SetBound(pp, AnalyzePhase(shape, pp_phase, hw, costs), hw);
+    // The average decode step attends over the depth and half the generated tokens.
+    const Workload tg_phase{Phase::kDecode, 1, 1, std::max<int64_t>(1, depth + o.n_gen / 2)};
+    SetBound(tg, AnalyzePhase(shape, tg_phase, hw, costs), hw);
+    if (!paired_ratios.empty()) {
+      tg.paired_percent = 100.0 * Describe(paired_ratios).p50;
+      tg.paired_read_bytes_per_s = Describe(paired_reads).p50;
+    }
+    figures.push_back(pp);
+    figures.push_back(tg);
   }
-  Summarize(pp);
-  Summarize(tg);
-  SetBound(pp, AnalyzePhase(shape, {Phase::kPrefill, o.n_prompt, 1, o.n_prompt}, hw, costs), hw);
-  SetBound(tg, AnalyzePhase(shape, tg_phase, hw, costs), hw);
-  if (!paired_ratios.empty()) {
-    tg.paired_percent = 100.0 * Describe(paired_ratios).p50;
-    tg.paired_read_bytes_per_s = Describe(paired_reads).p50;
-  }
-  return {pp, tg};
+  return figures;
 }
 
 std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
@@ -236,7 +273,7 @@ std::string FormatJson(const ModelBenchReport& r) {
   j["probe_source"] = r.probe_source;
   j["probe"] = nlohmann::json::parse(ProbeToJson(r.probe));
   for (const BenchFigure& f : r.figures)
-    j["tests"].push_back({{"test", f.test}, {"tokens_per_s", f.tokens_per_s}, {"mean", f.mean}, {"std", f.stddev},
+    j["tests"].push_back({{"test", f.test}, {"depth", f.depth}, {"tokens_per_s", f.tokens_per_s}, {"mean", f.mean}, {"std", f.stddev},
                           {"roofline_tokens_per_s", f.bound_tokens_per_s}, {"percent_of_roofline", f.percent_of_bound()},
                           {"bound", f.bound_by}, {"roof", f.roof}, {"paired_percent_of_roofline", f.paired_percent},
                           {"paired_read_bytes_per_s", f.paired_read_bytes_per_s}});

@@ -21,6 +21,10 @@ namespace ridge {
 struct ModelBenchOptions {
   int64_t n_prompt = 512;       // pp test: tokens prefilled in one pass
   int64_t n_gen = 128;          // tg test: tokens decoded one per step
+  // pp and tg are measured after this many tokens are already in the KV cache
+  // (llama-bench's -d), once per depth: the prompt then attends over depth +
+  // its own tokens, each generated token over depth + those before it.
+  std::vector<int64_t> depths = {0};
   int repetitions = 3;
   int n_threads = 0;            // 0: all hardware threads
   GgmlType kv_type = GgmlType::kF16;
@@ -32,7 +36,8 @@ struct ModelBenchOptions {
 };
 
 struct BenchFigure {
-  std::string test;                 // "pp512", "tg128"
+  std::string test;                 // "pp512", "tg128", "pp512 @ d4096"
+  int64_t depth = 0;                // tokens in the KV cache before the test
   std::vector<double> tokens_per_s;  // one per repetition
   double mean = 0, stddev = 0;     // over repetitions (population std, as numpy)
   double bound_tokens_per_s = 0;    // the roofline's ceiling for this test
@@ -71,7 +76,8 @@ struct ModelBenchReport {
   std::vector<BatchFigure> batches;
 };
 
-// pp and tg figures (each test repeated options.repetitions times after a warm-up).
+// pp and tg figures for each depth (each test repeated options.repetitions
+// times after a warm-up; the depth's tokens are prefilled once, untimed).
 std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResult& probe,
                                                   const ModelBenchOptions& options);
 // Batched bench: for each B, B sequences of n_prompt random tokens prefilled,
