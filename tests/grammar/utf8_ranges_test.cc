@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ridge/grammar/utf8_ranges.h"
+#include "ridge/tokenizer/utf8.h"
 
 namespace ridge::grammar {
 namespace {
@@ -32,7 +33,7 @@ TEST(Utf8RangesTest, ExactlyTheEncodingsOfTheRange) {
     for (uint32_t cp = 0; cp <= kMaxCodePoint; cp += (cp % 0x10000 < 0x900 || cp % 0x10000 > 0xCF00) ? 1 : 97) {
       if (cp >= 0xD800 && cp <= 0xDFFF) continue;
       std::string bytes;
-      AppendUtf8(cp, &bytes);
+      utf8::AppendCodepoint(cp, &bytes);
       EXPECT_EQ(Covered(seqs, bytes), cp >= r.first && cp <= r.last) << std::hex << "cp " << cp << " range " << r.first
                                                                       << "-" << r.last;
     }

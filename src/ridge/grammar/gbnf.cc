@@ -191,7 +191,7 @@ class GbnfParser {
       const char c = Peek();
       if (c == '"') break;
       if (c == '\\') {
-        AppendUtf8(ParseEscape(), &bytes);
+        utf8::AppendCodepoint(ParseEscape(), &bytes);
       } else {
         bytes.push_back(c);
         ++pos_;

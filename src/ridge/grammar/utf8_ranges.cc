@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ridge/base/error.h"
+#include "ridge/tokenizer/utf8.h"
 
 namespace ridge::grammar {
 namespace {
@@ -40,8 +41,8 @@ void SplitSameLength(uint32_t first, uint32_t last, std::vector<Utf8Sequence>* o
     }
   }
   std::string lo, hi;
-  AppendUtf8(first, &lo);
-  AppendUtf8(last, &hi);
+  utf8::AppendCodepoint(first, &lo);
+  utf8::AppendCodepoint(last, &hi);
   Utf8Sequence seq;
   seq.n_bytes = n;
   for (int i = 0; i < n; ++i) {
@@ -52,25 +53,6 @@ void SplitSameLength(uint32_t first, uint32_t last, std::vector<Utf8Sequence>* o
 }
 
 }  // namespace
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  RIDGE_CHECK(cp <= kMaxCodePoint);
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 std::vector<Utf8Sequence> Utf8Sequences(uint32_t first, uint32_t last) {
   RIDGE_CHECK(first <= last && last <= kMaxCodePoint);

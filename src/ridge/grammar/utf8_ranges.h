@@ -29,7 +29,6 @@ std::vector<Utf8Sequence> Utf8Sequences(uint32_t first, uint32_t last);
 // Sorted, merged ranges; with `negate`, their complement within [0, kMaxCodePoint].
 std::vector<CodePointRange> NormalizeRanges(std::vector<CodePointRange> ranges, bool negate);
 
-// The UTF-8 encoding of one code point (<= kMaxCodePoint, not a surrogate).
-void AppendUtf8(uint32_t code_point, std::string* out);
+// (A code point's own UTF-8 encoding: ridge::utf8::AppendCodepoint, tokenizer/utf8.h.)
 
 }  // namespace ridge::grammar
