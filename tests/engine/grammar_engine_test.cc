@@ -7,19 +7,15 @@
 // is a prefix of one.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "constrained_test_models.h"
 #include "ridge/engine/engine.h"
 #include "ridge/engine/generator.h"
-#include "ridge/gguf/gguf_file.h"
-#include "ridge/gguf/model_generator.h"
 #include "ridge/grammar/gbnf.h"
 #include "ridge/grammar/matcher.h"
-#include "random_model.h"
-#include "stories_model.h"
 #include "test_paths.h"
 
 namespace ridge {
@@ -51,40 +47,6 @@ const std::vector<std::string>& Prompts() {
   return prompts;
 }
 
-struct LoadedModel {
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Tokenizer> tokenizer;
-};
-
-// The GPT-2 vocabulary (byte-level BPE, 50,257 tokens) on the random model's shape.
-const std::string& ByteLevelRandomModelGguf() {
-  static const std::string path = [] {
-    const GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-gpt-2.gguf");
-    RandomModelOptions options;
-    options.shape = {128, 352, 2, 4, 2, 256};
-    options.shape.tied_embeddings = true;
-    options.type = GgmlType::kF16;
-    options.seed = 11;
-    const std::string p = testing::ScratchDir("grammar-bpe") + "/random-gpt2.gguf";
-    BuildRandomModelGguf(vocab, options, nullptr).Write(p);
-    return p;
-  }();
-  return path;
-}
-
-const LoadedModel& Loaded(const std::string& name) {
-  static std::map<std::string, LoadedModel> models;
-  LoadedModel& m = models[name];
-  if (!m.model) {
-    const std::string path = name == "stories260K"  ? testing::Stories260kGguf()
-                             : name == "llama-spm" ? testing::RandomModelGguf(GgmlType::kF32)
-                                                   : ByteLevelRandomModelGguf();
-    m.model = Model::Load(path);
-    m.tokenizer = std::make_unique<Tokenizer>(Tokenizer::FromGguf(m.model->file()));
-  }
-  return m;
-}
-
 // The output text as the server shows it: chat answers (text_starts_fresh)
 // are decoded as a fresh text, completions continue the prompt.
 std::string OutputText(const Tokenizer& tokenizer, const std::vector<TokenId>& ids, bool text_starts_fresh) {
@@ -92,20 +54,6 @@ std::string OutputText(const Tokenizer& tokenizer, const std::vector<TokenId>& i
   std::string text;
   for (TokenId id : ids) text += tokenizer.TokenBytes(id);
   return text;
-}
-
-std::vector<TokenId> Drain(RequestStream& stream, FinishKind* kind, std::string* error) {
-  std::vector<TokenId> out;
-  StreamUpdate update;
-  for (;;) {
-    if (!stream.Wait(update, std::chrono::milliseconds(10))) continue;
-    for (auto& t : update.tokens) out.push_back(t.token);
-    if (update.finished) {
-      *kind = update.finish_kind;
-      *error = update.error;
-      return out;
-    }
-  }
 }
 
 void ExpectInGrammar(const grammar::Grammar& g, const std::string& text, FinishKind kind, const std::string& what) {
@@ -137,7 +85,7 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " at temperatu
 class GrammarEngineTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GrammarEngineTest, BatchedPreemptedOutputsStayInTheirGrammars) {
-  const LoadedModel& m = Loaded(GetParam().model);
+  const testing::LoadedModel& m = testing::ConstrainedTestModel(GetParam().model);
   Engine engine(*m.model, *m.tokenizer, SmallPoolOptions());
   struct Submitted {
     std::shared_ptr<RequestStream> stream;
@@ -162,7 +110,7 @@ TEST_P(GrammarEngineTest, BatchedPreemptedOutputsStayInTheirGrammars) {
   for (const Submitted& s : submitted) {
     FinishKind kind;
     std::string error;
-    const std::vector<TokenId> ids = Drain(*s.stream, &kind, &error);
+    const std::vector<TokenId> ids = testing::DrainTokens(*s.stream, &kind, &error);
     ASSERT_NE(kind, FinishKind::kError) << error << "\n" << s.what;
     ExpectInGrammar(*s.grammar, OutputText(*m.tokenizer, ids, s.fresh), kind, s.what);
     n_stopped += kind == FinishKind::kStop;
@@ -189,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(Models, GrammarEngineTest,
 // Greedy constrained output does not depend on batching, preemption or
 // prefix caching: each request gives the tokens it gets alone.
 TEST(GrammarEngineAloneTest, BatchedGreedyEqualsAlone) {
-  const LoadedModel& m = Loaded("stories260K");
+  const testing::LoadedModel& m = testing::ConstrainedTestModel("stories260K");
   auto run = [&](const std::vector<int>& which, const EngineOptions& options) {
     Engine engine(*m.model, *m.tokenizer, options);
     std::vector<std::shared_ptr<RequestStream>> streams;
@@ -205,7 +153,7 @@ TEST(GrammarEngineAloneTest, BatchedGreedyEqualsAlone) {
     for (auto& s : streams) {
       FinishKind kind;
       std::string error;
-      outputs.push_back(Drain(*s, &kind, &error));
+      outputs.push_back(testing::DrainTokens(*s, &kind, &error));
     }
     return std::make_pair(outputs, engine.Stats().preemptions);
   };
@@ -218,7 +166,7 @@ TEST(GrammarEngineAloneTest, BatchedGreedyEqualsAlone) {
 }
 
 TEST(GrammarEngineAloneTest, EndOfGrammarEndsTheRequestEvenWithIgnoreEos) {
-  const LoadedModel& m = Loaded("llama-spm");
+  const testing::LoadedModel& m = testing::ConstrainedTestModel("llama-spm");
   Engine engine(*m.model, *m.tokenizer, SmallPoolOptions());
   RequestParams p;
   p.prompt = m.tokenizer->Encode("Answer:", true);
@@ -229,7 +177,7 @@ TEST(GrammarEngineAloneTest, EndOfGrammarEndsTheRequestEvenWithIgnoreEos) {
   engine.RunUntilIdle();
   FinishKind kind;
   std::string error;
-  const std::vector<TokenId> ids = Drain(*stream, &kind, &error);
+  const std::vector<TokenId> ids = testing::DrainTokens(*stream, &kind, &error);
   EXPECT_EQ(kind, FinishKind::kStop);
   const std::string text = OutputText(*m.tokenizer, ids, false);
   EXPECT_TRUE(text == "yes" || text == "no") << text;
@@ -238,7 +186,7 @@ TEST(GrammarEngineAloneTest, EndOfGrammarEndsTheRequestEvenWithIgnoreEos) {
 TEST(GrammarEngineAloneTest, ChatAnswerSeesTheFirstTokenWithoutItsSpace) {
   // SentencePiece: "▁{" decodes to "{" at the start of a chat answer, so the
   // grammar allows it there; as a completion it would be " {" and is refused.
-  const LoadedModel& m = Loaded("llama-spm");
+  const testing::LoadedModel& m = testing::ConstrainedTestModel("llama-spm");
   const int32_t spaced_brace = m.tokenizer->FindToken("\xE2\x96\x81{");  // "▁{"
   ASSERT_GE(spaced_brace, 0);
   for (bool fresh : {true, false}) {
@@ -259,7 +207,7 @@ TEST(GrammarEngineAloneTest, ChatAnswerSeesTheFirstTokenWithoutItsSpace) {
     for (auto& stream : streams) {
       FinishKind kind;
       std::string error;
-      const std::vector<TokenId> ids = Drain(*stream, &kind, &error);
+      const std::vector<TokenId> ids = testing::DrainTokens(*stream, &kind, &error);
       ASSERT_NE(kind, FinishKind::kError) << error;
       ASSERT_FALSE(ids.empty());
       saw_spaced_brace = saw_spaced_brace || ids[0] == spaced_brace;
@@ -274,7 +222,7 @@ TEST(GrammarEngineAloneTest, ChatAnswerSeesTheFirstTokenWithoutItsSpace) {
 
 TEST(GrammarEngineAloneTest, GeneratorFollowsTheGrammar) {
   // `ridge run`'s single-request path.
-  const LoadedModel& m = Loaded("stories260K");
+  const testing::LoadedModel& m = testing::ConstrainedTestModel("stories260K");
   ThreadPool pool(1);
   Generator generator(*m.model, *m.tokenizer, pool);
   for (float temperature : {0.0f, 1.0f}) {

@@ -9,17 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli_runner.h"
+#include "constrained_test_models.h"
 #include "grammar/schema_oracle.h"
-#include "random_model.h"
 #include "ridge/engine/engine.h"
-#include "ridge/gguf/gguf_file.h"
-#include "ridge/gguf/model_generator.h"
 #include "ridge/grammar/gbnf.h"
 #include "ridge/grammar/json_schema_to_gbnf.h"
 #include "ridge/grammar/matcher.h"
@@ -48,54 +45,6 @@ const std::vector<std::string>& FixedSchemas() {
   return schemas;
 }
 
-// The GPT-2 vocabulary (byte-level BPE, 50,257 tokens) on a small random model.
-const std::string& Gpt2RandomModelGguf() {
-  static const std::string path = [] {
-    const GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-gpt-2.gguf");
-    RandomModelOptions options;
-    options.shape = {128, 352, 2, 4, 2, 512};
-    options.shape.tied_embeddings = true;
-    options.type = GgmlType::kF16;
-    options.seed = 23;
-    const std::string p = testing::ScratchDir("schema-gpt2") + "/random-gpt2.gguf";
-    BuildRandomModelGguf(vocab, options, nullptr).Write(p);
-    return p;
-  }();
-  return path;
-}
-
-struct LoadedModel {
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Tokenizer> tokenizer;
-};
-
-const LoadedModel& Loaded(const std::string& name) {
-  static std::map<std::string, LoadedModel> models;
-  LoadedModel& m = models[name];
-  if (!m.model) {
-    const std::string path = name == "stories260K" ? testing::Stories260kGguf()
-                             : name == "llama-spm" ? testing::RandomModelGguf(GgmlType::kF32)
-                                                   : Gpt2RandomModelGguf();
-    m.model = Model::Load(path);
-    m.tokenizer = std::make_unique<Tokenizer>(Tokenizer::FromGguf(m.model->file()));
-  }
-  return m;
-}
-
-std::vector<TokenId> Drain(RequestStream& stream, FinishKind* kind, std::string* error) {
-  std::vector<TokenId> out;
-  StreamUpdate update;
-  for (;;) {
-    if (!stream.Wait(update, std::chrono::milliseconds(10))) continue;
-    for (auto& t : update.tokens) out.push_back(t.token);
-    if (update.finished) {
-      *kind = update.finish_kind;
-      *error = update.error;
-      return out;
-    }
-  }
-}
-
 struct Case {
   std::string model;
   float temperature;
@@ -105,7 +54,7 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " at temperatu
 class JsonSchemaEngineTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(JsonSchemaEngineTest, EveryFinishedOutputValidates) {
-  const LoadedModel& m = Loaded(GetParam().model);
+  const testing::LoadedModel& m = testing::ConstrainedTestModel(GetParam().model);
   std::vector<std::string> schemas = FixedSchemas();
   const int seed = GetParam().model.size() + static_cast<int>(GetParam().temperature * 10);
   for (const auto& r : testing::RunSchemaOracle("fuzz --bounded --count 16 --seed " + std::to_string(seed)))
@@ -139,7 +88,7 @@ TEST_P(JsonSchemaEngineTest, EveryFinishedOutputValidates) {
     FinishKind kind;
     std::string error;
     std::string text;
-    for (TokenId id : Drain(*s.stream, &kind, &error)) text += m.tokenizer->TokenBytes(id);
+    for (TokenId id : testing::DrainTokens(*s.stream, &kind, &error)) text += m.tokenizer->TokenBytes(id);
     ASSERT_NE(kind, FinishKind::kError) << error << "\nschema: " << s.schema << "\ntext: " << text;
     if (kind == FinishKind::kStop) {
       finished.emplace_back(s.schema, text);
