@@ -110,6 +110,37 @@ TEST(ToolCallParser, ForcedJsonTakesOpenAiShapesToo) {
   ExpectParses(ToolCallFormat::kJson, "[1, 2]", "[1, 2]", {});
 }
 
+TEST(ToolCallParser, MaxCallsKeepsTheTextBeforeTheFirstCallAndDropsTheRest) {
+  const std::string reply =
+      "Sure. <tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call> then <tool_call>{\"name\": \"b\", "
+      "\"arguments\": {}}</tool_call> done";
+  for (size_t piece : {reply.size(), size_t{3}}) {
+    SCOPED_TRACE(piece);
+    ToolCallParser parser(ToolCallFormat::kHermes, "call_", 1);
+    std::string content;
+    std::vector<std::string> names;
+    auto take = [&](const ToolCallEvents& e) {
+      content += e.content;
+      for (const auto& [index, call] : e.calls) names.push_back(call.name);
+    };
+    for (size_t i = 0; i < reply.size(); i += piece) take(parser.Feed(std::string_view(reply).substr(i, piece)));
+    take(parser.Finish());
+    EXPECT_EQ(content, "Sure. ");
+    EXPECT_EQ(names, std::vector<std::string>{"a"});
+    EXPECT_TRUE(parser.full());
+  }
+  // A list of calls in one region is cut to the first too.
+  const ToolCallEvents list = [] {
+    ToolCallParser parser(ToolCallFormat::kJson, "call_", 1);
+    ToolCallEvents e = parser.Feed(R"([{"name": "a", "parameters": {}}, {"name": "b", "parameters": {}}])");
+    ToolCallEvents rest = parser.Finish();
+    for (auto& c : rest.calls) e.calls.push_back(c);
+    return e;
+  }();
+  ASSERT_EQ(list.calls.size(), 1u);
+  EXPECT_EQ(list.calls[0].second.name, "a");
+}
+
 TEST(ToolCallParser, UnterminatedCallIsReleasedAsContentAtTheEnd) {
   ExpectParses(ToolCallFormat::kHermes, "x<tool_call>{\"name\": \"f\"", "x<tool_call>{\"name\": \"f\"", {});
   ExpectParses(ToolCallFormat::kLlama3, "{\"name\": \"f\", \"parameters\": {", "{\"name\": \"f\", \"parameters\": {",

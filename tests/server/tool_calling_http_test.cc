@@ -120,7 +120,9 @@ TEST_F(ToolCallingHttp, RequiredToolChoiceForcesCallsOfTheGivenTools) {
     EXPECT_EQ(c["finish_reason"], "tool_calls") << res->body;
     const json& calls = c["message"]["tool_calls"];
     ASSERT_GE(calls.size(), 1u) << res->body;
-    if (!parallel) EXPECT_EQ(calls.size(), 1u);
+    if (!parallel) {
+      EXPECT_EQ(calls.size(), 1u);
+    }
     for (const json& call : calls) {
       const std::string name = call["function"]["name"];
       if (name == "get_weather")

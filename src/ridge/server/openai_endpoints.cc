@@ -60,10 +60,8 @@ struct OpenAiEndpoints::Generation {
   std::vector<sampling::SampledToken> tokens;
   // Chat requests with tools (tool_choice not none): the reply's text is
   // parsed for calls as it comes; with parallel_tool_calls false, the first
-  // call ends the reply (what follows it is dropped).
+  // call ends the reply (the parser drops what follows it).
   std::optional<ToolCallParser> tool_parser;
-  bool single_call = false;
-  std::vector<ToolCall> calls;
   // tool_choice names a function: the whole reply is that call's arguments
   // (the grammar holds them to its parameters), streamed as they come.
   std::optional<ToolCall> named_call;
@@ -102,24 +100,21 @@ struct OpenAiEndpoints::Generation {
       events.content = d.text;
       return events;
     }
-    const bool closed = single_call && !calls.empty();
     events = tool_parser->Feed(d.text);
     if (d.finished && !Failed(d)) {
       ToolCallEvents rest = tool_parser->Finish();
       events.content += rest.content;
       for (auto& c : rest.calls) events.calls.push_back(std::move(c));
     }
-    if (closed) return {};
-    for (size_t i = 0; i < events.calls.size(); ++i) {
-      calls.push_back(events.calls[i].second);
-      if (single_call) {
-        events.calls.resize(i + 1);
-        events.content.clear();  // (only text before the call can be content, and it came in an earlier piece)
-        session.Stop();
-        break;
-      }
-    }
+    if (tool_parser->full()) session.Stop();  // parallel_tool_calls false: the reply has its call
     return events;
+  }
+
+  // The reply's calls so far.
+  std::vector<ToolCall> Calls() const {
+    if (named_call) return {*named_call};
+    if (tool_parser) return tool_parser->calls();
+    return {};
   }
 
   // Non-streaming: adds a delta to the answer so far.
@@ -183,7 +178,7 @@ struct OpenAiEndpoints::Generation {
       json lp = d.tokens.empty() ? json(nullptr) : Logprobs(d.tokens);  // null unless asked for
       if (kind == ApiKind::kChat) {
         json delta = content.empty() && (d.finished || tool_parser) ? json::object() : json{{"content", content}};
-        out += SseEvent(ChatChunk(header, std::move(delta), std::move(lp), finish, include_usage, !calls.empty()));
+        out += SseEvent(ChatChunk(header, std::move(delta), std::move(lp), finish, include_usage, !Calls().empty()));
       } else {
         out += SseEvent(CompletionChunk(header, d.text, std::move(lp), finish, include_usage));
       }
@@ -195,9 +190,8 @@ struct OpenAiEndpoints::Generation {
   std::string FinalBody(const GenerationDelta& d) {
     if (Failed(d)) return DumpJson(ErrorJson(FailureOf(d)));
     json lp = Logprobs(tokens);
-    if (named_call) calls = {*named_call};
     if (kind == ApiKind::kChat)
-      return DumpJson(ChatResponse(header, text, std::move(lp), d.finish_kind, Usage(), calls));
+      return DumpJson(ChatResponse(header, text, std::move(lp), d.finish_kind, Usage(), Calls()));
     return DumpJson(CompletionResponse(header, echo_text + text, std::move(lp), d.finish_kind, Usage()));
   }
 
@@ -334,9 +328,9 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
       // A forced reply is a JSON array of calls (tool_call_grammar.h); otherwise the template's format.
       const ToolCallFormat format =
           tools->tool_choice == ToolChoice::kRequired ? ToolCallFormat::kJson : config_.chat_template.tool_format;
-      g->tool_parser.emplace(format, id_prefix);
+      g->tool_parser.emplace(format, id_prefix,
+                             tools->parallel_tool_calls ? std::numeric_limits<size_t>::max() : size_t{1});
     }
-    g->single_call = !tools->parallel_tool_calls;
   }
   if (!f.stream) return AnswerWhole(*g, res);
   res.set_header("Cache-Control", "no-cache");

@@ -159,10 +159,11 @@ std::optional<size_t> JsonValueEnd(std::string_view text, size_t begin) {
   return std::nullopt;
 }
 
-ToolCallParser::ToolCallParser(ToolCallFormat format, std::string id_prefix)
-    : format_(format), id_prefix_(std::move(id_prefix)) {}
+ToolCallParser::ToolCallParser(ToolCallFormat format, std::string id_prefix, size_t max_calls)
+    : format_(format), id_prefix_(std::move(id_prefix)), max_calls_(max_calls) {}
 
 void ToolCallParser::AddCall(ToolCall call, ToolCallEvents& out) {
+  if (full()) return;  // a list holding more calls than allowed: the first ones
   if (call.id.empty()) call.id = id_prefix_ + std::to_string(calls_.size());
   out.calls.emplace_back(static_cast<int>(calls_.size()), call);
   calls_.push_back(std::move(call));
@@ -279,7 +280,7 @@ bool ToolCallParser::ScanWholeReply(ToolCallEvents& out, bool at_end) {
 
 void ToolCallParser::Scan(ToolCallEvents& out, bool at_end) {
   const bool delimited = format_ == ToolCallFormat::kHermes || format_ == ToolCallFormat::kDeepSeek;
-  while (delimited ? ScanHermesOrDeepSeek(out, at_end) : ScanWholeReply(out, at_end)) {
+  while (!full() && (delimited ? ScanHermesOrDeepSeek(out, at_end) : ScanWholeReply(out, at_end))) {
   }
 }
 

@@ -10,6 +10,7 @@
 //              as the whole reply (the generic form, and forced calls)
 // Text outside the calls is content. A call whose JSON is malformed stays
 // content (the client sees what the model wrote, nothing is lost).
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,7 +41,10 @@ struct ToolCallEvents {
 class ToolCallParser {
  public:
   // id_prefix: ids are id_prefix + a per-reply counter when the model gives none.
-  explicit ToolCallParser(ToolCallFormat format, std::string id_prefix = "call_");
+  // max_calls: once that many calls are parsed, the rest of the reply is
+  // dropped, neither content nor calls (parallel_tool_calls false: 1).
+  explicit ToolCallParser(ToolCallFormat format, std::string id_prefix = "call_",
+                          size_t max_calls = std::numeric_limits<size_t>::max());
 
   // Appends generated text; content that cannot be the start of a call is released at once.
   ToolCallEvents Feed(std::string_view text);
@@ -48,6 +52,8 @@ class ToolCallParser {
   ToolCallEvents Finish();
 
   const std::vector<ToolCall>& calls() const { return calls_; }
+  // max_calls reached: nothing more will be released.
+  bool full() const { return calls_.size() >= max_calls_; }
 
  private:
   // Scans buffer_ from pos_, appending to `out`; stops where more text is needed.
@@ -58,6 +64,7 @@ class ToolCallParser {
 
   ToolCallFormat format_;
   std::string id_prefix_;
+  size_t max_calls_;
   std::string buffer_;  // all text fed so far
   size_t pos_ = 0;      // buffer_[0, pos_) is released (as content or calls)
   // kLlama3/kMistral/kJson decide from the reply's first bytes whether it is calls.
