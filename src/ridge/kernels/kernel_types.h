@@ -31,4 +31,8 @@ struct KvHeadView {
   int64_t first_position = 0;
 };
 
+// Query heads of one grouped-query group that AttendGroup's vector kernels
+// take in one pass over K and V (larger groups go in parts of this many).
+constexpr int64_t kMaxGroupHeads = 8;
+
 }  // namespace ridge::kernels

@@ -1,6 +1,7 @@
 // Run-time dispatch of the small kernels in ops.h (MatMul: matmul.cc).
 #include "ridge/kernels/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -74,22 +75,40 @@ void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float
 
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out) {
-  const bool has_sink = sink != -std::numeric_limits<float>::infinity();
-  if (const auto* ops = ActiveOps()) {
-    if (softcap <= 0.0f && !has_sink) {
-      if (ops->attend_head(q, head_dim, k, v, n_positions, scale, scores, out)) return;
-    } else if (ops->head_scores(q, head_dim, k, n_positions, scale, scores)) {
-      if (softcap > 0.0f)
-        for (int64_t p = 0; p < n_positions; ++p) scores[p] = softcap * std::tanh(scores[p] / softcap);
-      if (has_sink) {
-        scalar::SoftmaxWithSink(scores, n_positions, sink);
-      } else {
-        ops->softmax(scores, n_positions);
-      }
-      if (ops->head_values(scores, n_positions, v, head_dim, out)) return;
+  AttendGroup(q, head_dim, 1, head_dim, k, v, n_positions, scale, softcap, &sink, scores, out, head_dim);
+}
+
+void AttendGroup(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const KvHeadView& k,
+                 const KvHeadView& v, int64_t n_positions, float scale, float softcap, const float* sinks,
+                 float* scores, float* out, int64_t out_stride) {
+  constexpr float kNoSink = -std::numeric_limits<float>::infinity();
+  const auto* ops = ActiveOps();
+  for (int64_t g0 = 0; g0 < n_q; g0 += kMaxGroupHeads) {
+    const int64_t n = std::min(kMaxGroupHeads, n_q - g0);
+    const float* q_part = q + g0 * q_stride;
+    float* out_part = out + g0 * out_stride;
+    if (n_positions <= 0) {
+      for (int64_t g = 0; g < n; ++g) std::fill_n(out_part + g * out_stride, head_dim, 0.0f);
+      continue;
     }
+    if (ops && ops->group_scores(q_part, q_stride, n, head_dim, k, n_positions, scale, scores)) {
+      for (int64_t g = 0; g < n; ++g) {
+        float* s = scores + g * n_positions;
+        if (softcap > 0.0f)
+          for (int64_t p = 0; p < n_positions; ++p) s[p] = softcap * std::tanh(s[p] / softcap);
+        const float sink = sinks ? sinks[g0 + g] : kNoSink;
+        if (sink != kNoSink) {
+          scalar::SoftmaxWithSink(s, n_positions, sink);
+        } else {
+          ops->softmax(s, n_positions);
+        }
+      }
+      if (ops->group_values(scores, n, n_positions, v, head_dim, out_part, out_stride)) continue;
+    }
+    for (int64_t g = 0; g < n; ++g)
+      scalar::AttendHead(q_part + g * q_stride, head_dim, k, v, n_positions, scale, softcap,
+                         sinks ? sinks[g0 + g] : kNoSink, scores, out_part + g * out_stride);
   }
-  scalar::AttendHead(q, head_dim, k, v, n_positions, scale, softcap, sink, scores, out);
 }
 
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) {

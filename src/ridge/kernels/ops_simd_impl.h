@@ -196,8 +196,9 @@ typename V::R LoadKv(const uint8_t* head, int64_t c, int64_t n) {
 }
 
 // q·k for kLanes positions at once (lane j: heads[j]), one partial-sum vector
-// per position in registers, reduced together at the end.
-template <typename V, GgmlType kType>
+// per position in registers, reduced together at the end. kWhole: head_dim is
+// a multiple of kLanes, so every load is a whole vector (no per-load branch).
+template <typename V, GgmlType kType, bool kWhole>
 typename V::R DotLanes(const float* q, int64_t head_dim, const uint8_t* const* heads) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
@@ -205,7 +206,7 @@ typename V::R DotLanes(const float* q, int64_t head_dim, const uint8_t* const* h
 #pragma GCC unroll 16
   for (int64_t j = 0; j < L; ++j) acc[j] = V::Zero();
   for (int64_t c = 0; c < head_dim; c += L) {
-    const int64_t n = head_dim - c < L ? head_dim - c : L;
+    const int64_t n = kWhole || head_dim - c >= L ? L : head_dim - c;
     const R qv = n == L ? V::Load(q + c) : V::LoadPartial(q + c, n);
 #pragma GCC unroll 16
     for (int64_t j = 0; j < L; ++j) acc[j] = V::Fma(LoadKv<V, kType>(heads[j], c, n), qv, acc[j]);
@@ -213,19 +214,20 @@ typename V::R DotLanes(const float* q, int64_t head_dim, const uint8_t* const* h
   return V::ReduceLanes(acc);
 }
 
-// out[c0, c1) = Σ_p w_p · v_p[c0, c1), kNv vectors wide, two positions in
-// flight (two accumulator sets) to hide the FMA latency.
-template <typename V, GgmlType kType, int kNv>
-void WeightedSum(const float* w, int64_t n_positions, const KvHeadView& v, int64_t c0, int64_t c1, float* out) {
+// acc0/acc1[i] += Σ_p w_p · v_p[c0 + i·kLanes, …) over vectors i < kNv of
+// [c0, c1): two accumulator sets, even positions into acc0 and odd into acc1,
+// to hide the FMA latency. Callers feeding one head's positions in several
+// calls start each at an even position, so the chains (and the rounding) are
+// those of one call over all of them. kWhole: c1 − c0 = kNv · kLanes, every
+// load a whole vector (without it the compiler branched around every load).
+template <typename V, GgmlType kType, int kNv, bool kWhole>
+void AccumulateValues(const float* w, int64_t n_positions, const KvHeadView& v, int64_t c0, int64_t c1,
+                      typename V::R* acc0, typename V::R* acc1) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
   int64_t width[kNv];
-  R acc0[kNv], acc1[kNv];
 #pragma GCC unroll 16
-  for (int i = 0; i < kNv; ++i) {
-    width[i] = c1 - (c0 + i * L) < L ? c1 - (c0 + i * L) : L;
-    acc0[i] = acc1[i] = V::Zero();
-  }
+  for (int i = 0; i < kNv; ++i) width[i] = kWhole || c1 - (c0 + i * L) >= L ? L : c1 - (c0 + i * L);
   KvCursor cursor(v);
   int64_t p = 0;
   for (; p + 2 <= n_positions; p += 2) {
@@ -234,23 +236,92 @@ void WeightedSum(const float* w, int64_t n_positions, const KvHeadView& v, int64
     const R w0 = V::Set1(w[p]), w1 = V::Set1(w[p + 1]);
 #pragma GCC unroll 16
     for (int i = 0; i < kNv; ++i) {
-      acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, width[i]), w0, acc0[i]);
-      acc1[i] = V::Fma(LoadKv<V, kType>(h1, c0 + i * L, width[i]), w1, acc1[i]);
+      acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, kWhole ? L : width[i]), w0, acc0[i]);
+      acc1[i] = V::Fma(LoadKv<V, kType>(h1, c0 + i * L, kWhole ? L : width[i]), w1, acc1[i]);
     }
   }
   if (p < n_positions) {
     const uint8_t* h0 = cursor.Next();
     const R w0 = V::Set1(w[p]);
 #pragma GCC unroll 16
-    for (int i = 0; i < kNv; ++i) acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, width[i]), w0, acc0[i]);
+    for (int i = 0; i < kNv; ++i)
+      acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, kWhole ? L : width[i]), w0, acc0[i]);
   }
-#pragma GCC unroll 16
-  for (int i = 0; i < kNv; ++i) {
-    const R r = V::Add(acc0[i], acc1[i]);
-    if (width[i] == L) {
-      V::Store(out + c0 + i * L, r);
-    } else {
-      V::StorePartial(out + c0 + i * L, width[i], r);
+}
+
+// The view from `first` positions further on.
+KvHeadView Advanced(const KvHeadView& view, int64_t first) {
+  KvHeadView shifted = view;
+  shifted.first_position += first;
+  return shifted;
+}
+
+// Positions a group's heads take together: one stretch of K (or V) of one
+// head, ≤ 128 × 256 floats' worth of halves, stays in L1 while every head of
+// the group reads it. Even and a multiple of every kLanes (the chains and the
+// 16-position score lanes stay aligned to the view's start).
+constexpr int64_t kGroupChunkPositions = 128;
+
+// out_g[c0, c1) = Σ_p weights_g[p] · v_p[c0, c1) for the group's n_q ≤
+// kMaxGroupHeads heads (weights_g = w + g·n_positions, out_g = out + g·out_stride),
+// taken a chunk of positions at a time for all heads.
+template <typename V, GgmlType kType, int kNv, bool kWhole>
+void GroupValuesSlice(const float* w, int64_t n_q, int64_t n_positions, const KvHeadView& v, int64_t c0, int64_t c1,
+                      float* out, int64_t out_stride) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  R acc0[kMaxGroupHeads][kNv], acc1[kMaxGroupHeads][kNv];
+  for (int64_t g = 0; g < n_q; ++g)
+    for (int i = 0; i < kNv; ++i) acc0[g][i] = acc1[g][i] = V::Zero();
+  for (int64_t p0 = 0; p0 < n_positions; p0 += kGroupChunkPositions) {
+    const int64_t m = n_positions - p0 < kGroupChunkPositions ? n_positions - p0 : kGroupChunkPositions;
+    const KvHeadView chunk = Advanced(v, p0);
+    for (int64_t g = 0; g < n_q; ++g)
+      AccumulateValues<V, kType, kNv, kWhole>(w + g * n_positions + p0, m, chunk, c0, c1, acc0[g], acc1[g]);
+  }
+  for (int64_t g = 0; g < n_q; ++g) {
+    float* o = out + g * out_stride;
+    for (int i = 0; i < kNv; ++i) {
+      const R r = V::Add(acc0[g][i], acc1[g][i]);
+      const int64_t width = c1 - (c0 + i * L) < L ? c1 - (c0 + i * L) : L;
+      if (width == L) {
+        V::Store(o + c0 + i * L, r);
+      } else {
+        V::StorePartial(o + c0 + i * L, width, r);
+      }
+    }
+  }
+}
+
+template <typename V, GgmlType kVType, int kNv>
+void GroupValuesSliceOf(bool whole, const float* w, int64_t n_q, int64_t n_positions, const KvHeadView& v,
+                        int64_t c0, int64_t c1, float* out, int64_t out_stride) {
+  if (whole) {
+    GroupValuesSlice<V, kVType, kNv, true>(w, n_q, n_positions, v, c0, c1, out, out_stride);
+  } else {
+    GroupValuesSlice<V, kVType, kNv, false>(w, n_q, n_positions, v, c0, c1, out, out_stride);
+  }
+}
+
+// Slices of ≤ 8 vectors of head_dim, each summed over every position.
+template <typename V, GgmlType kVType>
+void GroupValues(const float* w, int64_t n_q, int64_t n_positions, const KvHeadView& v, int64_t head_dim,
+                 float* out, int64_t out_stride) {
+  constexpr int64_t L = V::kLanes;
+  constexpr int64_t kMaxVectors = 8;
+  for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
+    const int64_t c1 = c0 + kMaxVectors * L < head_dim ? c0 + kMaxVectors * L : head_dim;
+    const int64_t n_vectors = (c1 - c0 + L - 1) / L;
+    const bool whole = c1 - c0 == n_vectors * L;
+    switch (n_vectors) {
+      case 1: GroupValuesSliceOf<V, kVType, 1>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
+      case 2: GroupValuesSliceOf<V, kVType, 2>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
+      case 3: GroupValuesSliceOf<V, kVType, 3>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
+      case 4: GroupValuesSliceOf<V, kVType, 4>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
+      case 5: GroupValuesSliceOf<V, kVType, 5>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
+      case 6: GroupValuesSliceOf<V, kVType, 6>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
+      case 7: GroupValuesSliceOf<V, kVType, 7>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
+      default: GroupValuesSliceOf<V, kVType, 8>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
     }
   }
 }
@@ -265,7 +336,9 @@ void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_pos
     const uint8_t* heads[L];
     for (int64_t j = 0; j < m; ++j) heads[j] = cursor.Next();
     for (int64_t j = m; j < L; ++j) heads[j] = heads[0];  // computed and dropped
-    const typename V::R sums = V::Mul(DotLanes<V, kKType>(q, head_dim, heads), vscale);
+    const typename V::R dots = head_dim % L == 0 ? DotLanes<V, kKType, true>(q, head_dim, heads)
+                                                 : DotLanes<V, kKType, false>(q, head_dim, heads);
+    const typename V::R sums = V::Mul(dots, vscale);
     if (m == L) {
       V::Store(scores + p0, sums);
     } else {
@@ -274,22 +347,16 @@ void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_pos
   }
 }
 
-template <typename V, GgmlType kVType>
-void WeightedSumAll(const float* w, int64_t n_positions, const KvHeadView& v, int64_t head_dim, float* out) {
-  constexpr int64_t L = V::kLanes;
-  constexpr int64_t kMaxVectors = 8;
-  for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
-    const int64_t c1 = c0 + kMaxVectors * L < head_dim ? c0 + kMaxVectors * L : head_dim;
-    switch ((c1 - c0 + L - 1) / L) {
-      case 1: WeightedSum<V, kVType, 1>(w, n_positions, v, c0, c1, out); break;
-      case 2: WeightedSum<V, kVType, 2>(w, n_positions, v, c0, c1, out); break;
-      case 3: WeightedSum<V, kVType, 3>(w, n_positions, v, c0, c1, out); break;
-      case 4: WeightedSum<V, kVType, 4>(w, n_positions, v, c0, c1, out); break;
-      case 5: WeightedSum<V, kVType, 5>(w, n_positions, v, c0, c1, out); break;
-      case 6: WeightedSum<V, kVType, 6>(w, n_positions, v, c0, c1, out); break;
-      case 7: WeightedSum<V, kVType, 7>(w, n_positions, v, c0, c1, out); break;
-      default: WeightedSum<V, kVType, 8>(w, n_positions, v, c0, c1, out); break;
-    }
+// scores[g·n_positions + p] = scale · q_g·k_p for the group's heads
+// q_g = q + g·q_stride, a chunk of positions at a time for all heads.
+template <typename V, GgmlType kKType>
+void GroupScores(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const KvHeadView& k,
+                 int64_t n_positions, float scale, float* scores) {
+  for (int64_t p0 = 0; p0 < n_positions; p0 += kGroupChunkPositions) {
+    const int64_t m = n_positions - p0 < kGroupChunkPositions ? n_positions - p0 : kGroupChunkPositions;
+    const KvHeadView chunk = Advanced(k, p0);
+    for (int64_t g = 0; g < n_q; ++g)
+      Scores<V, kKType>(q + g * q_stride, head_dim, chunk, m, scale, scores + g * n_positions + p0);
   }
 }
 
@@ -310,16 +377,22 @@ void WithKvType(GgmlType type, F f) {
 }
 
 template <typename V>
-bool AttendHeadImpl(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                    float scale, float* scores, float* out) {
-  if (!KvTypeSupported(k.type, head_dim) || !KvTypeSupported(v.type, head_dim)) return false;
-  if (n_positions <= 0) {
-    for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
-    return true;
-  }
-  WithKvType(k.type, [&](auto tag) { Scores<V, decltype(tag)::value>(q, head_dim, k, n_positions, scale, scores); });
-  SoftmaxImpl<V>(scores, n_positions);
-  WithKvType(v.type, [&](auto tag) { WeightedSumAll<V, decltype(tag)::value>(scores, n_positions, v, head_dim, out); });
+bool GroupScoresImpl(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const KvHeadView& k,
+                     int64_t n_positions, float scale, float* scores) {
+  if (!KvTypeSupported(k.type, head_dim) || n_q > kMaxGroupHeads) return false;
+  WithKvType(k.type, [&](auto tag) {
+    GroupScores<V, decltype(tag)::value>(q, q_stride, n_q, head_dim, k, n_positions, scale, scores);
+  });
+  return true;
+}
+
+template <typename V>
+bool GroupValuesImpl(const float* weights, int64_t n_q, int64_t n_positions, const KvHeadView& v, int64_t head_dim,
+                     float* out, int64_t out_stride) {
+  if (!KvTypeSupported(v.type, head_dim) || n_q > kMaxGroupHeads) return false;
+  WithKvType(v.type, [&](auto tag) {
+    GroupValues<V, decltype(tag)::value>(weights, n_q, n_positions, v, head_dim, out, out_stride);
+  });
   return true;
 }
 
@@ -352,26 +425,6 @@ bool StoreKvImpl(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) 
       return true;
     default: return false;
   }
-}
-
-template <typename V>
-bool HeadScoresImpl(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_positions, float scale,
-                    float* scores) {
-  if (!KvTypeSupported(k.type, head_dim)) return false;
-  WithKvType(k.type, [&](auto tag) { Scores<V, decltype(tag)::value>(q, head_dim, k, n_positions, scale, scores); });
-  return true;
-}
-
-template <typename V>
-bool HeadValuesImpl(const float* weights, int64_t n_positions, const KvHeadView& v, int64_t head_dim, float* out) {
-  if (!KvTypeSupported(v.type, head_dim)) return false;
-  if (n_positions <= 0) {
-    for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
-    return true;
-  }
-  WithKvType(v.type,
-             [&](auto tag) { WeightedSumAll<V, decltype(tag)::value>(weights, n_positions, v, head_dim, out); });
-  return true;
 }
 
 }  // namespace
