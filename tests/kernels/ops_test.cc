@@ -396,6 +396,49 @@ TEST(AttendHead, ZeroPositionsGivesZeros) {
   });
 }
 
+// A grouped-query group in one call gives each head the bits of its own
+// AttendHead call, on every target: across the 128-position chunks the group
+// is taken in (odd lengths, a window start that is not a block boundary), in
+// parts of kMaxGroupHeads heads, with soft-capping and per-head sinks.
+TEST(AttendGroup, EachHeadBitEqualToAttendHead) {
+  std::mt19937 rng(21);
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32}) {
+    for (int64_t head_dim : {64, 96, 128}) {
+      if (type == GgmlType::kQ8_0 && head_dim % 32 != 0) continue;
+      for (int64_t n_q : {1, 3, 8, 11}) {
+        const int64_t n_total = 301, block_tokens = 16, q_stride = head_dim + 5, out_stride = head_dim + 3;
+        std::vector<float> k_deq, v_deq;
+        PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq);
+        PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
+        const auto q = Random(rng, n_q * q_stride, -1.5f, 1.5f);
+        const auto sinks = Random(rng, n_q, -1.0f, 3.0f);
+        for (int64_t first : {0, 37}) {
+          for (float softcap : {0.0f, 3.0f}) {
+            for (bool with_sinks : {false, true}) {
+              KvHeadView kv = k.view, vv = v.view;
+              kv.first_position = vv.first_position = first;
+              const int64_t n = n_total - first;
+              ForEachIsa([&](Isa isa) {
+                std::vector<float> want(static_cast<size_t>(n_q * out_stride), 9.0f), got = want;
+                std::vector<float> scores(static_cast<size_t>(std::min(n_q, kMaxGroupHeads) * n));
+                for (int64_t g = 0; g < n_q; ++g)
+                  AttendHead(q.data() + g * q_stride, head_dim, kv, vv, n, 0.125f, softcap,
+                             with_sinks ? sinks[g] : -INFINITY, scores.data(), want.data() + g * out_stride);
+                AttendGroup(q.data(), q_stride, n_q, head_dim, kv, vv, n, 0.125f, softcap,
+                            with_sinks ? sinks.data() : nullptr, scores.data(), got.data(), out_stride);
+                for (size_t i = 0; i < want.size(); ++i)
+                  ASSERT_EQ(got[i], want[i]) << GgmlTypeName(type) << " head_dim " << head_dim << " n_q " << n_q
+                                             << " first " << first << " softcap " << softcap << " sinks "
+                                             << with_sinks << " i " << i << " " << IsaName(isa);
+              });
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 std::vector<float> KvStoreInputs(std::mt19937& rng, int64_t n, bool with_nan) {
   auto x = Random(rng, n, -4.0f, 4.0f);
   const float specials[] = {0.0f,
