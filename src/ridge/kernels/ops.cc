@@ -75,39 +75,35 @@ void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float
 
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out) {
-  AttendGroup(q, head_dim, 1, head_dim, k, v, n_positions, scale, softcap, &sink, scores, out, head_dim);
+  const AttentionRow row{q, out, n_positions, sink};
+  AttendRows(&row, 1, head_dim, k, v, scale, softcap, scores);
 }
 
-void AttendGroup(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const KvHeadView& k,
-                 const KvHeadView& v, int64_t n_positions, float scale, float softcap, const float* sinks,
-                 float* scores, float* out, int64_t out_stride) {
-  constexpr float kNoSink = -std::numeric_limits<float>::infinity();
+void AttendRows(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, const KvHeadView& v,
+                float scale, float softcap, float* scores) {
   const auto* ops = ActiveOps();
-  for (int64_t g0 = 0; g0 < n_q; g0 += kMaxGroupHeads) {
-    const int64_t n = std::min(kMaxGroupHeads, n_q - g0);
-    const float* q_part = q + g0 * q_stride;
-    float* out_part = out + g0 * out_stride;
-    if (n_positions <= 0) {
-      for (int64_t g = 0; g < n; ++g) std::fill_n(out_part + g * out_stride, head_dim, 0.0f);
-      continue;
-    }
-    if (ops && ops->group_scores(q_part, q_stride, n, head_dim, k, n_positions, scale, scores)) {
-      for (int64_t g = 0; g < n; ++g) {
-        float* s = scores + g * n_positions;
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kMaxAttentionRows) {
+    const AttentionRow* part = rows + r0;
+    const int64_t n = std::min(kMaxAttentionRows, n_rows - r0);
+    int64_t stride = 0;  // scores of row r at scores + r · stride
+    for (int64_t r = 0; r < n; ++r) stride = std::max(stride, part[r].n_positions);
+    if (ops && ops->rows_scores(part, n, head_dim, k, scale, scores, stride)) {
+      for (int64_t r = 0; r < n; ++r) {
+        float* s = scores + r * stride;
+        const int64_t n_positions = part[r].n_positions;
         if (softcap > 0.0f)
           for (int64_t p = 0; p < n_positions; ++p) s[p] = softcap * std::tanh(s[p] / softcap);
-        const float sink = sinks ? sinks[g0 + g] : kNoSink;
-        if (sink != kNoSink) {
-          scalar::SoftmaxWithSink(s, n_positions, sink);
-        } else {
+        if (part[r].sink != -std::numeric_limits<float>::infinity()) {
+          scalar::SoftmaxWithSink(s, n_positions, part[r].sink);
+        } else if (n_positions > 0) {
           ops->softmax(s, n_positions);
         }
       }
-      if (ops->group_values(scores, n, n_positions, v, head_dim, out_part, out_stride)) continue;
+      if (ops->rows_values(part, n, scores, stride, v, head_dim)) continue;
     }
-    for (int64_t g = 0; g < n; ++g)
-      scalar::AttendHead(q_part + g * q_stride, head_dim, k, v, n_positions, scale, softcap,
-                         sinks ? sinks[g0 + g] : kNoSink, scores, out_part + g * out_stride);
+    for (int64_t r = 0; r < n; ++r)
+      scalar::AttendHead(part[r].q, head_dim, k, v, part[r].n_positions, scale, softcap, part[r].sink, scores,
+                         part[r].out);
   }
 }
 

@@ -117,8 +117,8 @@ struct V512 {
 };
 
 constexpr OpsKernels kOps{RmsNormImpl<V512>,     RotatePairsImpl<V512>, SoftmaxImpl<V512>,
-                          SwiGluImpl<V512>,      GeGluImpl<V512>,       GroupScoresImpl<V512>,
-                          GroupValuesImpl<V512>, StoreKvImpl<V512>};
+                          SwiGluImpl<V512>,      GeGluImpl<V512>,       RowsScoresImpl<V512>,
+                          RowsValuesImpl<V512>,  StoreKvImpl<V512>};
 
 }  // namespace
 

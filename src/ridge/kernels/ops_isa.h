@@ -21,16 +21,16 @@ struct OpsKernels {
   void (*softmax)(float* x, int64_t n);
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*geglu)(const float* gate, const float* up, int64_t n, float* out);
-  // The two halves of kernels::AttendGroup, for n_q <= kMaxGroupHeads heads
-  // sharing one KV head, each reading K (V) once for all of them; ops.cc
-  // transforms the scores in between (soft-cap, softmax, sink). Return false
-  // (having done nothing) for a KV type they do not handle:
-  //   scores[g·n_positions + p] = scale · q_g·k_p, q_g = q + g·q_stride;
-  //   out_g = Σ_p weights[g·n_positions + p] · v_p, out_g = out + g·out_stride.
-  bool (*group_scores)(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const KvHeadView& k,
-                       int64_t n_positions, float scale, float* scores);
-  bool (*group_values)(const float* weights, int64_t n_q, int64_t n_positions, const KvHeadView& v,
-                       int64_t head_dim, float* out, int64_t out_stride);
+  // The two halves of kernels::AttendRows for n_rows <= kMaxAttentionRows
+  // rows over one KV head, K (V) read once for all of them; ops.cc transforms
+  // the scores in between (soft-cap, softmax, sink). Return false (having
+  // done nothing) for a KV type they do not handle:
+  //   scores[r·scores_stride + p] = scale · q_r·k_p for p < n_positions_r;
+  //   out_r = Σ_p weights[r·scores_stride + p] · v_p.
+  bool (*rows_scores)(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
+                      float* scores, int64_t scores_stride);
+  bool (*rows_values)(const AttentionRow* rows, int64_t n_rows, const float* weights, int64_t scores_stride,
+                      const KvHeadView& v, int64_t head_dim);
   // As kernels::StoreKv, bit for bit equal to QuantizeRow; false for a type
   // it does not handle.
   bool (*store_kv)(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst);

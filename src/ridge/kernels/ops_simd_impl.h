@@ -256,57 +256,61 @@ KvHeadView Advanced(const KvHeadView& view, int64_t first) {
   return shifted;
 }
 
-// Positions a group's heads take together: one stretch of K (or V) of one
-// head, ≤ 128 × 256 floats' worth of halves, stays in L1 while every head of
-// the group reads it. Even and a multiple of every kLanes (the chains and the
-// 16-position score lanes stay aligned to the view's start).
-constexpr int64_t kGroupChunkPositions = 128;
+// Positions the rows of a call take together: one stretch of K (or V) of one
+// head, ≤ 128 × 256 halves, stays in L1 while every row reads it. Even and a
+// multiple of every kLanes (the value chains and the score lanes stay aligned
+// to the view's start, so a row's bits do not depend on the other rows).
+constexpr int64_t kChunkPositions = 128;
 
-// out_g[c0, c1) = Σ_p weights_g[p] · v_p[c0, c1) for the group's n_q ≤
-// kMaxGroupHeads heads (weights_g = w + g·n_positions, out_g = out + g·out_stride),
-// taken a chunk of positions at a time for all heads.
+// rows[r].out[c0, c1) = Σ_p weights_r[p] · v_p[c0, c1) (weights_r = w + r·w_stride)
+// for n_rows ≤ kMaxAttentionRows rows, a chunk of positions at a time for all rows.
 template <typename V, GgmlType kType, int kNv, bool kWhole>
-void GroupValuesSlice(const float* w, int64_t n_q, int64_t n_positions, const KvHeadView& v, int64_t c0, int64_t c1,
-                      float* out, int64_t out_stride) {
+void RowsValuesSlice(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
+                     int64_t c0, int64_t c1) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
-  R acc0[kMaxGroupHeads][kNv], acc1[kMaxGroupHeads][kNv];
-  for (int64_t g = 0; g < n_q; ++g)
-    for (int i = 0; i < kNv; ++i) acc0[g][i] = acc1[g][i] = V::Zero();
-  for (int64_t p0 = 0; p0 < n_positions; p0 += kGroupChunkPositions) {
-    const int64_t m = n_positions - p0 < kGroupChunkPositions ? n_positions - p0 : kGroupChunkPositions;
-    const KvHeadView chunk = Advanced(v, p0);
-    for (int64_t g = 0; g < n_q; ++g)
-      AccumulateValues<V, kType, kNv, kWhole>(w + g * n_positions + p0, m, chunk, c0, c1, acc0[g], acc1[g]);
+  R acc0[kMaxAttentionRows][kNv], acc1[kMaxAttentionRows][kNv];
+  int64_t longest = 0;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
+    for (int i = 0; i < kNv; ++i) acc0[r][i] = acc1[r][i] = V::Zero();
   }
-  for (int64_t g = 0; g < n_q; ++g) {
-    float* o = out + g * out_stride;
+  for (int64_t p0 = 0; p0 < longest; p0 += kChunkPositions) {
+    const KvHeadView chunk = Advanced(v, p0);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const int64_t left = rows[r].n_positions - p0;
+      if (left <= 0) continue;
+      AccumulateValues<V, kType, kNv, kWhole>(w + r * w_stride + p0, left < kChunkPositions ? left : kChunkPositions,
+                                              chunk, c0, c1, acc0[r], acc1[r]);
+    }
+  }
+  for (int64_t r = 0; r < n_rows; ++r) {
     for (int i = 0; i < kNv; ++i) {
-      const R r = V::Add(acc0[g][i], acc1[g][i]);
+      const R sum = V::Add(acc0[r][i], acc1[r][i]);
       const int64_t width = c1 - (c0 + i * L) < L ? c1 - (c0 + i * L) : L;
       if (width == L) {
-        V::Store(o + c0 + i * L, r);
+        V::Store(rows[r].out + c0 + i * L, sum);
       } else {
-        V::StorePartial(o + c0 + i * L, width, r);
+        V::StorePartial(rows[r].out + c0 + i * L, width, sum);
       }
     }
   }
 }
 
 template <typename V, GgmlType kVType, int kNv>
-void GroupValuesSliceOf(bool whole, const float* w, int64_t n_q, int64_t n_positions, const KvHeadView& v,
-                        int64_t c0, int64_t c1, float* out, int64_t out_stride) {
+void RowsValuesSliceOf(bool whole, const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride,
+                       const KvHeadView& v, int64_t c0, int64_t c1) {
   if (whole) {
-    GroupValuesSlice<V, kVType, kNv, true>(w, n_q, n_positions, v, c0, c1, out, out_stride);
+    RowsValuesSlice<V, kVType, kNv, true>(rows, n_rows, w, w_stride, v, c0, c1);
   } else {
-    GroupValuesSlice<V, kVType, kNv, false>(w, n_q, n_positions, v, c0, c1, out, out_stride);
+    RowsValuesSlice<V, kVType, kNv, false>(rows, n_rows, w, w_stride, v, c0, c1);
   }
 }
 
 // Slices of ≤ 8 vectors of head_dim, each summed over every position.
 template <typename V, GgmlType kVType>
-void GroupValues(const float* w, int64_t n_q, int64_t n_positions, const KvHeadView& v, int64_t head_dim,
-                 float* out, int64_t out_stride) {
+void RowsValues(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
+                int64_t head_dim) {
   constexpr int64_t L = V::kLanes;
   constexpr int64_t kMaxVectors = 8;
   for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
@@ -314,14 +318,14 @@ void GroupValues(const float* w, int64_t n_q, int64_t n_positions, const KvHeadV
     const int64_t n_vectors = (c1 - c0 + L - 1) / L;
     const bool whole = c1 - c0 == n_vectors * L;
     switch (n_vectors) {
-      case 1: GroupValuesSliceOf<V, kVType, 1>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
-      case 2: GroupValuesSliceOf<V, kVType, 2>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
-      case 3: GroupValuesSliceOf<V, kVType, 3>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
-      case 4: GroupValuesSliceOf<V, kVType, 4>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
-      case 5: GroupValuesSliceOf<V, kVType, 5>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
-      case 6: GroupValuesSliceOf<V, kVType, 6>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
-      case 7: GroupValuesSliceOf<V, kVType, 7>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
-      default: GroupValuesSliceOf<V, kVType, 8>(whole, w, n_q, n_positions, v, c0, c1, out, out_stride); break;
+      case 1: RowsValuesSliceOf<V, kVType, 1>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 2: RowsValuesSliceOf<V, kVType, 2>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 3: RowsValuesSliceOf<V, kVType, 3>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 4: RowsValuesSliceOf<V, kVType, 4>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 5: RowsValuesSliceOf<V, kVType, 5>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 6: RowsValuesSliceOf<V, kVType, 6>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 7: RowsValuesSliceOf<V, kVType, 7>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      default: RowsValuesSliceOf<V, kVType, 8>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
     }
   }
 }
@@ -347,16 +351,21 @@ void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_pos
   }
 }
 
-// scores[g·n_positions + p] = scale · q_g·k_p for the group's heads
-// q_g = q + g·q_stride, a chunk of positions at a time for all heads.
+// scores[r·scores_stride + p] = scale · q_r·k_p for p < n_positions_r, a chunk
+// of positions at a time for all rows.
 template <typename V, GgmlType kKType>
-void GroupScores(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const KvHeadView& k,
-                 int64_t n_positions, float scale, float* scores) {
-  for (int64_t p0 = 0; p0 < n_positions; p0 += kGroupChunkPositions) {
-    const int64_t m = n_positions - p0 < kGroupChunkPositions ? n_positions - p0 : kGroupChunkPositions;
+void RowsScores(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
+                float* scores, int64_t scores_stride) {
+  int64_t longest = 0;
+  for (int64_t r = 0; r < n_rows; ++r) longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
+  for (int64_t p0 = 0; p0 < longest; p0 += kChunkPositions) {
     const KvHeadView chunk = Advanced(k, p0);
-    for (int64_t g = 0; g < n_q; ++g)
-      Scores<V, kKType>(q + g * q_stride, head_dim, chunk, m, scale, scores + g * n_positions + p0);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const int64_t left = rows[r].n_positions - p0;
+      if (left <= 0) continue;
+      Scores<V, kKType>(rows[r].q, head_dim, chunk, left < kChunkPositions ? left : kChunkPositions, scale,
+                        scores + r * scores_stride + p0);
+    }
   }
 }
 
@@ -377,22 +386,20 @@ void WithKvType(GgmlType type, F f) {
 }
 
 template <typename V>
-bool GroupScoresImpl(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const KvHeadView& k,
-                     int64_t n_positions, float scale, float* scores) {
-  if (!KvTypeSupported(k.type, head_dim) || n_q > kMaxGroupHeads) return false;
+bool RowsScoresImpl(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
+                    float* scores, int64_t scores_stride) {
+  if (!KvTypeSupported(k.type, head_dim) || n_rows > kMaxAttentionRows) return false;
   WithKvType(k.type, [&](auto tag) {
-    GroupScores<V, decltype(tag)::value>(q, q_stride, n_q, head_dim, k, n_positions, scale, scores);
+    RowsScores<V, decltype(tag)::value>(rows, n_rows, head_dim, k, scale, scores, scores_stride);
   });
   return true;
 }
 
 template <typename V>
-bool GroupValuesImpl(const float* weights, int64_t n_q, int64_t n_positions, const KvHeadView& v, int64_t head_dim,
-                     float* out, int64_t out_stride) {
-  if (!KvTypeSupported(v.type, head_dim) || n_q > kMaxGroupHeads) return false;
-  WithKvType(v.type, [&](auto tag) {
-    GroupValues<V, decltype(tag)::value>(weights, n_q, n_positions, v, head_dim, out, out_stride);
-  });
+bool RowsValuesImpl(const AttentionRow* rows, int64_t n_rows, const float* weights, int64_t scores_stride,
+                    const KvHeadView& v, int64_t head_dim) {
+  if (!KvTypeSupported(v.type, head_dim) || n_rows > kMaxAttentionRows) return false;
+  WithKvType(v.type, [&](auto tag) { RowsValues<V, decltype(tag)::value>(rows, n_rows, weights, scores_stride, v, head_dim); });
   return true;
 }
 
