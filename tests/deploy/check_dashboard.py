@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -179,7 +180,7 @@ def run_prometheus(f, prom_dir, source_dir, work, ridge_port, queries, variable_
                              f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
     try:
         def up():
-            status, body = prometheus_query(port, 'up{job="ridge"}')
+            status, body = prometheus_query(port, f'up{{job="ridge", instance="127.0.0.1:{ridge_port}"}}')
             result = body.get("data", {}).get("result", []) if status == 200 else []
             return bool(result) and result[0]["value"][1] == "1"
         if not f.check(wait_for(up, 60), "Prometheus never scraped ridge (up{job=\"ridge\"} != 1)"):
@@ -215,7 +216,8 @@ def run_prometheus(f, prom_dir, source_dir, work, ridge_port, queries, variable_
 
 def main():
     ridge, shared, source_dir, prom_dir, work = sys.argv[1:6]
-    os.makedirs(work, exist_ok=True)
+    shutil.rmtree(work, ignore_errors=True)  # a previous run's Prometheus data among others
+    os.makedirs(work)
     f = Failures()
     with open(os.path.join(source_dir, "deploy", "grafana", "ridge-dashboard.json")) as fh:
         dash = json.load(fh)

@@ -4,6 +4,11 @@
 #   deploy_dashboard         check_dashboard.py: the Grafana dashboard and the
 #                            Prometheus config against ridge's /metrics, promtool
 #                            and a real Prometheus scraping `ridge serve`
+#   deploy_systemd_unit      check_systemd_unit.py: deploy/ridge.service through
+#                            systemd-analyze verify and security
+#   deploy_deb_package       check_deb.py: cpack's .deb installed by dpkg into a
+#                            temporary root, its ridge serve answering a completion
+# deploy/README.md says what each checks and why.
 # The sanitizer trees leave it to the Release tree: it tests files and
 # packaging, not memory.
 if(RIDGE_SANITIZE OR RIDGE_SANITIZE_THREAD)
@@ -21,3 +26,13 @@ add_test(NAME deploy_dashboard
          COMMAND ${RIDGE_DEPLOY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_dashboard.py $<TARGET_FILE:ridge>
                  ${RIDGE_SHARED_DIR} ${CMAKE_SOURCE_DIR} ${RIDGE_DEPLOY_WORK}/prometheus ${RIDGE_DEPLOY_WORK}/dashboard)
 set_tests_properties(deploy_dashboard PROPERTIES FIXTURES_REQUIRED ridge_prometheus TIMEOUT 300 LABELS deploy)
+
+add_test(NAME deploy_systemd_unit
+         COMMAND ${RIDGE_DEPLOY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_systemd_unit.py ${CMAKE_SOURCE_DIR}
+                 $<TARGET_FILE:ridge> ${RIDGE_DEPLOY_WORK}/systemd)
+set_tests_properties(deploy_systemd_unit PROPERTIES TIMEOUT 120 LABELS deploy)
+
+add_test(NAME deploy_deb_package
+         COMMAND ${RIDGE_DEPLOY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_deb.py ${CMAKE_BINARY_DIR}/CPackConfig.cmake
+                 ${PROJECT_VERSION} ${RIDGE_SHARED_DIR} ${CMAKE_SOURCE_DIR} ${RIDGE_DEPLOY_WORK}/deb)
+set_tests_properties(deploy_deb_package PROPERTIES TIMEOUT 600 LABELS deploy)
