@@ -30,6 +30,7 @@ EXPECTED_FILES = [
     "usr/share/doc/ridge/deploy/grafana/ridge-dashboard.json",
     "usr/share/doc/ridge/deploy/prometheus/prometheus.yml",
     "usr/share/doc/ridge/deploy/Dockerfile",
+    "usr/share/doc/ridge/deploy/nginx/ridge-replicas.conf",
     "usr/share/doc/ridge/examples/ridge.env",
     "usr/share/doc/ridge/examples/serve.toml",
 ]
