@@ -234,10 +234,10 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
 }
 
 void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool) {
-  // Jobs the scalar reference takes run one by one; every other job's tasks
-  // share one ParallelFor.
-  // The calling thread's, named through references: the workers running
-  // run_task must see these, not their own thread_local copies.
+  // Every job's tasks share one ParallelFor; only those the scalar reference
+  // takes run one by one. The state below is the calling thread's, named
+  // through references: the workers running run_task must see it, not their
+  // own thread_local copies.
   thread_local GroupActs caller_acts;
   thread_local std::vector<GroupJob> caller_jobs;
   GroupActs& group_acts = caller_acts;

@@ -23,7 +23,7 @@ struct MatMulJob {
   const WeightMatrix* w = nullptr;
   const float* x = nullptr;  // [n_tokens, w->n_cols]
   int64_t n_tokens = 0;
-  float* y = nullptr;  // [n_tokens, w->n_rows]; no two jobs' outputs overlap
+  float* y = nullptr;  // [n_tokens, w->n_rows]; overlaps no other job's output and no job's input
 };
 
 // Several independent MatMuls, the same bits as calling MatMul on each (batch
