@@ -9,6 +9,8 @@
 // scratch panel and multiplies it by every token, so the weights are reused
 // from cache (prefill).
 #include <algorithm>
+#include <memory>
+#include <vector>
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/base/error.h"
@@ -54,13 +56,13 @@ const TypeKernels* FindKernels(Isa isa, GgmlType type) {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Prepared activations for this call, owned by the calling thread.
+// Activations prepared for one call into buffer (prep.row_bytes == nullptr:
+// the float rows themselves).
 ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_t n_cols, int64_t n_tokens,
-                           ThreadPool& pool) {
+                           ThreadPool& pool, ScratchBuffer& buffer) {
   if (prep.row_bytes == nullptr) return ActView{reinterpret_cast<const uint8_t*>(x), n_cols * 4};
   const int64_t row_bytes = prep.row_bytes(n_cols);
-  thread_local ScratchBuffer acts_scratch;
-  uint8_t* acts = acts_scratch.Get(row_bytes * n_tokens);
+  uint8_t* acts = buffer.Get(row_bytes * n_tokens);
   if (n_tokens * n_cols <= kInlinePrepareElems) {
     for (int64_t t = 0; t < n_tokens; ++t) prep.prepare(x + t * n_cols, n_cols, acts + t * row_bytes);
   } else {
@@ -69,69 +71,147 @@ ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_
   return ActView{acts, row_bytes};
 }
 
-void RowsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, float* y,
-              ThreadPool& pool) {
+// Prepared activations for this call, owned by the calling thread.
+ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_t n_cols, int64_t n_tokens,
+                           ThreadPool& pool) {
+  thread_local ScratchBuffer acts_scratch;
+  return PrepareActivations(prep, x, n_cols, n_tokens, pool, acts_scratch);
+}
+
+// How a rows-path call is cut into tasks: chunk_rows rows each (a multiple
+// of kRowAlign unless the whole matrix is one task).
+int64_t RowsChunk(const TypeKernels& k, const MatView& w, int64_t n_tokens, int n_threads) {
   // About four tasks per thread so a slow thread does not hold the others up.
   // With several token groups, a task's rows are also capped to ~kRowsChunkBytes
   // of weights, so that they stay in L2 while every group of tokens passes
   // over them (prefill on the rows path would otherwise stream the whole
   // matrix from memory once per group).
   const int64_t passes = CeilDiv(n_tokens, k.max_row_tokens);
-  const bool small = w.n_rows * w.row_bytes * passes <= kInlineRowsBytes;
-  const int64_t wanted_tasks = small ? 1 : 4 * static_cast<int64_t>(pool.n_threads());
-  int64_t chunk_rows =
-      small ? w.n_rows : std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
-  if (!small && passes > 1)
+  if (w.n_rows * w.row_bytes * passes <= kInlineRowsBytes) return w.n_rows;
+  const int64_t wanted_tasks = 4 * static_cast<int64_t>(n_threads);
+  int64_t chunk_rows = std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
+  if (passes > 1)
     chunk_rows = std::min(chunk_rows, std::max(kRowAlign, kRowsChunkBytes / w.row_bytes / kRowAlign * kRowAlign));
-  const int64_t n_tasks = CeilDiv(w.n_rows, chunk_rows);
-  pool.ParallelFor(n_tasks, [&](int64_t task, int) {
+  return chunk_rows;
+}
+
+// Rows [r_begin, r_end) of y for every token, each weight row read once per
+// group of max_row_tokens tokens.
+void RowsTask(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin,
+              int64_t r_end, float* y) {
+  for (int64_t t = 0; t < n_tokens; t += k.max_row_tokens) {
+    const int64_t nt = std::min<int64_t>(k.max_row_tokens, n_tokens - t);
+    const ActView group{acts.data + t * acts.row_stride, acts.row_stride};
+    k.rows(w, group, nt, r_begin, r_end, y + t * w.n_rows, w.n_rows);
+  }
+}
+
+void RowsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, float* y,
+              ThreadPool& pool) {
+  const int64_t chunk_rows = RowsChunk(k, w, n_tokens, pool.n_threads());
+  pool.ParallelFor(CeilDiv(w.n_rows, chunk_rows), [&](int64_t task, int) {
     const int64_t r_begin = task * chunk_rows;
-    const int64_t r_end = std::min(w.n_rows, r_begin + chunk_rows);
-    for (int64_t t = 0; t < n_tokens; t += k.max_row_tokens) {
-      const int64_t nt = std::min<int64_t>(k.max_row_tokens, n_tokens - t);
-      const ActView group{acts.data + t * acts.row_stride, acts.row_stride};
-      k.rows(w, group, nt, r_begin, r_end, y + t * w.n_rows, w.n_rows);
-    }
+    RowsTask(k, w, acts, n_tokens, r_begin, std::min(w.n_rows, r_begin + chunk_rows), y);
   });
+}
+
+// Panels [p_begin, p_end) of y for every token. A task takes consecutive
+// panels, so that while it multiplies one panel the kernel can prefetch the
+// rows of the next (in small batches packing is where the weights come from
+// memory; without the overlap a thread waits for memory and computes in turn).
+void PanelsTask(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, int64_t p_begin,
+                int64_t p_end, float* y) {
+  thread_local ScratchBuffer panel_scratch;  // the running thread's
+  uint8_t* panel = panel_scratch.Get(k.panel_bytes(w.n_cols));
+  for (int64_t p = p_begin; p < p_end; ++p) {
+    const int64_t r_begin = p * k.panel_rows;
+    const int64_t next_begin = r_begin + k.panel_rows;
+    const internal::PanelPrefetch next{w.data + next_begin * w.row_bytes,
+                                       p + 1 < p_end ? std::min(k.panel_rows, w.n_rows - next_begin) : 0,
+                                       w.row_bytes};
+    k.pack_panel(w, r_begin, panel);
+    k.panel_matmul(panel, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens, y + r_begin,
+                   w.n_rows, next);
+  }
+}
+
+double PanelsFlops(const MatView& w, int64_t n_tokens) {
+  return 2.0 * static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols) * static_cast<double>(n_tokens);
+}
+
+// Panels per task: small batches take about four tasks per thread, each a
+// run of panels that prefetch one another. From 128 tokens on the products
+// outweigh the reads (prefill): one panel per task, so that a slow thread
+// does not hold up the others.
+int64_t PanelsPerTask(int64_t n_panels, int64_t n_tokens, int n_threads) {
+  return n_tokens >= 128 ? 1 : std::max<int64_t>(1, n_panels / (4 * static_cast<int64_t>(n_threads)));
 }
 
 void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, float* y,
                 ThreadPool& pool) {
   const int64_t n_panels = CeilDiv(w.n_rows, k.panel_rows);
-  const int64_t panel_bytes = k.panel_bytes(w.n_cols);
-  // A task takes consecutive panels, so that while it multiplies one panel
-  // the kernel can prefetch the rows of the next (in small batches packing
-  // is where the weights come from memory; without the overlap a thread
-  // waits for memory and computes in turn).
-  auto run_panels = [&](int64_t p_begin, int64_t p_end) {
-    thread_local ScratchBuffer panel_scratch;
-    uint8_t* panel = panel_scratch.Get(panel_bytes);
-    for (int64_t p = p_begin; p < p_end; ++p) {
-      const int64_t r_begin = p * k.panel_rows;
-      const int64_t next_begin = r_begin + k.panel_rows;
-      const internal::PanelPrefetch next{
-          w.data + next_begin * w.row_bytes,
-          p + 1 < p_end ? std::min(k.panel_rows, w.n_rows - next_begin) : 0, w.row_bytes};
-      k.pack_panel(w, r_begin, panel);
-      k.panel_matmul(panel, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens, y + r_begin,
-                     w.n_rows, next);
-    }
-  };
-  const double flops =
-      2.0 * static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols) * static_cast<double>(n_tokens);
-  if (flops <= kInlinePanelFlops) {
-    run_panels(0, n_panels);
-  } else {
-    // Small batches: about four tasks per thread, each a run of panels that
-    // prefetch one another. From 128 tokens on the products outweigh the
-    // reads (prefill): one panel per task, so that a slow thread does not hold up the others.
-    const int64_t per_task =
-        n_tokens >= 128 ? 1 : std::max<int64_t>(1, n_panels / (4 * static_cast<int64_t>(pool.n_threads())));
-    pool.ParallelFor(CeilDiv(n_panels, per_task), [&](int64_t task, int) {
-      run_panels(task * per_task, std::min(n_panels, (task + 1) * per_task));
-    });
-  }
+  if (PanelsFlops(w, n_tokens) <= kInlinePanelFlops) return PanelsTask(k, w, acts, n_tokens, 0, n_panels, y);
+  const int64_t per_task = PanelsPerTask(n_panels, n_tokens, pool.n_threads());
+  pool.ParallelFor(CeilDiv(n_panels, per_task), [&](int64_t task, int) {
+    PanelsTask(k, w, acts, n_tokens, task * per_task, std::min(n_panels, (task + 1) * per_task), y);
+  });
 }
+
+// One job of a MatMulGroup call, its activations prepared: tasks
+// [first_task, first_task + n_tasks) of the group's ParallelFor, each
+// `per_task` rows (rows path) or panels (panels path).
+struct GroupJob {
+  const TypeKernels* k;
+  MatView w;
+  ActView acts;
+  int64_t n_tokens;
+  float* y;
+  bool panels;
+  int64_t per_task;
+  int64_t first_task;
+
+  void RunTask(int64_t task) const {
+    const int64_t begin = (task - first_task) * per_task;
+    if (panels) {
+      PanelsTask(*k, w, acts, n_tokens, begin, std::min(CeilDiv(w.n_rows, k->panel_rows), begin + per_task), y);
+    } else {
+      RowsTask(*k, w, acts, n_tokens, begin, std::min(w.n_rows, begin + per_task), y);
+    }
+  }
+};
+
+// Prepared activations for the jobs of one MatMulGroup call: jobs that
+// read the same x with the same preparation (gate and up, Q/K/V) share one
+// quantization. Per calling thread, reused across calls.
+class GroupActs {
+ public:
+  ActView Get(const internal::ActPrep& prep, const float* x, int64_t n_cols, int64_t n_tokens, ThreadPool& pool) {
+    for (size_t i = 0; i < used_; ++i) {
+      const Entry& e = entries_[i];
+      if (e.x == x && e.prepare == prep.prepare && e.n_cols == n_cols && e.n_tokens == n_tokens) return e.view;
+    }
+    if (used_ == entries_.size()) entries_.emplace_back();
+    Entry& e = entries_[used_++];
+    e.x = x;
+    e.prepare = prep.prepare;
+    e.n_cols = n_cols;
+    e.n_tokens = n_tokens;
+    e.view = PrepareActivations(prep, x, n_cols, n_tokens, pool, *e.buffer);
+    return e.view;
+  }
+  void Reset() { used_ = 0; }
+
+ private:
+  struct Entry {
+    std::unique_ptr<ScratchBuffer> buffer = std::make_unique<ScratchBuffer>();
+    const float* x = nullptr;
+    void (*prepare)(const float*, int64_t, uint8_t*) = nullptr;
+    int64_t n_cols = 0, n_tokens = 0;
+    ActView view{nullptr, 0};
+  };
+  std::vector<Entry> entries_;
+  size_t used_ = 0;
+};
 
 }  // namespace
 
@@ -150,6 +230,59 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
     PanelsPath(*k, view, PrepareActivations(k->panel_acts, x, w.n_cols, n_tokens, pool), n_tokens, y, pool);
   } else {
     RowsPath(*k, view, PrepareActivations(k->row_acts, x, w.n_cols, n_tokens, pool), n_tokens, y, pool);
+  }
+}
+
+void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool) {
+  // Every job's tasks share one ParallelFor; only those the scalar reference
+  // takes run one by one. The state below is the calling thread's, named
+  // through references: the workers running run_task must see it, not their
+  // own thread_local copies.
+  thread_local GroupActs caller_acts;
+  thread_local std::vector<GroupJob> caller_jobs;
+  GroupActs& group_acts = caller_acts;
+  std::vector<GroupJob>& group_jobs = caller_jobs;
+  group_acts.Reset();
+  group_jobs.clear();
+  int64_t n_tasks = 0, rows_bytes = 0;
+  double panels_flops = 0;
+  for (const MatMulJob& job : jobs) {
+    const WeightMatrix& w = *job.w;
+    const TypeKernels* k = w.n_cols == 0 || w.n_rows == 0 || job.n_tokens == 0 ? nullptr
+                                                                               : FindKernels(ActiveIsa(), w.type);
+    if (k == nullptr) {
+      MatMul(w, job.x, job.n_tokens, job.y, pool);
+      continue;
+    }
+    RIDGE_CHECK(TraitsOf(w.type).can_dequantize && w.n_cols % TraitsOf(w.type).block_elems == 0);
+    RIDGE_CHECK(w.row_bytes >= RowBytes(w.type, w.n_cols));
+    const MatView view{w.data, w.n_rows, w.n_cols, w.row_bytes};
+    if (k->panel_matmul != nullptr && job.n_tokens >= k->panel_min_tokens) {
+      const ActView acts = group_acts.Get(k->panel_acts, job.x, w.n_cols, job.n_tokens, pool);
+      const int64_t n_panels = CeilDiv(w.n_rows, k->panel_rows);
+      const int64_t per_task = PanelsPerTask(n_panels, job.n_tokens, pool.n_threads());
+      group_jobs.push_back({k, view, acts, job.n_tokens, job.y, true, per_task, n_tasks});
+      n_tasks += CeilDiv(n_panels, per_task);
+      panels_flops += PanelsFlops(view, job.n_tokens);
+    } else {
+      const ActView acts = group_acts.Get(k->row_acts, job.x, w.n_cols, job.n_tokens, pool);
+      const int64_t chunk_rows = RowsChunk(*k, view, job.n_tokens, pool.n_threads());
+      group_jobs.push_back({k, view, acts, job.n_tokens, job.y, false, chunk_rows, n_tasks});
+      n_tasks += CeilDiv(w.n_rows, chunk_rows);
+      rows_bytes += w.n_rows * w.row_bytes * CeilDiv(job.n_tokens, k->max_row_tokens);
+    }
+  }
+  if (group_jobs.empty()) return;
+  auto run_task = [&](int64_t task, int) {
+    // The job holding this task: the last whose first task is <= task.
+    const auto it = std::upper_bound(group_jobs.begin(), group_jobs.end(), task,
+                                     [](int64_t t, const GroupJob& j) { return t < j.first_task; });
+    (it - 1)->RunTask(task);
+  };
+  if (rows_bytes <= kInlineRowsBytes && panels_flops <= kInlinePanelFlops) {
+    for (int64_t task = 0; task < n_tasks; ++task) run_task(task, 0);
+  } else {
+    pool.ParallelFor(n_tasks, run_task);
   }
 }
 

@@ -4,6 +4,7 @@
 // a scalar twin in namespace ridge::kernels::scalar that tests compare against.
 // Kernels are pure functions over spans: they never see a model config.
 #include <cstdint>
+#include <span>
 
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/architecture.h"  // RopeStyle
@@ -16,6 +17,22 @@ namespace ridge::kernels {
 //   x: [n_tokens, n_cols] f32, y: [n_tokens, n_rows] f32.
 // n_tokens == 1 is the decode (matrix-vector) case; larger is prefill.
 void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
+
+// One product of a MatMulGroup call: y = W · x as MatMul computes it.
+struct MatMulJob {
+  const WeightMatrix* w = nullptr;
+  const float* x = nullptr;  // [n_tokens, w->n_cols]
+  int64_t n_tokens = 0;
+  float* y = nullptr;  // [n_tokens, w->n_rows]; overlaps no other job's output and no job's input
+};
+
+// Several independent MatMuls, the same bits as calling MatMul on each (batch
+// invariance), with one wake-up and one barrier of the pool for all of them
+// instead of one each (their row chunks and panels are tasks of one job of
+// the pool), and one activation quantization for jobs that share x (Q/K/V,
+// gate/up). This is how a step's expert matmuls run: each expert sees a few
+// tokens, and ~100 barriers a layer would otherwise cost more than the products.
+void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool);
 
 // out[i] = x[i] / sqrt(mean(x²) + eps) · weight[i]; x, weight, out: [n]. out may alias x.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);

@@ -44,13 +44,15 @@ struct Model::Scratch {
     fit(v, n_tokens * c.kv_dim());
     fit(attn, n_tokens * c.q_dim());
     fit(proj, n_tokens * c.n_embd);
-    const int64_t max_ff = std::max({c.n_ff, c.n_ff_exp, c.n_ff_shexp});
-    fit(gate, n_tokens * max_ff);
-    fit(up, n_tokens * max_ff);
+    // A step's experts run together: n_tokens · n_expert_used (token, expert) rows.
+    const int64_t routed = n_tokens * std::max<int64_t>(1, c.n_expert_used);
+    const int64_t max_ff = std::max({c.n_ff, c.n_ff_shexp});
+    fit(gate, std::max(n_tokens * max_ff, routed * c.n_ff_exp));
+    fit(up, std::max(n_tokens * max_ff, routed * c.n_ff_exp));
     if (c.is_moe()) {
       fit(router, n_tokens * c.n_expert);
-      fit(expert_in, n_tokens * c.n_embd);
-      fit(expert_out, n_tokens * c.n_embd);
+      fit(expert_in, routed * c.n_embd);
+      fit(expert_out, std::max(routed, n_tokens) * c.n_embd);
     }
     fit(selected, n_logits * c.n_embd);
     if (static_cast<int>(scores.size()) < n_threads) scores.resize(static_cast<size_t>(n_threads));
@@ -98,9 +100,10 @@ void Model::EmbedTokens(const Batch& batch, float* x) {
 
 void Model::ProjectQkv(const LayerWeights& w, int64_t n, ThreadPool& pool) {
   Scratch& s = *scratch_;
-  kernels::MatMul(w.wq, s.xn.data(), n, s.q.data(), pool);  // [n, q_dim]
-  kernels::MatMul(w.wk, s.xn.data(), n, s.k.data(), pool);  // [n, kv_dim]
-  kernels::MatMul(w.wv, s.xn.data(), n, s.v.data(), pool);  // [n, kv_dim]
+  const kernels::MatMulJob qkv[] = {{&w.wq, s.xn.data(), n, s.q.data()},   // [n, q_dim]
+                                    {&w.wk, s.xn.data(), n, s.k.data()},   // [n, kv_dim]
+                                    {&w.wv, s.xn.data(), n, s.v.data()}};  // [n, kv_dim]
+  kernels::MatMulGroup(qkv, pool);
   if (!w.q_bias.empty()) AddBias(w.q_bias.data(), config_.q_dim(), n, s.q.data());
   if (!w.k_bias.empty()) AddBias(w.k_bias.data(), config_.kv_dim(), n, s.k.data());
   if (!w.v_bias.empty()) AddBias(w.v_bias.data(), config_.kv_dim(), n, s.v.data());
@@ -220,19 +223,22 @@ void Model::GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMat
                      const FfnBiases& biases) {
   Scratch& s = *scratch_;
   const int64_t ff = gate.n_rows;
-  kernels::MatMul(gate, xn, n, s.gate.data(), pool);  // [n, ff]
-  kernels::MatMul(up, xn, n, s.up.data(), pool);      // [n, ff]
-  if (biases.gate) AddBias(biases.gate, ff, n, s.gate.data());
-  if (biases.up) AddBias(biases.up, ff, n, s.up.data());
-  switch (arch_.ffn_activation) {
-    case FfnActivation::kSilu: kernels::SwiGlu(s.gate.data(), s.up.data(), n * ff, s.gate.data()); break;
-    case FfnActivation::kGeluTanh: kernels::GeGlu(s.gate.data(), s.up.data(), n * ff, s.gate.data()); break;
-    case FfnActivation::kSwigluOai:
-      kernels::SwigluOai(s.gate.data(), s.up.data(), n * ff, kSwigluOaiAlpha, kSwigluOaiLimit, s.gate.data());
-      break;
-  }
+  const kernels::MatMulJob gate_up[] = {{&gate, xn, n, s.gate.data()},  // [n, ff]
+                                        {&up, xn, n, s.up.data()}};     // [n, ff]
+  kernels::MatMulGroup(gate_up, pool);
+  ActivateFfn(biases, ff, n, s.gate.data(), s.up.data());
   kernels::MatMul(down, s.gate.data(), n, out, pool);  // [n, n_embd]
   if (biases.down) AddBias(biases.down, down.n_rows, n, out);
+}
+
+void Model::ActivateFfn(const FfnBiases& biases, int64_t ff, int64_t n, float* gate, float* up) const {
+  if (biases.gate) AddBias(biases.gate, ff, n, gate);
+  if (biases.up) AddBias(biases.up, ff, n, up);
+  switch (arch_.ffn_activation) {
+    case FfnActivation::kSilu: kernels::SwiGlu(gate, up, n * ff, gate); break;
+    case FfnActivation::kGeluTanh: kernels::GeGlu(gate, up, n * ff, gate); break;
+    case FfnActivation::kSwigluOai: kernels::SwigluOai(gate, up, n * ff, kSwigluOaiAlpha, kSwigluOaiLimit, gate); break;
+  }
 }
 
 // Each token's FFN is the weighted sum of its top-k experts' FFNs. The tokens
@@ -287,22 +293,52 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
       routed[static_cast<size_t>(e)].push_back({t, static_cast<float>(score[static_cast<size_t>(e)] / norm)});
     }
   }
-  std::fill(s.proj.begin(), s.proj.begin() + n * e_dim, 0.0f);
+  // Every expert hit runs once for all of its tokens, and all experts' products
+  // share the pool's barriers: gate and up of every expert in one MatMulGroup,
+  // then every down. Expert e's tokens are rows [first[e], first[e + 1]) of
+  // expert_in [n·k, n_embd], gate/up [n·k, n_ff_exp] and expert_out [n·k, n_embd].
+  const int64_t ff = c.n_ff_exp;
+  std::vector<int64_t> first(static_cast<size_t>(n_exp + 1));
+  int64_t rows = 0;
   for (int64_t e = 0; e < n_exp; ++e) {
-    const std::vector<Route>& routes = routed[static_cast<size_t>(e)];
-    if (routes.empty()) continue;
-    const int64_t m = static_cast<int64_t>(routes.size());
-    for (int64_t i = 0; i < m; ++i)  // gather: [m, n_embd]
-      std::copy_n(s.xn.data() + routes[static_cast<size_t>(i)].token * e_dim, e_dim, s.expert_in.data() + i * e_dim);
+    first[static_cast<size_t>(e)] = rows;
+    for (const Route& r : routed[static_cast<size_t>(e)])  // gather
+      std::copy_n(s.xn.data() + r.token * e_dim, e_dim, s.expert_in.data() + rows++ * e_dim);
+  }
+  first[static_cast<size_t>(n_exp)] = rows;
+  std::vector<kernels::MatMulJob> jobs;
+  for (int64_t e = 0; e < n_exp; ++e) {
+    const int64_t r0 = first[static_cast<size_t>(e)], m = first[static_cast<size_t>(e + 1)] - r0;
+    if (m == 0) continue;
+    const kernels::WeightMatrix& gate = w.exp_gate[static_cast<size_t>(e)];
+    const kernels::WeightMatrix& up = w.exp_up[static_cast<size_t>(e)];
+    const kernels::WeightMatrix& down = w.exp_down[static_cast<size_t>(e)];
+    jobs.push_back({&gate, s.expert_in.data() + r0 * e_dim, m, s.gate.data() + r0 * ff});
+    jobs.push_back({&up, s.expert_in.data() + r0 * e_dim, m, s.up.data() + r0 * ff});
+    expert_reads_.experts_hit += 1;
+    expert_reads_.bytes += gate.n_rows * gate.row_bytes + up.n_rows * up.row_bytes + down.n_rows * down.row_bytes;
+  }
+  kernels::MatMulGroup(jobs, pool);
+  jobs.clear();
+  for (int64_t e = 0; e < n_exp; ++e) {
+    const int64_t r0 = first[static_cast<size_t>(e)], m = first[static_cast<size_t>(e + 1)] - r0;
+    if (m == 0) continue;
     FfnBiases biases;
-    if (!w.exp_gate_bias.empty())
-      biases = {w.exp_gate_bias.data() + e * c.n_ff_exp, w.exp_up_bias.data() + e * c.n_ff_exp,
-                w.exp_down_bias.data() + e * e_dim};
-    GatedFfn(w.exp_gate[static_cast<size_t>(e)], w.exp_up[static_cast<size_t>(e)], w.exp_down[static_cast<size_t>(e)],
-             s.expert_in.data(), m, s.expert_out.data(), pool, biases);
-    for (int64_t i = 0; i < m; ++i) {  // scatter-add, weighted
+    if (!w.exp_gate_bias.empty()) biases = {w.exp_gate_bias.data() + e * ff, w.exp_up_bias.data() + e * ff, nullptr};
+    ActivateFfn(biases, ff, m, s.gate.data() + r0 * ff, s.up.data() + r0 * ff);
+    jobs.push_back(
+        {&w.exp_down[static_cast<size_t>(e)], s.gate.data() + r0 * ff, m, s.expert_out.data() + r0 * e_dim});
+  }
+  kernels::MatMulGroup(jobs, pool);
+  std::fill(s.proj.begin(), s.proj.begin() + n * e_dim, 0.0f);
+  for (int64_t e = 0; e < n_exp; ++e) {  // scatter-add, weighted, in expert order
+    const std::vector<Route>& routes = routed[static_cast<size_t>(e)];
+    const int64_t r0 = first[static_cast<size_t>(e)];
+    const int64_t m = static_cast<int64_t>(routes.size());
+    if (!w.exp_down_bias.empty()) AddBias(w.exp_down_bias.data() + e * e_dim, e_dim, m, s.expert_out.data() + r0 * e_dim);
+    for (int64_t i = 0; i < m; ++i) {
       float* dst = s.proj.data() + routes[static_cast<size_t>(i)].token * e_dim;
-      const float* src = s.expert_out.data() + i * e_dim;
+      const float* src = s.expert_out.data() + (r0 + i) * e_dim;
       for (int64_t d = 0; d < e_dim; ++d) dst[d] += routes[static_cast<size_t>(i)].weight * src[d];
     }
   }

@@ -90,6 +90,19 @@ class Model {
   // logits: [batch.n_logits(), n_vocab], rows in batch order of want_logits.
   void Forward(const Batch& batch, PagedKvCache& cache, float* logits, ThreadPool& pool);
 
+  // Mixture of experts: what Forward's routing made the expert matmuls read,
+  // summed over every layer of every call since the last reset (all zero for
+  // a dense model). Each expert hit in a call is read once for all of its
+  // tokens, so bytes = Σ over (call, layer, expert hit) of its gate, up and
+  // down weights' bytes: the measured side of the roofline's predicted union
+  // of experts hit.
+  struct ExpertReads {
+    int64_t experts_hit = 0;
+    int64_t bytes = 0;
+  };
+  ExpertReads expert_reads() const { return expert_reads_; }
+  void ResetExpertReads() { expert_reads_ = {}; }
+
   // FLOPs of one forward pass over n_tokens tokens whose attention spans
   // `attended_positions` positions in total (2 per multiply-add; experts: the
   // n_expert_used each token is routed to).
@@ -108,6 +121,8 @@ class Model {
   // down(act(gate · xn) ⊙ (up · xn)) for n rows of xn: [n, n_embd] → out [n, n_embd].
   void GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up, const kernels::WeightMatrix& down,
                 const float* xn, int64_t n, float* out, ThreadPool& pool, const FfnBiases& biases = {});
+  // gate = act(gate + biases.gate, up + biases.up) over n rows of ff, in place (biases null: none).
+  void ActivateFfn(const FfnBiases& biases, int64_t ff, int64_t n, float* gate, float* up) const;
   void MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n_tokens, ThreadPool& pool);
   // x[t] += norm(proj[t]) (post_norm empty: x[t] += proj[t]) for every token.
   void AddResidual(const std::vector<float>& post_norm, int64_t n_tokens, float* x);
@@ -117,6 +132,7 @@ class Model {
   const ArchitectureSpec& arch_;
   ModelWeights weights_;
   std::unique_ptr<Scratch> scratch_;
+  ExpertReads expert_reads_;
 };
 
 }  // namespace ridge

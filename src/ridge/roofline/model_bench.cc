@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 
@@ -199,6 +200,7 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
       }
     f.prefill_s = SecondsSince(start);
     // Decode: n_gen steps, each one token of every sequence.
+    model.ResetExpertReads();
     start = Clock::now();
     for (int64_t step = 0; step < o.n_gen; ++step) {
       batch.Clear();
@@ -217,6 +219,16 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
     f.kv_formula_bytes = kv.bytes_per_token * static_cast<double>(kv.tokens_stored);
     PhaseCost step = AnalyzePhase(shape, {Phase::kDecode, 1, B, o.n_prompt + o.n_gen / 2}, hw, HostCostOptions(o.kv_type));
     f.decode_bound_tokens_per_s = static_cast<double>(step.tokens) / step.roofline_time_s;
+    if (c.is_moe() && o.n_gen > 0) {
+      const Model::ExpertReads reads = model.expert_reads();
+      const double steps = static_cast<double>(o.n_gen), E = static_cast<double>(c.n_expert);
+      f.experts_hit_per_step = static_cast<double>(reads.experts_hit) / steps;
+      f.expert_bytes_per_step = static_cast<double>(reads.bytes) / steps;
+      f.predicted_experts_hit_per_step = static_cast<double>(c.n_layers) * E *
+                                         (1.0 - std::pow(1.0 - static_cast<double>(c.n_expert_used) / E, b));
+      for (const OpCost& op : step.ops)
+        if (op.name == "FFN experts") f.predicted_expert_bytes_per_step = op.weight_bytes;
+    }
     figures.push_back(f);
   }
   return figures;
@@ -252,6 +264,14 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
                          f.prefill_tokens_per_s, f.decode_tokens_per_s, f.total_tokens_per_s,
                          f.decode_bound_tokens_per_s, 100.0 * f.decode_tokens_per_s / f.decode_bound_tokens_per_s,
                          f.kv_bytes_used, f.kv_formula_bytes);
+    for (const BatchFigure& f : r.batches)
+      if (f.experts_hit_per_step > 0)
+        out += fmt::format(
+            "batch {}: experts read per decode step (all layers) {:.1f}, {:.1f} MiB; uniform routing predicts {:.1f}, "
+            "{:.1f} MiB ({:+.1f} % bytes)\n",
+            f.batch, f.experts_hit_per_step, f.expert_bytes_per_step / (1 << 20), f.predicted_experts_hit_per_step,
+            f.predicted_expert_bytes_per_step / (1 << 20),
+            100.0 * (f.expert_bytes_per_step / f.predicted_expert_bytes_per_step - 1.0));
     const BatchFigure& first = r.batches.front();
     if (first.batch == 1)
       for (const BatchFigure& f : r.batches)
@@ -282,7 +302,11 @@ std::string FormatJson(const ModelBenchReport& r) {
                             {"decode_tokens_per_s", f.decode_tokens_per_s}, {"total_tokens_per_s", f.total_tokens_per_s},
                             {"prefill_s", f.prefill_s}, {"decode_s", f.decode_s}, {"kv_bytes_used", f.kv_bytes_used},
                             {"kv_formula_bytes", f.kv_formula_bytes},
-                            {"decode_roofline_tokens_per_s", f.decode_bound_tokens_per_s}});
+                            {"decode_roofline_tokens_per_s", f.decode_bound_tokens_per_s},
+                            {"experts_hit_per_step", f.experts_hit_per_step},
+                            {"expert_bytes_per_step", f.expert_bytes_per_step},
+                            {"predicted_experts_hit_per_step", f.predicted_experts_hit_per_step},
+                            {"predicted_expert_bytes_per_step", f.predicted_expert_bytes_per_step}});
   return j.dump(2);
 }
 

@@ -60,6 +60,11 @@ struct BatchFigure {
   int64_t kv_bytes_used = 0;        // blocks in use at the end, K and V, every layer
   double kv_formula_bytes = 0;      // bytes per token × tokens stored
   double decode_bound_tokens_per_s = 0;  // roofline for a decode step at this batch
+  // Mixture of experts (0 for a dense model), per decode step over every layer:
+  // the experts the routing hit and their weights' bytes (Model::expert_reads),
+  // beside the roofline's prediction for uniform routing, E·(1 − (1 − k/E)^B) a layer.
+  double experts_hit_per_step = 0, expert_bytes_per_step = 0;
+  double predicted_experts_hit_per_step = 0, predicted_expert_bytes_per_step = 0;
 };
 
 struct ModelBenchReport {
