@@ -11,6 +11,10 @@ export function authHeaders(extra = {}) {
 export function initApiKey() {
   const input = keyInput();
   input.value = sessionStorage.getItem('ridge-api-key') || '';
+  document.getElementById('key-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    input.dispatchEvent(new Event('change'));
+  });
   input.addEventListener('change', () => {
     sessionStorage.setItem('ridge-api-key', input.value.trim());
     input.dispatchEvent(new CustomEvent('ridge-key-changed', { bubbles: true }));

@@ -57,7 +57,7 @@ export function rooflineChart(el) {
     scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
     axes: [
       { label: 'arithmetic intensity (FLOP/byte)' },
-      { label: 'FLOP/s', size: 70, values: (u, vals) => vals.map((v) => v.toExponential(0)) },
+      { label: 'FLOP/s', size: 70, values: (u, vals) => vals.map((v) => (v == null ? '' : v.toExponential(0))) },
     ],
     series: [
       { label: 'FLOP/byte' },

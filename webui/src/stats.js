@@ -39,9 +39,14 @@ export function goodput(requests, ttftSloMs, tpotSloMs) {
   return { good: ok.length, total: requests.length, fraction, perSecond };
 }
 
+// Three significant digits, without exponents between 0.001 and 10^15.
 export function formatNumber(x, digits = 3) {
   if (x === null || x === undefined || Number.isNaN(x)) return '–';
-  return Number(x).toPrecision(digits).replace(/\.?0+e/, 'e').replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  if (!Number.isFinite(x)) return String(x);
+  const a = Math.abs(x);
+  if (a >= 10 ** digits) return String(Math.round(x));
+  if (a !== 0 && a < 0.001) return x.toExponential(digits - 1);
+  return String(Number(x.toPrecision(digits)));
 }
 
 const SI = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
