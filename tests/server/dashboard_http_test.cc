@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -68,7 +67,6 @@ class EventReader {
         events_ = std::move(events);
         return !done;
       });
-      finished_ = true;
     });
   }
   ~EventReader() { thread_.join(); }
@@ -87,7 +85,6 @@ class EventReader {
   std::thread thread_;
   std::mutex mutex_;
   std::vector<Event> events_;
-  std::atomic<bool> finished_{false};
 };
 
 bool HasFinishedThenSnapshot(const std::vector<Event>& events) {

@@ -24,6 +24,7 @@ struct Engine::Sequence {
   uint64_t admitted_at = 0;     // admission order, for choosing preemption victims
   bool scheduled_once = false;
   bool finished = false;
+  Clock::time_point arrival;    // as its stream's trace records it
   // Constrained decoding (params.grammar set). The matcher follows the
   // generated tokens, not the KV cache: preemption and prefix caching leave it
   // as it is.
@@ -106,7 +107,8 @@ std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
       throw QueueFullError(fmt::format("{} requests are already waiting; retry later", queued_.load()));
     seq->id = next_id_++;
     stream = std::make_shared<RequestStream>(seq->id);
-    stream->MarkArrival(Clock::now(), n_prompt);
+    seq->arrival = Clock::now();
+    stream->MarkArrival(seq->arrival, n_prompt);
     seq->stream = stream;
     inbox_.push_back(std::move(seq));
     ++queued_;
@@ -125,7 +127,7 @@ void Engine::TakeInbox() {
   if (!observer_) return;
   for (size_t i = first_new; i < waiting_.size(); ++i) {
     const Sequence& seq = *waiting_[i];
-    observer_->OnQueued(seq.id, seq.n_prompt, seq.stream->trace().arrival().value_or(Clock::now()));
+    observer_->OnQueued(seq.id, seq.n_prompt, seq.arrival);
   }
 }
 
@@ -478,7 +480,7 @@ void Engine::OfferSnapshot() {
     r.n_computed = seq.n_computed;
     r.n_generated = seq.n_generated;
     r.kv_blocks = cache_.SequenceBlocks(seq.id);
-    r.arrival = seq.stream->trace().arrival().value_or(now);
+    r.arrival = seq.arrival;
     return r;
   };
   for (const auto& seq : running_)

@@ -10,18 +10,22 @@ DashboardHub::DashboardHub(DashboardOptions options) : options_(options), start_
 }
 
 void DashboardHub::Publish(DashboardEvent event) {
-  auto entry = std::make_shared<const DashboardEvent>(std::move(event));
+  const bool finished = std::holds_alternative<FinishedEvent>(event);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     changed_since_snapshot_ = true;
-    if (std::holds_alternative<FinishedEvent>(*entry)) {
+    // Nobody reads: no ring to keep (only the finished requests' history), only the numbering.
+    if (subscriptions_.empty() && !finished) {
+      ++first_;
+      return;
+    }
+    auto entry = std::make_shared<const DashboardEvent>(std::move(event));
+    if (finished) {
       finished_.push_back(entry);
       if (finished_.size() > options_.finished_history) finished_.pop_front();
     }
     if (subscriptions_.empty()) {
-      // Nobody reads: keep no backlog, only the numbering.
-      first_ += ring_.size() + 1;
-      ring_.clear();
+      ++first_;
       return;
     }
     ring_.push_back(std::move(entry));
@@ -76,6 +80,10 @@ void DashboardHub::Unsubscribe(const std::shared_ptr<Subscription>& s) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (s->cursor < first_) dropped_told_ += first_ - s->cursor;
   std::erase(subscriptions_, s);
+  if (subscriptions_.empty()) {
+    first_ += ring_.size();
+    ring_.clear();
+  }
 }
 
 bool DashboardHub::Poll(Subscription& s, Clock::time_point not_before, Clock::time_point give_up, Delivery& out) {
