@@ -135,6 +135,16 @@ try {
     await page.screenshot({ path: path.join(screenshots, 'chat.png'), fullPage: true });
   });
 
+  await check('regenerate replaces the last reply with a new one', async () => {
+    const before = await page.locator('.message.assistant').first().locator('.content').innerText();
+    await page.getByRole('button', { name: 'Regenerate' }).click();
+    await page.locator('.message.assistant[data-finish]').first().waitFor();
+    assert.equal(await page.locator('.message.assistant').count(), 1);
+    assert.equal(await page.locator('.message.user').count(), 1);
+    // Greedy sampling (temperature 0) gives the same reply again.
+    assert.equal(await page.locator('.message.assistant').first().locator('.content').innerText(), before);
+  });
+
   await check('the chat tab passes axe-core', () => axe(page, 'chat tab'));
 
   await check('the tabs work from the keyboard', async () => {
@@ -149,11 +159,13 @@ try {
     const row = page.locator('#timelines li', { hasText: 'finished' }).first();
     await row.waitFor();
     const label = await row.innerText();
-    const m = label.match(/Request #(\d+) · prompt (\d+) tokens · 1 prefill chunk \((\d+) tokens\) · (\d+) decode steps · finished: (stop|length) · (\d+) tokens · (\d+) KV blocks at the end/);
+    const m = label.match(/Request #(\d+) · prompt (\d+) tokens · 1 prefill chunk \((\d+) tokens\)(?: · (\d+) from the prefix cache)? · (\d+) decode steps · finished: (stop|length) · (\d+) tokens · (\d+) KV blocks at the end/);
     assert.ok(m, label);
-    const [, , prompt, prefilled, decodes, , output, blocks] = m.map(Number);
-    assert.equal(prefilled, prompt, 'the whole prompt in one chunk');
-    assert.equal(decodes, output - (m[5] === 'length' ? 1 : 0), 'a decode step per token fed back');
+    const [prompt, prefilled, cached, decodes, output, blocks] = [m[2], m[3], m[4] || 0, m[5], m[7], m[8]].map(Number);
+    // Regenerate sent the same prompt again: its full blocks came from the prefix cache (16 tokens each).
+    assert.equal(prefilled + cached, prompt, 'every prompt token computed or cached');
+    assert.equal(cached, 16 * Math.floor((prompt - 1) / 16), 'its full blocks, all but the last prompt token, from the prefix cache');
+    assert.equal(decodes, output - (m[6] === 'length' ? 1 : 0), 'a decode step per token fed back');
     assert.equal(blocks, Math.ceil((prompt + decodes) / 16), 'blocks for every position in the cache');
     assert.ok(await row.locator('rect.prefill').count() >= 1);
     assert.ok(await row.locator('rect.decode').count() >= 1);

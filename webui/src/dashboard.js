@@ -105,8 +105,10 @@ function renderTimelines() {
     const label = document.createElement('p');
     const prefillTokens = r.chunks.reduce((a, c) => a + c.tokens, 0);
     const parts = [`Request #${r.id}`, `prompt ${r.n_prompt ?? '?'} tokens`,
-      `${r.chunks.length} prefill chunk${r.chunks.length === 1 ? '' : 's'} (${prefillTokens} tokens)`,
-      `${r.decode_steps} decode steps`];
+      `${r.chunks.length} prefill chunk${r.chunks.length === 1 ? '' : 's'} (${prefillTokens} tokens)`];
+    // A prompt that starts with cached blocks is computed only past them.
+    if (r.n_prompt !== null && r.chunks.length && prefillTokens < r.n_prompt) parts.push(`${r.n_prompt - prefillTokens} from the prefix cache`);
+    parts.push(`${r.decode_steps} decode steps`);
     if (r.done) {
       parts.push(`finished: ${r.done.finish_reason}`, `${r.done.n_output} tokens`, `${r.done.kv_blocks} KV blocks at the end`,
         `TTFT ${formatNumber(r.done.ttft_ms)} ms`, `E2E ${formatNumber(r.done.e2e_ms)} ms`);
