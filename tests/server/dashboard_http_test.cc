@@ -87,11 +87,12 @@ class EventReader {
   std::vector<Event> events_;
 };
 
+// A request finished, and a snapshot the engine took after it came.
 bool HasFinishedThenSnapshot(const std::vector<Event>& events) {
-  bool finished = false;
+  double finished_at = -1;
   for (const Event& e : events) {
-    if (e.name == "finished") finished = true;
-    if (finished && e.name == "snapshot" && e.data["metrics"]["generation_tokens"].get<double>() > 0) return true;
+    if (e.name == "finished") finished_at = e.data["t_finish_ms"].get<double>();
+    if (finished_at >= 0 && e.name == "snapshot" && e.data["t_ms"].get<double>() >= finished_at) return true;
   }
   return false;
 }
