@@ -19,6 +19,9 @@
 #include "ridge/base/error.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/command.h"
+#include "ridge/roofline/hardware.h"
+#include "ridge/roofline/model_shape.h"
+#include "ridge/roofline/probe.h"
 #include "ridge/roofline/units.h"
 #include "ridge/setting_sources.h"
 #include "ridge/server/http_server.h"
@@ -54,6 +57,8 @@ struct ServeArgs {
   bool mmap = false;
   std::string config_path;
   bool print_config = false;
+  bool no_webui = false;
+  std::string hw = "host";
 };
 
 // Settings that steer the others rather than the server, left out of the
@@ -77,6 +82,24 @@ const CLI::Validator kKvType(
       return ParseGgmlType(text) ? "" : fmt::format("unknown type '{}'", text);
     },
     "TYPE");
+
+// The dashboard's roofline: a built-in profile, or this host from its saved
+// probe (`ridge roofline --probe`), else from a short probe now.
+server::DashboardRoofline ChooseRoofline(const std::string& hw, const Model& model, int threads) {
+  if (hw != "host") return {FindHardware(hw), "built-in profile " + hw};
+  const GgmlType weights = ShapeFromGguf(model.file()).main_weight_type;
+  const std::string path = DefaultProbePath();
+  if (std::filesystem::exists(path)) return {HostProfile(LoadProbe(path), weights), "probe of this host (" + path + ")"};
+  ProbeOptions quick;
+  quick.n_threads = threads;
+  quick.buffer_bytes = int64_t{256} << 20;
+  quick.passes = 3;
+  quick.compute_seconds = 0.05;
+  std::printf("ridge serve: no saved probe at %s: probing this host briefly for the dashboard's roofline "
+              "(`ridge roofline --probe` saves a full one)\n", path.c_str());
+  std::fflush(stdout);
+  return {HostProfile(RunProbe(quick), weights), "short probe of this host at start"};
+}
 
 int Serve(const ServeArgs& a) {
   // Signals go to the main thread's sigwait alone: block them before any
@@ -143,6 +166,8 @@ int Serve(const ServeArgs& a) {
                             budget_blocks * engine.kv_block_tokens);
     }
   }
+  options.webui = !a.no_webui;
+  options.roofline = ChooseRoofline(a.hw, *model, a.threads);
   server::OpenAiServer server(*model, tokenizer, engine, options);
   // The engine has already ended every request with an error: wake the main
   // thread (a process-directed signal reaches its sigwait) to stop the rest.
@@ -163,8 +188,11 @@ int Serve(const ServeArgs& a) {
               static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
               static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),
               FormatBytes(static_cast<double>(stats.kv.bytes_total)).c_str(), a.kv_type.c_str(), kv_note.c_str());
-  std::printf("ridge serve: listening on http://%s:%d%s\n", a.host.c_str(), port,
-              options.api_key.empty() ? "" : " (API key required)");
+  std::printf("ridge serve: dashboard roofline: %s, %s\n", options.roofline->hardware.description.c_str(),
+              options.roofline->source.c_str());
+  std::printf("ridge serve: listening on http://%s:%d%s%s\n", a.host.c_str(), port,
+              options.api_key.empty() ? "" : " (API key required)",
+              options.webui ? " (web page at /)" : " (no web page: --no-webui)");
   std::fflush(stdout);
 
   int signal_number = 0;
@@ -242,6 +270,11 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     sub.add_flag("--no-prefix-caching", a->no_prefix_caching, "do not share KV blocks between equal prompt prefixes");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
+    sub.add_flag("--no-webui", a->no_webui, "do not serve the web page (chat and live dashboard) at /");
+    sub.add_option("--hw", a->hw,
+                   "the dashboard's roofline: host (this machine's saved probe, else a short probe at start) or "
+                   "a profile: " + HardwareNames())
+        ->capture_default_str();
     sub.add_option("--config", a->config_path,
                    "TOML file of settings, 'long-flag-name = value' per line (or set RIDGE_CONFIG)");
     sub.add_flag("--print-config", a->print_config, "print the effective settings and exit");

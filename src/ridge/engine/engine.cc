@@ -24,6 +24,7 @@ struct Engine::Sequence {
   uint64_t admitted_at = 0;     // admission order, for choosing preemption victims
   bool scheduled_once = false;
   bool finished = false;
+  Clock::time_point arrival;    // as its stream's trace records it
   // Constrained decoding (params.grammar set). The matcher follows the
   // generated tokens, not the KV cache: preemption and prefix caching leave it
   // as it is.
@@ -106,7 +107,8 @@ std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
       throw QueueFullError(fmt::format("{} requests are already waiting; retry later", queued_.load()));
     seq->id = next_id_++;
     stream = std::make_shared<RequestStream>(seq->id);
-    stream->MarkArrival(Clock::now(), n_prompt);
+    seq->arrival = Clock::now();
+    stream->MarkArrival(seq->arrival, n_prompt);
     seq->stream = stream;
     inbox_.push_back(std::move(seq));
     ++queued_;
@@ -116,22 +118,32 @@ std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
 }
 
 void Engine::TakeInbox() {
-  std::lock_guard<std::mutex> lock(inbox_mutex_);
-  for (auto& seq : inbox_) waiting_.push_back(std::move(seq));
-  inbox_.clear();
+  const size_t first_new = waiting_.size();
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    for (auto& seq : inbox_) waiting_.push_back(std::move(seq));
+    inbox_.clear();
+  }
+  if (!observer_) return;
+  for (size_t i = first_new; i < waiting_.size(); ++i) {
+    const Sequence& seq = *waiting_[i];
+    observer_->OnQueued(seq.id, seq.n_prompt, seq.arrival);
+  }
 }
 
 void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error) {
   // Everything a client could look at next (KV blocks, gauges, histograms) is
   // settled before the stream tells it the request is over.
+  const int64_t kv_blocks = observer_ ? cache_.SequenceBlocks(seq.id) : 0;
   cache_.Free(seq.id);
   seq.finished = true;
   ++counters_.finished;
   const Clock::time_point now = Clock::now();
-  if (metrics_) {
+  if (metrics_ || observer_) {
     RequestTrace trace = seq.stream->trace();
     trace.MarkFinish(now, kind);
-    metrics_->ObserveFinished(Summarize(trace));
+    if (metrics_) metrics_->ObserveFinished(Summarize(trace));
+    if (observer_) observer_->OnFinished(seq.id, trace, kv_blocks);
   }
   PublishStats();
   seq.stream->Finish(kind, now, error);
@@ -377,6 +389,7 @@ bool Engine::Step() {
 }
 
 bool Engine::StepOnce() {
+  const Clock::time_point start = Clock::now();
   TakeInbox();
   DropCancelled();
   Batch batch;
@@ -389,6 +402,7 @@ bool Engine::StepOnce() {
   SchedulePrefill(batch, fed, prefill_budget);
   if (batch.size() == 0) {
     PublishStats();
+    OfferSnapshot();
     return !running_.empty() || !waiting_.empty();
   }
   // Logit rows follow batch order of want_logits; map each fed sequence to its row.
@@ -400,11 +414,17 @@ bool Engine::StepOnce() {
       if (fed[i]->id == batch.seq_ids[static_cast<size_t>(t)]) logit_rows[i] = row;
     ++row;
   }
+  std::vector<int64_t> context_before;
+  if (observer_)
+    for (const Sequence* seq : fed) context_before.push_back(seq->n_computed);
+  const Clock::time_point forward_start = Clock::now();
   if (!RunForward(batch, fed, row)) {
     std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->finished; });
     PublishStats();
+    OfferSnapshot();
     return true;
   }
+  const Clock::time_point forward_end = Clock::now();
   counters_.decode_tokens += n_decode;
   counters_.prefill_tokens += batch.size() - n_decode;
   ++counters_.steps;
@@ -416,9 +436,59 @@ bool Engine::StepOnce() {
     cache_.CommitTokens(seq->id, seq->tokens, seq->n_computed);
   }
   SampleAndStream(fed, logit_rows);
+  if (observer_) ReportStep(batch, fed, n_decode, context_before, start, forward_start, forward_end);
   std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->finished; });
   PublishStats();
+  OfferSnapshot();
   return true;
+}
+
+void Engine::ReportStep(const Batch& batch, const std::vector<Sequence*>& fed, int64_t n_decode,
+                        const std::vector<int64_t>& context_before, Clock::time_point start,
+                        Clock::time_point forward_start, Clock::time_point forward_end) {
+  StepRecord r;
+  r.step = counters_.steps;
+  r.start = start;
+  r.forward_start = forward_start;
+  r.forward_end = forward_end;
+  r.end = Clock::now();
+  // ScheduleDecode fed the decode sequences first, one token each; the rest are prefill chunks.
+  for (size_t i = 0; i < fed.size(); ++i) {
+    const bool prefill = static_cast<int64_t>(i) >= n_decode;
+    int64_t tokens = 1;
+    if (prefill) {
+      tokens = 0;
+      for (int64_t t = 0; t < batch.size(); ++t) tokens += batch.seq_ids[static_cast<size_t>(t)] == fed[i]->id;
+    }
+    r.segments.push_back({fed[i]->id, prefill, tokens, context_before[i]});
+  }
+  observer_->OnStep(std::move(r));
+}
+
+void Engine::OfferSnapshot() {
+  if (!observer_) return;
+  const Clock::time_point now = Clock::now();
+  if (!observer_->WantsSnapshot(now)) return;
+  EngineSnapshot s;
+  s.at = now;
+  s.steps = counters_.steps;
+  s.preemptions = counters_.preemptions;
+  auto describe = [&](const Sequence& seq) {
+    RequestSnapshot r;
+    r.id = seq.id;
+    r.n_prompt = seq.n_prompt;
+    r.n_computed = seq.n_computed;
+    r.n_generated = seq.n_generated;
+    r.kv_blocks = cache_.SequenceBlocks(seq.id);
+    r.arrival = seq.arrival;
+    return r;
+  };
+  for (const auto& seq : running_)
+    if (!seq->finished) s.running.push_back(describe(*seq));
+  for (const auto& seq : waiting_) s.waiting.push_back(describe(*seq));
+  s.kv = cache_.Accounting();
+  s.kv_map = cache_.BlockMap();
+  observer_->OnSnapshot(std::move(s));
 }
 
 void Engine::RunUntilIdle() {

@@ -42,6 +42,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/base/thread_pool.h"
+#include "ridge/engine/engine_observer.h"
 #include "ridge/engine/request_stream.h"
 #include "ridge/grammar/grammar.h"
 #include "ridge/grammar/token_mask.h"
@@ -166,6 +167,9 @@ class Engine {
   int64_t kv_blocks() const { return cache_.n_blocks(); }
   // Optional: receives finished requests and the running/waiting/KV gauges.
   void set_metrics(ServerMetrics* metrics) { metrics_ = metrics; }
+  // Optional, set before Start(): sees every request queued and finished and
+  // every step, on the engine thread (engine_observer.h). Must outlive the engine's thread.
+  void set_observer(EngineObserver* observer) { observer_ = observer; }
   // Optional, set before Start(): called once, on the thread that ran the
   // step, after a fatal fault has ended every request. `ridge serve` exits
   // on it with a non-zero status.
@@ -201,6 +205,11 @@ class Engine {
   // The masker shared by every request with this grammar (created on first use; any thread).
   std::shared_ptr<grammar::TokenMasker> MaskerFor(const std::shared_ptr<const grammar::Grammar>& grammar);
   void PublishStats();
+  // Gives the observer a snapshot if it wants one now.
+  void OfferSnapshot();
+  void ReportStep(const Batch& batch, const std::vector<Sequence*>& fed, int64_t n_decode,
+                  const std::vector<int64_t>& context_before, Clock::time_point start,
+                  Clock::time_point forward_start, Clock::time_point forward_end);
   void EndEverything(FinishKind kind, const std::string& error = {});
   void Die(const std::string& reason);
 
@@ -244,6 +253,7 @@ class Engine {
   std::atomic<bool> cancel_on_stop_{false};
   std::atomic<bool> failed_{false};  // a fatal fault stopped the engine
   ServerMetrics* metrics_ = nullptr;
+  EngineObserver* observer_ = nullptr;
   std::function<void(const std::string&)> fatal_handler_;
 };
 

@@ -278,4 +278,23 @@ KvAccounting PagedKvCache::Accounting() const {
   return a;
 }
 
+int64_t PagedKvCache::SequenceBlocks(SeqId seq) const {
+  auto it = seqs_.find(seq);
+  return it == seqs_.end() ? 0 : static_cast<int64_t>(it->second.blocks.size());
+}
+
+std::vector<KvBlockRun> PagedKvCache::BlockMap() const {
+  std::vector<int64_t> owner(static_cast<size_t>(n_blocks_), KvBlockRun::kFree);
+  for (const auto& [last_use, block] : evictable_) owner[static_cast<size_t>(block)] = KvBlockRun::kCached;
+  for (const auto& [id, s] : seqs_)
+    for (BlockId b : s.blocks)
+      owner[static_cast<size_t>(b)] = blocks_[static_cast<size_t>(b)].ref_count > 1 ? KvBlockRun::kShared : id;
+  std::vector<KvBlockRun> runs;
+  for (int64_t o : owner) {
+    if (runs.empty() || runs.back().owner != o) runs.push_back({o, 0});
+    ++runs.back().count;
+  }
+  return runs;
+}
+
 }  // namespace ridge

@@ -58,6 +58,16 @@ struct KvAccounting {
   int64_t prefix_lookup_blocks = 0;   // full prompt blocks AttachPrefix looked up
 };
 
+// A run of consecutive blocks (by block id) in the same state, for maps of the
+// pool: owner >= 0 is the one sequence holding them; the negative codes below.
+struct KvBlockRun {
+  static constexpr int64_t kFree = -1;    // on the free list, holding nothing
+  static constexpr int64_t kCached = -2;  // unreferenced, kept for prefix reuse (reclaimable)
+  static constexpr int64_t kShared = -3;  // held by several sequences (a shared prompt prefix)
+  int64_t owner = kFree;
+  int64_t count = 0;
+};
+
 class PagedKvCache {
  public:
   // Allocates n_blocks blocks for every layer. Throws ridge::Error for an
@@ -93,6 +103,8 @@ class PagedKvCache {
   void set_prefix_caching(bool on) { prefix_caching_ = on; }
   bool prefix_caching() const { return prefix_caching_; }
   int64_t StoredTokens(SeqId seq) const;
+  // Blocks in the sequence's table (shared ones included); 0 for an unknown sequence.
+  int64_t SequenceBlocks(SeqId seq) const;
   bool HasSequence(SeqId seq) const { return seqs_.count(seq) != 0; }
   // Drops `seq`'s references to its blocks: each block nobody else holds goes
   // back to the pool (or to the prefix cache if it has a key). No-op for
@@ -114,6 +126,8 @@ class PagedKvCache {
                  std::vector<const uint8_t*>& v_blocks, kernels::KvHeadView& k, kernels::KvHeadView& v) const;
 
   KvAccounting Accounting() const;
+  // Every block's state, in block id order, run-length encoded. O(n_blocks).
+  std::vector<KvBlockRun> BlockMap() const;
 
  private:
   struct Sequence {

@@ -46,6 +46,17 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r, const MetricLabels& labels)
       running_(r.AddGauge("ridge_num_requests_running", "Requests in the running batch.", labels)),
       waiting_(r.AddGauge("ridge_num_requests_waiting", "Requests waiting to be scheduled.", labels)) {}
 
+const Counter& ServerMetrics::finished(FinishKind kind) const {
+  switch (kind) {
+    case FinishKind::kStop: return finished_stop_;
+    case FinishKind::kLength: return finished_length_;
+    case FinishKind::kAbort: return finished_abort_;
+    case FinishKind::kError:
+    case FinishKind::kNone: break;
+  }
+  return finished_error_;
+}
+
 void ServerMetrics::ObserveFinished(const RequestMetrics& m) {
   prompt_tokens_.Inc(static_cast<double>(m.n_prompt_tokens));
   generation_tokens_.Inc(static_cast<double>(m.n_output_tokens));

@@ -41,6 +41,13 @@ class ServerMetrics {
   Histogram& tpot_seconds() { return tpot_; }
   Histogram& e2e_seconds() { return e2e_; }
   Histogram& queue_seconds() { return queue_; }
+  const Counter& prompt_tokens() const { return prompt_tokens_; }
+  const Counter& generation_tokens() const { return generation_tokens_; }
+  // ridge_request_finished_total for one reason (kNone counts as error, as ObserveFinished files it).
+  const Counter& finished(FinishKind kind) const;
+  const Gauge& kv_usage() const { return kv_usage_; }
+  const Gauge& running() const { return running_; }
+  const Gauge& waiting() const { return waiting_; }
 
  private:
   Histogram& ttft_;

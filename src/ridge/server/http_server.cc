@@ -4,7 +4,9 @@
 
 #include <csignal>
 
+#include "ridge/kv/paged_kv_cache.h"
 #include "ridge/server/api_error.h"
+#include "ridge/server/webui_assets.h"
 
 namespace ridge::server {
 namespace {
@@ -51,6 +53,24 @@ bool SameKey(const std::string& given, const std::string& key) {
   return diff == 0;
 }
 
+DashboardContext MakeDashboardContext(const Model& model, const EngineOptions& engine, const ServerOptions& o,
+                                      int64_t kv_blocks) {
+  DashboardContext c;
+  c.model_name = o.model_name;
+  c.shape = ShapeFromGguf(model.file());
+  c.kv_shape = model.KvShape(engine.kv_type, engine.kv_block_tokens);
+  c.kv_blocks = kv_blocks;
+  if (o.roofline) {
+    c.roofline = *o.roofline;
+  } else {
+    c.roofline = {FindHardware("h100"), "built-in profile h100 (no roofline chosen)"};
+  }
+  c.cost.kv_bytes_per_element = KvBytesPerElement(engine.kv_type);
+  c.cost.activation_bytes = 4;  // the CPU engine's activations are FP32
+  c.ping_interval = o.sse_ping_interval;
+  return c;
+}
+
 }  // namespace
 
 OpenAiServer::OpenAiServer(Model& model, const Tokenizer& tokenizer, const EngineOptions& engine_options,
@@ -61,12 +81,16 @@ OpenAiServer::OpenAiServer(Model& model, const Tokenizer& tokenizer, const Engin
                                          {{"model_name", options_.model_name}})),
       kv_blocks_total_(registry_.AddGauge("ridge_kv_cache_blocks_capacity", "KV-cache blocks in the pool.",
                                           {{"model_name", options_.model_name}})),
+      hub_(options_.dashboard),
       engine_(model, tokenizer, engine_options),
+      dashboard_(std::make_unique<DashboardEvents>(
+          hub_, metrics_, MakeDashboardContext(model, engine_options, options_, engine_.kv_blocks()))),
       endpoints_(engine_, tokenizer, MakeEndpointConfig(model, tokenizer, options_)) {
   if (options_.max_body_bytes < 1) Fail("the body size limit must be positive, got {}", options_.max_body_bytes);
   if (options_.max_header_bytes < 1)
     Fail("the header size limit must be positive, got {}", options_.max_header_bytes);
   engine_.set_metrics(&metrics_);
+  engine_.set_observer(&hub_);
   Route();
   HttpFrontOptions front;
   front.host = options_.host;
@@ -128,6 +152,18 @@ void OpenAiServer::Metrics(httplib::Response& res) {
   res.set_content(registry_.RenderText(), kPrometheusContentType);
 }
 
+void OpenAiServer::WebPage(const httplib::Request& req, httplib::Response& res) const {
+  const WebAsset* asset = FindWebAsset(req.path);
+  if (!asset) throw ErrorForStatus(404);
+  res.set_content(std::string(asset->body), std::string(asset->content_type));
+  // The page loads nothing from elsewhere; say so to the browser.
+  res.set_header("Content-Security-Policy",
+                 "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "
+                 "base-uri 'none'; frame-ancestors 'none'");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Cache-Control", "no-cache");
+}
+
 void OpenAiServer::Route() {
   auto& e = endpoints_;
   auto& r = router_;
@@ -145,6 +181,11 @@ void OpenAiServer::Route() {
           res.set_content(R"({"status":"ok"})", "application/json");
         }));
   r.Add("GET", "/metrics", Guard(options_.metrics_need_key, [this](auto&, auto& res) { Metrics(res); }));
+  r.Add("GET", "/v1/dashboard/events", Guard(true, [this](auto& req, auto& res) { dashboard_->Events(req, res); }));
+  if (options_.webui) {
+    r.Add("GET", "/", Guard(false, [this](auto& req, auto& res) { WebPage(req, res); }));
+    r.AddPrefix("GET", "/assets/", Guard(false, [this](auto& req, auto& res) { WebPage(req, res); }));
+  }
 }
 
 int OpenAiServer::Start() {
@@ -164,6 +205,7 @@ void OpenAiServer::Shutdown(std::chrono::milliseconds grace) {
   if (!started_ || stopped_) return;
   stopped_ = true;
   endpoints_.set_draining(true);
+  hub_.Close();  // dashboard streams end now
   front_->Drain();
   auto wait_idle = [&](std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;

@@ -6,6 +6,8 @@
 //   GET  /v1/models, /v1/models/{id}
 //   POST /tokenize, /detokenize
 //   GET  /health, /metrics (Prometheus)
+//   GET  /v1/dashboard/events  (the live dashboard's SSE stream, dashboard_events.h)
+//   GET  /, /assets/...        (the embedded web page, webui_assets.h; off with webui = false)
 //
 // Threads: one engine thread runs the batching loop; one event-loop thread
 // accepts connections and reads requests under deadlines; a pool of worker
@@ -14,7 +16,9 @@
 // full queue answers 429 with Retry-After; a known path with the wrong method
 // answers 405 with Allow. With an API key set, /v1/*, /tokenize, /detokenize
 // and (unless metrics_need_key is off) /metrics need "Authorization: Bearer
-// KEY", the scheme in any case (401 without); /health stays open for probes.
+// KEY", the scheme in any case (401 without); /health stays open for probes,
+// and so does the web page's code (it holds no data: it asks for the key and
+// sends it with every call).
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -24,6 +28,8 @@
 #include "ridge/engine/engine.h"
 #include "ridge/metrics/prometheus.h"
 #include "ridge/metrics/server_metrics.h"
+#include "ridge/server/dashboard_events.h"
+#include "ridge/server/dashboard_hub.h"
 #include "ridge/server/http_front.h"
 #include "ridge/server/http_router.h"
 #include "ridge/server/openai_endpoints.h"
@@ -50,6 +56,10 @@ struct ServerOptions {
   std::optional<std::string> chat_template_jinja;  // a Jinja template instead of the GGUF's (--chat-template F.jinja)
   std::chrono::milliseconds poll_interval{20};
   std::chrono::milliseconds sse_ping_interval{1000};
+  bool webui = true;  // serve the web page at / (off: 404)
+  // The dashboard's roofline; unset: the built-in h100 profile, said so in its source.
+  std::optional<DashboardRoofline> roofline;
+  DashboardOptions dashboard;
 };
 
 class OpenAiServer {
@@ -73,6 +83,7 @@ class OpenAiServer {
   void Shutdown(std::chrono::milliseconds grace);
 
   Engine& engine() { return engine_; }
+  const DashboardHub& dashboard_hub() const { return hub_; }
   const ChatTemplate& chat_template() const { return endpoints_.config().chat_template; }
   int port() const { return port_; }
   // Open HTTP connections (refused ones excluded).
@@ -86,13 +97,16 @@ class OpenAiServer {
   Handler Guard(bool needs_key, Handler handler);
   void CheckApiKey(const httplib::Request& req) const;
   void Metrics(httplib::Response& res);
+  void WebPage(const httplib::Request& req, httplib::Response& res) const;
 
   ServerOptions options_;
   MetricsRegistry registry_;
   ServerMetrics metrics_;
   Gauge& kv_blocks_used_;
   Gauge& kv_blocks_total_;
-  Engine engine_;  // after metrics_: stops (and stops reporting) before they go
+  DashboardHub hub_;
+  Engine engine_;  // after metrics_ and hub_: stops (and stops reporting) before they go
+  std::unique_ptr<DashboardEvents> dashboard_;
   OpenAiEndpoints endpoints_;
   HttpRouter router_;
   std::unique_ptr<HttpFront> front_;
