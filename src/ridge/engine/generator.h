@@ -14,6 +14,7 @@
 
 #include "ridge/base/clock.h"
 #include "ridge/base/thread_pool.h"
+#include "ridge/engine/prompt_lookup.h"
 #include "ridge/grammar/grammar.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/model.h"
@@ -36,6 +37,22 @@ struct GenerateOptions {
   // Constrained decoding (null: none), as RequestParams::grammar: the output
   // text stays within the grammar and ends only where it is a whole sentence.
   std::shared_ptr<const grammar::Grammar> grammar;
+  // Speculative decoding (off by default; never with a grammar), as the
+  // Engine does it: each decode pass also verifies up to K drafted tokens.
+  SpeculationOptions speculation;
+};
+
+// What speculative decoding did for one request (all 0 without it).
+struct SpeculationCounts {
+  int64_t drafted = 0;        // draft tokens verified
+  int64_t accepted = 0;       // of those, accepted
+  int64_t emitted = 0;        // tokens emitted by passes that verified a draft
+  int64_t verify_passes = 0;  // decode passes that verified a draft
+  double AcceptanceRate() const { return drafted > 0 ? static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0; }
+  // Draft tokens accepted per verifying pass (vLLM's mean acceptance length counts the bonus token too: this + 1).
+  double MeanAcceptedLength() const {
+    return verify_passes > 0 ? static_cast<double>(accepted) / static_cast<double>(verify_passes) : 0.0;
+  }
 };
 
 struct GenerationResult {
@@ -50,6 +67,8 @@ struct GenerationResult {
   double decode_ms = 0;   // all decode steps
   // KV cache as it stood at the end, before it was freed.
   KvAccounting kv;
+  SpeculationCounts speculation;
+  int64_t decode_passes = 0;  // forward passes after the prefill
   double TpotMs() const;  // (E2E − TTFT) / (output tokens − 1); 0 for one token
   double PrefillTokensPerSecond() const;
   double DecodeTokensPerSecond() const;  // output tokens after the first ÷ decode time
