@@ -17,6 +17,7 @@
 #include "ridge/base/error.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/command.h"
+#include "ridge/speculation_flags.h"
 #include "ridge/roofline/units.h"
 #include "ridge/server/http_server.h"
 #include "ridge/tokenizer/tokenizer.h"
@@ -49,6 +50,7 @@ struct ServeArgs {
   double shutdown_grace_s = 10;
   bool no_prefix_caching = false;
   bool mmap = false;
+  SpeculationFlags spec;
 };
 
 int Serve(const ServeArgs& a) {
@@ -75,6 +77,7 @@ int Serve(const ServeArgs& a) {
   engine.kv_memory_bytes = static_cast<int64_t>(ParseByteSize(a.kv_memory));
   engine.kv_tokens = a.kv_tokens;
   engine.prefix_caching = !a.no_prefix_caching;
+  engine.speculation = a.spec.Resolve();
 
   server::ServerOptions options;
   options.host = a.host;
@@ -140,6 +143,10 @@ int Serve(const ServeArgs& a) {
               static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
               static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),
               FormatBytes(static_cast<double>(stats.kv.bytes_total)).c_str(), a.kv_type.c_str(), kv_note.c_str());
+  if (engine.speculation.enabled())
+    std::printf("ridge serve: speculative decoding by prompt lookup, up to %lld draft tokens per step, n-grams %lld..%lld\n",
+                static_cast<long long>(engine.speculation.num_tokens), static_cast<long long>(engine.speculation.ngram_min),
+                static_cast<long long>(engine.speculation.ngram_max));
   std::printf("ridge serve: listening on http://%s:%d%s\n", a.host.c_str(), port,
               options.api_key.empty() ? "" : " (API key required)");
   std::fflush(stdout);
@@ -212,6 +219,7 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     sub.add_flag("--no-prefix-caching", a->no_prefix_caching, "do not share KV blocks between equal prompt prefixes");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
+    AddSpeculationFlags(sub, a->spec);
     return [a]() { return Serve(*a); };
   }}};
 
