@@ -4,6 +4,7 @@
 // `ridge bench serve ...` is the serving benchmark (cmd_bench_serve.cc).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -59,6 +60,38 @@ struct SpecRun {
   }
 };
 
+// What a verifying pass costs against a plain decode pass: the median time of
+// a forward pass over 1 + K tokens of one sequence ÷ that of 1 token, both at
+// the position after `n_context` tokens, interleaved `repetitions` times.
+// With a tokens-per-pass figure measured elsewhere (a real model's
+// acceptance on a copy workload) it gives the speedup this shape would see.
+double VerifyPassCostRatio(Model& model, ThreadPool& pool, GgmlType kv_type, int64_t n_context, int64_t k,
+                           int repetitions) {
+  const int64_t n_total = n_context + k + 1;
+  KvCacheShape shape = model.KvShape(kv_type, 16);
+  PagedKvCache cache(shape, (n_total + 15) / 16);
+  RIDGE_CHECK(cache.Reserve(0, n_total));
+  std::vector<float> logits(static_cast<size_t>((k + 1) * model.config().n_vocab));
+  Batch prefill;
+  for (int64_t i = 0; i < n_context; ++i) prefill.Add(static_cast<TokenId>(1 + i % 100), i, 0, i == n_context - 1);
+  model.Forward(prefill, cache, logits.data(), pool);
+  std::vector<double> single_ms, verify_ms;
+  for (int r = 0; r <= repetitions; ++r) {  // r == 0: warm-up
+    for (int64_t n : {int64_t{1}, k + 1}) {
+      Batch batch;
+      for (int64_t i = 0; i < n; ++i) batch.Add(static_cast<TokenId>(7 + i), n_context + i, 0, true);
+      const Clock::time_point start = Clock::now();
+      model.Forward(batch, cache, logits.data(), pool);
+      if (r > 0) (n == 1 ? single_ms : verify_ms).push_back(MillisBetween(start, Clock::now()));
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return median(verify_ms) / median(single_ms);
+}
+
 // Decode tokens/s at batch 1, greedy, of the same prompt with and without
 // speculation, the two interleaved repetition by repetition in this run.
 int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
@@ -89,7 +122,10 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
     }
   }
   const bool same = plain.last.output_tokens == speculative.last.output_tokens;
-  const SpeculationCounts& c = speculative.last.speculation;
+  const double verify_cost = VerifyPassCostRatio(*model, pool, a.options.kv_type,
+                                                 static_cast<int64_t>(plain.last.prompt_tokens.size()), spec.num_tokens,
+                                                 std::max(5, a.options.repetitions));
+  const SpecDecodeCounts& c = speculative.last.speculation;
   const double speedup = plain.Mean() > 0 ? speculative.Mean() / plain.Mean() : 0;
   const std::string model_name = model->file().GetString("general.name").value_or(a.model_path);
   if (a.output == "json") {
@@ -98,10 +134,10 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
         {"prompt_tokens", plain.last.prompt_tokens.size()}, {"output_tokens", plain.last.output_tokens.size()},
         {"plain_decode_tokens_per_s", plain.decode_tokens_per_s},
         {"spec_decode_tokens_per_s", speculative.decode_tokens_per_s}, {"speedup", speedup},
-        {"spec_tokens", spec.num_tokens}, {"drafted", c.drafted}, {"accepted", c.accepted},
+        {"spec_tokens", spec.num_tokens}, {"drafted", c.draft_tokens}, {"accepted", c.accepted_tokens},
         {"acceptance_rate", c.AcceptanceRate()}, {"mean_accepted_length", c.MeanAcceptedLength()},
         {"plain_decode_passes", plain.last.decode_passes}, {"spec_decode_passes", speculative.last.decode_passes},
-        {"identical_output", same}};
+        {"identical_output", same}, {"verify_pass_cost_ratio", verify_cost}};
     std::puts(j.dump(2).c_str());
   } else {
     std::printf("model %s, %s, %d threads, batch 1, greedy, %zu prompt tokens, %zu output tokens\n\n",
@@ -113,9 +149,11 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
                 static_cast<long long>(plain.last.decode_passes));
     std::printf("| prompt lookup K=%lld | %.1f ± %.1f | %lld | %lld | %lld | %.1f%% | %.2f |\n",
                 static_cast<long long>(spec.num_tokens), speculative.Mean(), speculative.Stddev(),
-                static_cast<long long>(speculative.last.decode_passes), static_cast<long long>(c.drafted),
-                static_cast<long long>(c.accepted), 100.0 * c.AcceptanceRate(), c.MeanAcceptedLength());
+                static_cast<long long>(speculative.last.decode_passes), static_cast<long long>(c.draft_tokens),
+                static_cast<long long>(c.accepted_tokens), 100.0 * c.AcceptanceRate(), c.MeanAcceptedLength());
     std::printf("\nspeedup %.2fx (same run, interleaved); outputs identical: %s\n", speedup, same ? "yes" : "NO");
+    std::printf("a verifying pass of 1 + %lld tokens costs %.2fx a 1-token decode pass (median, this model, same run)\n",
+                static_cast<long long>(spec.num_tokens), verify_cost);
   }
   return same ? 0 : 1;
 }

@@ -84,9 +84,9 @@ class SpeculativeEngineTest : public StoriesEngineTest {
     options.speculation = Ngram(4);
     RunOutcome spec = RunAll(*model_, *tokenizer_, options, requests);
     for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(spec.outputs[i], plain.outputs[i]) << "request " << i;
-    EXPECT_EQ(plain.stats.spec_draft_tokens, 0);
-    EXPECT_GT(spec.stats.spec_accepted_tokens, 0);
-    EXPECT_LT(spec.stats.spec_accepted_tokens, spec.stats.spec_draft_tokens);  // rollbacks happened
+    EXPECT_EQ(plain.stats.speculation.draft_tokens, 0);
+    EXPECT_GT(spec.stats.speculation.accepted_tokens, 0);
+    EXPECT_LT(spec.stats.speculation.accepted_tokens, spec.stats.speculation.draft_tokens);  // rollbacks happened
     EXPECT_LT(spec.stats.steps, plain.stats.steps);
   }
 };
@@ -133,7 +133,7 @@ TEST_F(SpeculativeEngineTest, GreedyWithPenaltiesEqualsPlain) {
   options.speculation = Ngram(4);
   RunOutcome spec = RunAll(*model_, *tokenizer_, options, requests);
   EXPECT_EQ(spec.outputs, plain.outputs);
-  EXPECT_GT(spec.stats.spec_draft_tokens, 0);
+  EXPECT_GT(spec.stats.speculation.draft_tokens, 0);
 }
 
 TEST_F(SpeculativeEngineTest, GrammarRequestsDoNotSpeculate) {
@@ -142,7 +142,7 @@ TEST_F(SpeculativeEngineTest, GrammarRequestsDoNotSpeculate) {
   RequestParams p = Requests(30)[0];
   p.grammar = grammar::ParseGbnf("root ::= (\"a\" | \"b\" | \" \")+");
   RunOutcome out = RunAll(*model_, *tokenizer_, options, {p});
-  EXPECT_EQ(out.stats.spec_draft_tokens, 0);
+  EXPECT_EQ(out.stats.speculation.draft_tokens, 0);
   EXPECT_FALSE(out.outputs[0].empty());
 }
 
@@ -176,9 +176,20 @@ TEST_F(SpeculativeEngineTest, BlocksFollowTheFormulaAfterEveryStep) {
   }
   EXPECT_GT(checked_steps, 20);
   const EngineStats s = engine.Stats();
-  EXPECT_GT(s.spec_accepted_tokens, 0);
-  EXPECT_LT(s.spec_accepted_tokens, s.spec_draft_tokens);
-  EXPECT_GT(s.spec_emitted_tokens, s.spec_accepted_tokens);  // one token of the target's own per verifying step
+  EXPECT_GT(s.speculation.accepted_tokens, 0);
+  EXPECT_LT(s.speculation.accepted_tokens, s.speculation.draft_tokens);
+  EXPECT_GT(s.speculation.emitted_tokens, s.speculation.accepted_tokens);  // one token of the target's own per verifying step
+  // Each request's tally (its usage extras and /metrics) adds up to the engine's.
+  SpecDecodeCounts per_request;
+  for (auto& stream : streams) {
+    const SpecDecodeCounts c = stream->trace().speculation();
+    per_request.draft_tokens += c.draft_tokens;
+    per_request.accepted_tokens += c.accepted_tokens;
+    per_request.emitted_tokens += c.emitted_tokens;
+  }
+  EXPECT_EQ(per_request.draft_tokens, s.speculation.draft_tokens);
+  EXPECT_EQ(per_request.accepted_tokens, s.speculation.accepted_tokens);
+  EXPECT_EQ(per_request.emitted_tokens, s.speculation.emitted_tokens);
   ExpectPoolEmpty(engine);
 }
 
@@ -212,7 +223,7 @@ TEST_F(SpeculativeEngineTest, RandomTracesReturnEveryBlock) {
     engine.RunUntilIdle();
     for (auto& s : streams) EXPECT_TRUE(s->finished());
     ExpectPoolEmpty(engine);
-    EXPECT_GT(engine.Stats().spec_draft_tokens, 0) << "seed " << seed;
+    EXPECT_GT(engine.Stats().speculation.draft_tokens, 0) << "seed " << seed;
   }
 }
 
@@ -231,8 +242,8 @@ TEST_F(SpeculativeEngineTest, GeneratorGreedyEqualsPlain) {
     EXPECT_EQ(spec.text, plain.text);
     EXPECT_EQ(spec.kv.tokens_stored, plain.kv.tokens_stored);
     EXPECT_LE(spec.decode_passes, plain.decode_passes);
-    EXPECT_EQ(spec.speculation.emitted - spec.speculation.verify_passes, spec.speculation.accepted);
-    accepted += spec.speculation.accepted;
+    EXPECT_EQ(spec.speculation.emitted_tokens - spec.speculation.verify_steps, spec.speculation.accepted_tokens);
+    accepted += spec.speculation.accepted_tokens;
   }
   EXPECT_GT(accepted, 0);
 }
@@ -261,7 +272,7 @@ TEST(SpeculativeEngineRandomModel, GreedyEqualsPlainOnQ8_0) {
   options.speculation = Ngram(4);
   RunOutcome spec = RunAll(*model, tokenizer, options, requests);
   for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(spec.outputs[i], plain.outputs[i]) << "request " << i;
-  EXPECT_GT(spec.stats.spec_draft_tokens, 0);
+  EXPECT_GT(spec.stats.speculation.draft_tokens, 0);
   // Alone too: batch 1.
   RunOutcome alone = RunAll(*model, tokenizer, options, {requests[2]});
   EXPECT_EQ(alone.outputs[0], plain.outputs[2]);

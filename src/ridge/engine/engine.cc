@@ -326,9 +326,8 @@ void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vecto
 void Engine::EmitTokens(Sequence& seq, const std::vector<sampling::SampledToken>& emitted) {
   const int64_t n_draft = static_cast<int64_t>(seq.draft.size());
   if (n_draft > 0) {
-    counters_.spec_draft_tokens += n_draft;
-    counters_.spec_accepted_tokens += static_cast<int64_t>(emitted.size()) - 1;
-    counters_.spec_emitted_tokens += static_cast<int64_t>(emitted.size());
+    counters_.speculation.AddStep(n_draft, static_cast<int64_t>(emitted.size()));
+    seq.stream->RecordSpecStep(n_draft, static_cast<int64_t>(emitted.size()));
   }
   for (size_t j = 0; j < emitted.size(); ++j) {
     const TokenId token = emitted[j].token;

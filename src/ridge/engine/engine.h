@@ -59,6 +59,7 @@
 #include "ridge/grammar/grammar.h"
 #include "ridge/grammar/token_mask.h"
 #include "ridge/kv/paged_kv_cache.h"
+#include "ridge/metrics/spec_decode_counts.h"
 #include "ridge/model/model.h"
 #include "ridge/sampling/sampler.h"
 #include "ridge/tokenizer/tokenizer.h"
@@ -142,12 +143,7 @@ struct EngineStats {
   int64_t prefill_tokens = 0;   // tokens fed in prefill chunks (recomputation included)
   int64_t decode_tokens = 0;    // tokens fed one per sequence
   int64_t finished = 0;
-  // Speculative decoding (vLLM's spec_decode counters): draft tokens verified,
-  // those accepted, and tokens emitted by steps that verified a draft (the
-  // accepted ones plus the target's own token of each such step).
-  int64_t spec_draft_tokens = 0;
-  int64_t spec_accepted_tokens = 0;
-  int64_t spec_emitted_tokens = 0;
+  SpecDecodeCounts speculation;  // every request's, since the engine started
   KvAccounting kv;
   // Utilization if every running sequence had reserved its maximum length
   // contiguously (prompt + max_new_tokens): what paging saves.

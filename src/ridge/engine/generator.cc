@@ -154,12 +154,7 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
     } else {
       for (const sampling::SampledToken& t : sampler.VerifyDraft(logits, draft, history)) next.push_back(t.token);
     }
-    if (!draft.empty()) {
-      result.speculation.drafted += static_cast<int64_t>(draft.size());
-      result.speculation.accepted += static_cast<int64_t>(next.size()) - 1;
-      result.speculation.emitted += static_cast<int64_t>(next.size());
-      ++result.speculation.verify_passes;
-    }
+    if (!draft.empty()) result.speculation.AddStep(static_cast<int64_t>(draft.size()), static_cast<int64_t>(next.size()));
     for (size_t j = 0; j < next.size() && !done; ++j) {
       const TokenId token = next[j];
       if (result.output_tokens.empty()) {

@@ -16,6 +16,7 @@
 #include "ridge/base/thread_pool.h"
 #include "ridge/engine/prompt_lookup.h"
 #include "ridge/grammar/grammar.h"
+#include "ridge/metrics/spec_decode_counts.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/model.h"
 #include "ridge/sampling/sampling_params.h"
@@ -42,18 +43,6 @@ struct GenerateOptions {
   SpeculationOptions speculation;
 };
 
-// What speculative decoding did for one request (all 0 without it).
-struct SpeculationCounts {
-  int64_t drafted = 0;        // draft tokens verified
-  int64_t accepted = 0;       // of those, accepted
-  int64_t emitted = 0;        // tokens emitted by passes that verified a draft
-  int64_t verify_passes = 0;  // decode passes that verified a draft
-  double AcceptanceRate() const { return drafted > 0 ? static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0; }
-  // Draft tokens accepted per verifying pass (vLLM's mean acceptance length counts the bonus token too: this + 1).
-  double MeanAcceptedLength() const {
-    return verify_passes > 0 ? static_cast<double>(accepted) / static_cast<double>(verify_passes) : 0.0;
-  }
-};
 
 struct GenerationResult {
   std::vector<TokenId> prompt_tokens;
@@ -67,7 +56,7 @@ struct GenerationResult {
   double decode_ms = 0;   // all decode steps
   // KV cache as it stood at the end, before it was freed.
   KvAccounting kv;
-  SpeculationCounts speculation;
+  SpecDecodeCounts speculation;  // all 0 without speculation
   int64_t decode_passes = 0;  // forward passes after the prefill
   double TpotMs() const;  // (E2E − TTFT) / (output tokens − 1); 0 for one token
   double PrefillTokensPerSecond() const;
