@@ -37,6 +37,14 @@ TEST(PromptLookup, NothingWithoutAnEarlierOccurrence) {
   EXPECT_TRUE(ProposeByPromptLookup(std::vector<TokenId>{5, 1, 2, 5}, 2, 3, 4).empty());
 }
 
+TEST(PromptLookup, DraftLimitFallsToWhatWasAcceptedAndGrowsByOne) {
+  EXPECT_EQ(NextDraftLimit(4, 4, 0, 4), 1);  // nothing accepted: one token next time
+  EXPECT_EQ(NextDraftLimit(4, 4, 2, 4), 3);
+  EXPECT_EQ(NextDraftLimit(1, 1, 1, 4), 2);  // all accepted: one more
+  EXPECT_EQ(NextDraftLimit(4, 4, 4, 4), 4);  // never past K
+  EXPECT_EQ(NextDraftLimit(3, 2, 2, 5), 4);  // lookup found fewer, all right: still grows
+}
+
 TEST(PromptLookup, SettingsAreValidated) {
   SpeculationOptions o;
   o.method = SpeculationOptions::Method::kNgram;
@@ -45,6 +53,9 @@ TEST(PromptLookup, SettingsAreValidated) {
   EXPECT_THROW(Validate(o), Error);
   o.num_tokens = 4;
   o.ngram_min = 5;
+  EXPECT_THROW(Validate(o), Error);
+  o.ngram_min = 2;
+  o.max_decode_tokens = -1;
   EXPECT_THROW(Validate(o), Error);
   EXPECT_EQ(ParseSpeculationMethod("ngram"), SpeculationOptions::Method::kNgram);
   EXPECT_EQ(ParseSpeculationMethod("off"), SpeculationOptions::Method::kOff);

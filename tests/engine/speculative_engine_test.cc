@@ -136,6 +136,53 @@ TEST_F(SpeculativeEngineTest, GreedyWithPenaltiesEqualsPlain) {
   EXPECT_GT(spec.stats.speculation.draft_tokens, 0);
 }
 
+// Adaptive K drafts less where drafts fail, for the same output, and
+// accepts a larger share of what it drafts.
+TEST_F(SpeculativeEngineTest, AdaptiveKDraftsLessForTheSameOutput) {
+  EngineOptions options = F32Options();
+  options.speculation = Ngram(6);
+  options.speculation.adaptive = false;
+  RunOutcome fixed = RunAll(*model_, *tokenizer_, options, Requests(70));
+  options.speculation.adaptive = true;
+  RunOutcome adaptive = RunAll(*model_, *tokenizer_, options, Requests(70));
+  EXPECT_EQ(adaptive.outputs, fixed.outputs);
+  EXPECT_LT(adaptive.stats.speculation.draft_tokens, fixed.stats.speculation.draft_tokens);
+  EXPECT_GT(adaptive.stats.speculation.AcceptanceRate(), fixed.stats.speculation.AcceptanceRate());
+}
+
+// Past max_decode_tokens (the roofline's compute-bound batch) no step holds
+// more decode tokens: with a cap of 3, a step's drafts are at most 3 minus
+// its decoding sequences; a cap of 1 turns speculation off for any batch.
+TEST_F(SpeculativeEngineTest, NoDraftsPastTheDecodeTokenCap) {
+  EngineOptions options = F32Options();
+  options.max_batch_tokens = 512;
+  options.speculation = Ngram(4);
+  options.speculation.max_decode_tokens = 1;
+  RunOutcome off = RunAll(*model_, *tokenizer_, options, Requests(40));
+  EXPECT_EQ(off.stats.speculation.draft_tokens, 0);
+  options.speculation.max_decode_tokens = 3;
+  Engine engine(*model_, *tokenizer_, options);
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  std::vector<RequestParams> requests = Requests(20);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].max_new_tokens = 20 + 15 * static_cast<int64_t>(i);  // the last ones end up decoding alone
+    streams.push_back(engine.Submit(requests[i]));
+  }
+  int64_t drafted_before = 0, steps_with_drafts = 0;
+  for (int step = 0; engine.Step(); ++step) {
+    const EngineStats s = engine.Stats();
+    const int64_t drafted = s.speculation.draft_tokens - drafted_before;
+    drafted_before = s.speculation.draft_tokens;
+    EXPECT_LE(drafted, 2) << "step " << step;  // at least one sequence decodes
+    // Every prompt is prefilled in step 0; later, 3 sequences still running
+    // after a step all decoded in it, filling the cap alone.
+    if (step > 0 && s.running >= 3) EXPECT_EQ(drafted, 0) << "step " << step;
+    steps_with_drafts += drafted > 0;
+  }
+  EXPECT_GT(steps_with_drafts, 0);  // once few sequences are left, they speculate
+  ExpectPoolEmpty(engine);
+}
+
 TEST_F(SpeculativeEngineTest, GrammarRequestsDoNotSpeculate) {
   EngineOptions options = F32Options();
   options.speculation = Ngram(4);

@@ -24,6 +24,7 @@ struct Engine::Sequence {
   // This step's draft (speculative decoding): tokens proposed to follow
   // tokens.back(), fed after it at positions tokens.size() on.
   std::vector<TokenId> draft;
+  int64_t draft_limit = 0;  // adaptive K: this sequence's current most draft tokens
   uint64_t admitted_at = 0;     // admission order, for choosing preemption victims
   bool scheduled_once = false;
   bool finished = false;
@@ -100,6 +101,7 @@ std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
   }
   seq->tokens = params.prompt;
   seq->n_prompt = n_prompt;
+  seq->draft_limit = options_.speculation.num_tokens;
   seq->params = std::move(params);
   std::shared_ptr<RequestStream> stream;
   {
@@ -192,14 +194,18 @@ bool Engine::Speculates(const Sequence& seq) const {
 
 void Engine::AddDrafts(Batch& batch, const std::vector<Sequence*>& fed) {
   const SpeculationOptions& spec = options_.speculation;
+  // batch.size() decode tokens, one per sequence, are already in. Drafts
+  // take what the step's token budget leaves, and none once the batch
+  // alone is large enough to make decode compute bound.
   int64_t budget = options_.max_batch_tokens - batch.size();
+  if (spec.max_decode_tokens > 0) budget = std::min(budget, spec.max_decode_tokens - batch.size());
   batch.Clear();
   for (Sequence* seq : fed) {
     const int64_t length = static_cast<int64_t>(seq->tokens.size());
     seq->draft.clear();
     // Room: the step emits at most draft + 1 tokens, within max_new_tokens.
-    const int64_t room =
-        std::min({spec.num_tokens, seq->params.max_new_tokens - seq->n_generated - 1, budget});
+    const int64_t limit = spec.adaptive ? seq->draft_limit : spec.num_tokens;
+    const int64_t room = std::min({limit, seq->params.max_new_tokens - seq->n_generated - 1, budget});
     if (Speculates(*seq) && room > 0) {
       seq->draft = ProposeByPromptLookup(seq->tokens, spec.ngram_min, spec.ngram_max, room);
       const int64_t n_draft = static_cast<int64_t>(seq->draft.size());
@@ -328,6 +334,8 @@ void Engine::EmitTokens(Sequence& seq, const std::vector<sampling::SampledToken>
   if (n_draft > 0) {
     counters_.speculation.AddStep(n_draft, static_cast<int64_t>(emitted.size()));
     seq.stream->RecordSpecStep(n_draft, static_cast<int64_t>(emitted.size()));
+    seq.draft_limit = NextDraftLimit(seq.draft_limit, n_draft, static_cast<int64_t>(emitted.size()) - 1,
+                                     options_.speculation.num_tokens);
   }
   for (size_t j = 0; j < emitted.size(); ++j) {
     const TokenId token = emitted[j].token;

@@ -134,6 +134,7 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
   if (spec.enabled()) Validate(spec);
   const bool speculate = spec.enabled() && !matcher;
   std::vector<TokenId> draft;  // fed after the last token in the latest decode pass
+  int64_t draft_limit = spec.num_tokens;  // adaptive K
   Clock::time_point decode_start{};
   bool stopped = false;
   for (bool done = false; !done;) {
@@ -154,7 +155,11 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
     } else {
       for (const sampling::SampledToken& t : sampler.VerifyDraft(logits, draft, history)) next.push_back(t.token);
     }
-    if (!draft.empty()) result.speculation.AddStep(static_cast<int64_t>(draft.size()), static_cast<int64_t>(next.size()));
+    if (!draft.empty()) {
+      result.speculation.AddStep(static_cast<int64_t>(draft.size()), static_cast<int64_t>(next.size()));
+      draft_limit = NextDraftLimit(draft_limit, static_cast<int64_t>(draft.size()),
+                                   static_cast<int64_t>(next.size()) - 1, spec.num_tokens);
+    }
     for (size_t j = 0; j < next.size() && !done; ++j) {
       const TokenId token = next[j];
       if (result.output_tokens.empty()) {
@@ -189,7 +194,7 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
     const int64_t position = static_cast<int64_t>(history.size()) - 1;
     draft.clear();
     if (speculate) {
-      const int64_t room = std::min({spec.num_tokens, options.max_new_tokens - static_cast<int64_t>(result.output_tokens.size()) - 1,
+      const int64_t room = std::min({spec.adaptive ? draft_limit : spec.num_tokens, options.max_new_tokens - static_cast<int64_t>(result.output_tokens.size()) - 1,
                                      n_total - 1 - position});
       if (room > 0) draft = ProposeByPromptLookup(history, spec.ngram_min, spec.ngram_max, room);
     }

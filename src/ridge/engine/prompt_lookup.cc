@@ -13,12 +13,19 @@ void Validate(const SpeculationOptions& o) {
   if (o.ngram_min < 1 || o.ngram_min > o.ngram_max || o.ngram_max > kMax)
     Fail("prompt-lookup n-gram sizes need 1 <= min <= max <= {}, got min {} and max {}", kMax, o.ngram_min,
          o.ngram_max);
+  if (o.max_decode_tokens < 0)
+    Fail("the decode-token cap for speculation must be 0 (none) or more, got {}", o.max_decode_tokens);
 }
 
 SpeculationOptions::Method ParseSpeculationMethod(const std::string& name) {
   if (name == "off") return SpeculationOptions::Method::kOff;
   if (name == "ngram") return SpeculationOptions::Method::kNgram;
   Fail("--spec: unknown speculation method '{}' (use ngram or off)", name);
+}
+
+int64_t NextDraftLimit(int64_t limit, int64_t drafted, int64_t accepted, int64_t k_max) {
+  if (accepted >= drafted) return std::min(k_max, limit + 1);
+  return std::min(k_max, accepted + 1);
 }
 
 std::vector<TokenId> ProposeByPromptLookup(std::span<const TokenId> tokens, int64_t ngram_min, int64_t ngram_max,
