@@ -5,8 +5,6 @@
 // formula after every step and all come back.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "random_model.h"
 #include "ridge/engine/engine.h"
 #include "ridge/engine/generator.h"
@@ -238,40 +236,6 @@ TEST_F(SpeculativeEngineTest, BlocksFollowTheFormulaAfterEveryStep) {
   EXPECT_EQ(per_request.accepted_tokens, s.speculation.accepted_tokens);
   EXPECT_EQ(per_request.emitted_tokens, s.speculation.emitted_tokens);
   ExpectPoolEmpty(engine);
-}
-
-// Random traces with sampling, cancellations, preemption and prefix caching:
-// every block comes back, whatever was accepted.
-TEST_F(SpeculativeEngineTest, RandomTracesReturnEveryBlock) {
-  for (uint64_t seed = 1; seed <= 5; ++seed) {
-    std::mt19937_64 rng(seed);
-    EngineOptions options = F32Options();
-    options.kv_tokens = 8 * static_cast<int64_t>(14 + rng() % 20);
-    options.max_batch_tokens = static_cast<int64_t>(8 + rng() % 40);
-    options.prefix_caching = rng() % 4 != 0;
-    options.speculation = Ngram(static_cast<int64_t>(1 + rng() % 6));
-    Engine engine(*model_, *tokenizer_, options);
-    const std::vector<RequestParams> pool = Requests(1);
-    std::vector<std::shared_ptr<RequestStream>> streams;
-    int submitted = 0;
-    for (int step = 0; step < 400 && (submitted < 20 || engine.Step()); ++step) {
-      if (submitted < 20 && rng() % 3 == 0) {
-        RequestParams p = pool[rng() % pool.size()];
-        p.max_new_tokens = static_cast<int64_t>(1 + rng() % 60);
-        p.sampling.temperature = rng() % 2 ? 0.0f : 0.9f;
-        p.sampling.seed = rng();
-        streams.push_back(engine.Submit(p));
-        ++submitted;
-      }
-      if (!streams.empty() && rng() % 9 == 0) streams[rng() % streams.size()]->Cancel();
-      engine.Step();
-      ASSERT_EQ(engine.Stats().kv.blocks_used + engine.Stats().kv.blocks_free, engine.Stats().kv.blocks_total);
-    }
-    engine.RunUntilIdle();
-    for (auto& s : streams) EXPECT_TRUE(s->finished());
-    ExpectPoolEmpty(engine);
-    EXPECT_GT(engine.Stats().speculation.draft_tokens, 0) << "seed " << seed;
-  }
 }
 
 TEST_F(SpeculativeEngineTest, GeneratorGreedyEqualsPlain) {
