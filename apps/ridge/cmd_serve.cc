@@ -2,6 +2,8 @@
 // src/ridge/server/http_server.h) in front of the continuous-batching engine.
 // SIGINT/SIGTERM stop it gracefully: new work is refused, running requests
 // get --shutdown-grace seconds to finish, the rest are cancelled, exit 0.
+// Every flag can also come from RIDGE_* or a --config file (see
+// setting_sources.h); the effective settings are printed first.
 #include <CLI/CLI.hpp>
 #include <pthread.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include "ridge/roofline/model_shape.h"
 #include "ridge/roofline/probe.h"
 #include "ridge/roofline/units.h"
+#include "ridge/setting_sources.h"
 #include "ridge/server/http_server.h"
 #include "ridge/tokenizer/tokenizer.h"
 
@@ -56,6 +59,8 @@ struct ServeArgs {
   bool mmap = false;
   SpeculationFlags spec;
   int64_t spec_max_decode_tokens = -1;  // -1: from the roofline, probed at start
+  std::string config_path;
+  bool print_config = false;
 };
 
 // Decode tokens per step at which decode's weight products reach this
@@ -75,6 +80,28 @@ int64_t ComputeBoundDecodeTokens(const Model& model, int threads) {
   return sweep.matmul_crossing_batch.value_or(0);
 }
 
+// Settings that steer the others rather than the server, left out of the
+// environment and the file.
+const std::vector<std::string> kMetaSettings = {"config", "print-config"};
+
+// CLI11 checks, so that a bad value fails while the settings are read, with
+// its key and source, whether it came from a flag, RIDGE_* or the file.
+const CLI::Validator kByteSize(
+    [](std::string& text) -> std::string {
+      try {
+        ParseByteSize(text);
+        return "";
+      } catch (const Error& e) {
+        return e.what();
+      }
+    },
+    "SIZE");
+const CLI::Validator kKvType(
+    [](std::string& text) -> std::string {
+      return ParseGgmlType(text) ? "" : fmt::format("unknown type '{}'", text);
+    },
+    "TYPE");
+
 int Serve(const ServeArgs& a) {
   // Signals go to the main thread's sigwait alone: block them before any
   // thread (engine, HTTP pool) exists, so every thread inherits the mask.
@@ -92,9 +119,7 @@ int Serve(const ServeArgs& a) {
   engine.max_prefill_tokens_while_decoding = a.max_prefill_while_decoding;
   engine.max_waiting = a.max_queue;
   engine.max_running = a.max_running;
-  auto kv_type = ParseGgmlType(a.kv_type);
-  if (!kv_type) Fail("--kv-type: unknown type '{}'", a.kv_type);
-  engine.kv_type = *kv_type;
+  engine.kv_type = *ParseGgmlType(a.kv_type);  // checked by kKvType
   engine.kv_block_tokens = a.kv_block_tokens;
   engine.kv_memory_bytes = static_cast<int64_t>(ParseByteSize(a.kv_memory));
   engine.kv_tokens = a.kv_tokens;
@@ -107,8 +132,6 @@ int Serve(const ServeArgs& a) {
   options.model_name =
       a.model_name.empty() ? std::filesystem::path(a.model_path).stem().string() : a.model_name;
   options.api_key = a.api_key;
-  if (options.api_key.empty())
-    if (const char* env = std::getenv("RIDGE_API_KEY")) options.api_key = env;
   options.max_body_bytes = static_cast<int64_t>(ParseByteSize(a.max_body));
   options.http_threads = a.http_threads;
   options.max_connections = a.max_connections;
@@ -204,22 +227,28 @@ int Serve(const ServeArgs& a) {
 CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HTTP API (completions, chat, SSE)",
   [](CLI::App& sub) -> std::function<int()> {
     auto a = std::make_shared<ServeArgs>();
-    sub.add_option("-m,--model", a->model_path, "GGUF model file")->required();
+    sub.footer("Every flag can also be set by the environment variable RIDGE_ + its long name in capitals with "
+               "'-' as '_' (RIDGE_PORT, RIDGE_KV_MEMORY, RIDGE_PUBLIC_METRICS=true), or by a line 'long-name = "
+               "value' in the TOML file of --config (port = 8081, kv-memory = \"4GiB\"). A flag beats the "
+               "environment, which beats the file, which beats the default. See deploy/README.md.");
+    sub.add_option("-m,--model", a->model_path, "GGUF model file (required)");
     sub.add_option("--host", a->host, "address to listen on")->capture_default_str();
     sub.add_option("--port", a->port, "port to listen on (0: any free port)")->capture_default_str()
         ->check(CLI::Range(0, 65535));
     sub.add_option("--model-name", a->model_name, "model name clients use (default: the file name without .gguf)");
-    sub.add_option("--api-key", a->api_key, "require 'Authorization: Bearer KEY' (or set RIDGE_API_KEY)");
+    sub.add_option("--api-key", a->api_key, "require 'Authorization: Bearer KEY' (printed redacted)");
     sub.add_option("--max-prefill-while-decoding", a->max_prefill_while_decoding,
                    "prompt tokens a step may take while requests decode (0: no cap): bounds their inter-token "
                    "pause, at the cost of TTFT")
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     sub.add_option("--max-batch-tokens", a->max_batch_tokens, "tokens per engine step (decode + prefill chunks)")
         ->capture_default_str()->check(CLI::PositiveNumber);
-    sub.add_option("--kv-memory", a->kv_memory, "KV-cache pool size, e.g. 2GiB, 512MiB")->capture_default_str();
+    sub.add_option("--kv-memory", a->kv_memory, "KV-cache pool size, e.g. 2GiB, 512MiB")->capture_default_str()
+        ->check(kByteSize);
     sub.add_option("--kv-tokens", a->kv_tokens, "KV-cache pool size in tokens (overrides --kv-memory)")
         ->check(CLI::NonNegativeNumber);
-    sub.add_option("--kv-type", a->kv_type, "KV-cache element type: f16, bf16, f32, q8_0")->capture_default_str();
+    sub.add_option("--kv-type", a->kv_type, "KV-cache element type: f16, bf16, f32, q8_0")->capture_default_str()
+        ->check(kKvType);
     sub.add_option("--kv-block", a->kv_block_tokens, "KV-cache block size in tokens")->capture_default_str()
         ->check(CLI::PositiveNumber);
     sub.add_option("--max-queue", a->max_queue, "waiting requests before new ones get 429")->capture_default_str()
@@ -243,7 +272,8 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
     sub.add_flag("--public-metrics", a->public_metrics,
                  "serve /metrics without the API key (default: it needs the key when one is set, as its series "
                  "reveal the model, load and traffic; Prometheus can send it with 'authorization')");
-    sub.add_option("--max-body", a->max_body, "largest request body accepted (413 beyond)")->capture_default_str();
+    sub.add_option("--max-body", a->max_body, "largest request body accepted (413 beyond)")->capture_default_str()
+        ->check(kByteSize);
     sub.add_option("--chat-template", a->chat_template,
                    "a built-in chat template family (llama2, llama3, chatml, plain) or a Jinja template file (.jinja) "
                    "(default: the GGUF's tokenizer.chat_template, or the family its markers name)");
@@ -256,7 +286,20 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
     sub.add_option("--spec-max-decode-tokens", a->spec_max_decode_tokens,
                    "decode tokens per step past which no drafts are added (0: no cap; default: where decode becomes "
                    "compute bound by this machine's roofline, probed at start)");
-    return [a]() { return Serve(*a); };
+    sub.add_option("--config", a->config_path,
+                   "TOML file of settings, 'long-flag-name = value' per line (or set RIDGE_CONFIG)");
+    sub.add_flag("--print-config", a->print_config, "print the effective settings and exit");
+    return [a, &sub]() {
+      std::string config = a->config_path;
+      if (const char* env = std::getenv("RIDGE_CONFIG"); config.empty() && env != nullptr) config = env;
+      const std::vector<EffectiveSetting> settings = ResolveSettings(sub, config, kMetaSettings);
+      std::printf("ridge serve: settings (flag > RIDGE_* environment > config file%s > default):\n%s",
+                  config.empty() ? "" : (" " + config).c_str(), FormatSettings(settings, {"api-key"}).c_str());
+      std::fflush(stdout);
+      if (a->print_config) return 0;
+      if (a->model_path.empty()) Fail("no model: give -m/--model, set RIDGE_MODEL, or 'model' in the --config file");
+      return Serve(*a);
+    };
   }}};
 
 }  // namespace

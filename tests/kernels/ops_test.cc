@@ -396,6 +396,56 @@ TEST(AttendHead, ZeroPositionsGivesZeros) {
   });
 }
 
+// Rows over one KV head in one call (a grouped-query group of heads, of one
+// or several tokens with their own causal lengths) give each row the bits of
+// its own AttendHead call, on every target: across the 128-position chunks the
+// rows are taken in (odd lengths, a window start that is not a block
+// boundary, rows ending in different chunks), in parts of kMaxAttentionRows,
+// with soft-capping and per-row sinks.
+TEST(AttendRows, EachRowBitEqualToAttendHead) {
+  std::mt19937 rng(21);
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32}) {
+    for (int64_t head_dim : {64, 96, 128}) {
+      if (type == GgmlType::kQ8_0 && head_dim % 32 != 0) continue;
+      for (int64_t n_rows : {1, 3, 16, 23}) {
+        const int64_t n_total = 301, block_tokens = 16, out_stride = head_dim + 3;
+        std::vector<float> k_deq, v_deq;
+        PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq);
+        PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
+        const auto q = Random(rng, n_rows * head_dim, -1.5f, 1.5f);
+        const auto sinks = Random(rng, n_rows, -1.0f, 3.0f);
+        for (int64_t first : {0, 37}) {
+          for (float softcap : {0.0f, 3.0f}) {
+            for (bool with_sinks : {false, true}) {
+              KvHeadView kv = k.view, vv = v.view;
+              kv.first_position = vv.first_position = first;
+              // Row r sees n − (r % 5)·29 positions: tokens of a causal tile (and a row of none).
+              const int64_t n = n_total - first;
+              ForEachIsa([&](Isa isa) {
+                std::vector<float> want(static_cast<size_t>(n_rows * out_stride), 9.0f), got = want;
+                std::vector<float> scores(static_cast<size_t>(std::min(n_rows, kMaxAttentionRows) * n));
+                std::vector<AttentionRow> rows;
+                for (int64_t r = 0; r < n_rows; ++r) {
+                  const int64_t n_r = r == 2 ? 0 : n - (r % 5) * 29;
+                  const float sink = with_sinks ? sinks[r] : -INFINITY;
+                  AttendHead(q.data() + r * head_dim, head_dim, kv, vv, n_r, 0.125f, softcap, sink, scores.data(),
+                             want.data() + r * out_stride);
+                  rows.push_back({q.data() + r * head_dim, got.data() + r * out_stride, n_r, sink});
+                }
+                AttendRows(rows.data(), n_rows, head_dim, kv, vv, 0.125f, softcap, scores.data());
+                for (size_t i = 0; i < want.size(); ++i)
+                  ASSERT_EQ(got[i], want[i]) << GgmlTypeName(type) << " head_dim " << head_dim << " n_rows "
+                                             << n_rows << " first " << first << " softcap " << softcap
+                                             << " sinks " << with_sinks << " i " << i << " " << IsaName(isa);
+              });
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 std::vector<float> KvStoreInputs(std::mt19937& rng, int64_t n, bool with_nan) {
   auto x = Random(rng, n, -4.0f, 4.0f);
   const float specials[] = {0.0f,

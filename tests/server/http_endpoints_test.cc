@@ -294,7 +294,7 @@ TEST_F(HttpEndpoints, ModelsHealthAndMetrics) {
   EXPECT_EQ(MetricValue(text, "ridge_num_requests_running"), 0.0);
   EXPECT_EQ(MetricValue(text, "ridge_num_requests_waiting"), 0.0);
   EXPECT_EQ(MetricValue(text, "ridge_kv_cache_blocks_used"), 0.0);
-  EXPECT_GT(MetricValue(text, "ridge_kv_cache_blocks_total"), 0.0);
+  EXPECT_GT(MetricValue(text, "ridge_kv_cache_blocks_capacity"), 0.0);
   EXPECT_NE(text.find("model_name=\"stories260K\""), std::string::npos);
 }
 

@@ -186,7 +186,7 @@ TEST(HttpFraming, AuthSchemeIsCaseInsensitiveAndMetricsNeedTheKey) {
   auto keyed = Get(server.port(), "/metrics", {{"Authorization", "bearer sk-test-123"}});
   ASSERT_TRUE(keyed);
   EXPECT_EQ(keyed->status, 200);
-  EXPECT_NE(keyed->body.find("ridge_kv_cache_blocks_total"), std::string::npos);
+  EXPECT_NE(keyed->body.find("ridge_kv_cache_blocks_capacity"), std::string::npos);
 
   options.metrics_need_key = false;
   TestServer public_metrics(TestEngineOptions(), options);

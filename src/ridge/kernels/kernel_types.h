@@ -2,6 +2,7 @@
 // Plain views the kernels take (no threads, no allocation): kept apart from
 // ops.h so that the per-ISA files can include them alone.
 #include <cstdint>
+#include <limits>
 
 #include "ridge/gguf/ggml_type.h"
 
@@ -30,5 +31,19 @@ struct KvHeadView {
   int64_t head_offset_bytes = 0;
   int64_t first_position = 0;
 };
+
+// One row of attention: a query head of one token over positions
+// [0, n_positions) of a KV head's views (the views shared by every row of a
+// kernels::AttendRows call).
+struct AttentionRow {
+  const float* q = nullptr;  // [head_dim]
+  float* out = nullptr;      // [head_dim]
+  int64_t n_positions = 0;
+  float sink = -std::numeric_limits<float>::infinity();  // gpt-oss's learned sink (−∞: none)
+};
+
+// Rows the vector attention kernels take in one pass over K and V (more go
+// in parts of this many).
+constexpr int64_t kMaxAttentionRows = 16;
 
 }  // namespace ridge::kernels

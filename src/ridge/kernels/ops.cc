@@ -1,6 +1,7 @@
 // Run-time dispatch of the small kernels in ops.h (MatMul: matmul.cc).
 #include "ridge/kernels/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -74,22 +75,36 @@ void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float
 
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out) {
-  const bool has_sink = sink != -std::numeric_limits<float>::infinity();
-  if (const auto* ops = ActiveOps()) {
-    if (softcap <= 0.0f && !has_sink) {
-      if (ops->attend_head(q, head_dim, k, v, n_positions, scale, scores, out)) return;
-    } else if (ops->head_scores(q, head_dim, k, n_positions, scale, scores)) {
-      if (softcap > 0.0f)
-        for (int64_t p = 0; p < n_positions; ++p) scores[p] = softcap * std::tanh(scores[p] / softcap);
-      if (has_sink) {
-        scalar::SoftmaxWithSink(scores, n_positions, sink);
-      } else {
-        ops->softmax(scores, n_positions);
+  const AttentionRow row{q, out, n_positions, sink};
+  AttendRows(&row, 1, head_dim, k, v, scale, softcap, scores);
+}
+
+void AttendRows(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, const KvHeadView& v,
+                float scale, float softcap, float* scores) {
+  const auto* ops = ActiveOps();
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kMaxAttentionRows) {
+    const AttentionRow* part = rows + r0;
+    const int64_t n = std::min(kMaxAttentionRows, n_rows - r0);
+    int64_t stride = 0;  // scores of row r at scores + r · stride
+    for (int64_t r = 0; r < n; ++r) stride = std::max(stride, part[r].n_positions);
+    if (ops && ops->rows_scores(part, n, head_dim, k, scale, scores, stride)) {
+      for (int64_t r = 0; r < n; ++r) {
+        float* s = scores + r * stride;
+        const int64_t n_positions = part[r].n_positions;
+        if (softcap > 0.0f)
+          for (int64_t p = 0; p < n_positions; ++p) s[p] = softcap * std::tanh(s[p] / softcap);
+        if (part[r].sink != -std::numeric_limits<float>::infinity()) {
+          scalar::SoftmaxWithSink(s, n_positions, part[r].sink);
+        } else if (n_positions > 0) {
+          ops->softmax(s, n_positions);
+        }
       }
-      if (ops->head_values(scores, n_positions, v, head_dim, out)) return;
+      if (ops->rows_values(part, n, scores, stride, v, head_dim)) continue;
     }
+    for (int64_t r = 0; r < n; ++r)
+      scalar::AttendHead(part[r].q, head_dim, k, v, part[r].n_positions, scale, softcap, part[r].sink, scores,
+                         part[r].out);
   }
-  scalar::AttendHead(q, head_dim, k, v, n_positions, scale, softcap, sink, scores, out);
 }
 
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) {

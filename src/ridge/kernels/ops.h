@@ -62,6 +62,16 @@ void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out);
 
+// Attention of several rows over one KV head's views (the query heads of a
+// grouped-query group, of one token or of a few tokens of one sequence):
+// each row's output is bit for bit its own AttendHead call's (rows[r].q,
+// rows[r].n_positions, rows[r].sink, written to rows[r].out), but a stretch of
+// K and V is read from memory once for every row that needs it, while it is in
+// L1, where separate calls read it once per row.
+//   scores: scratch of min(n_rows, kMaxAttentionRows) · max_r n_positions_r floats.
+void AttendRows(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, const KvHeadView& v,
+                float scale, float softcap, float* scores);
+
 // Stores one head's vector (head_dim floats) into a KV slot of `type`.
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst);
 

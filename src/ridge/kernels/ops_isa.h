@@ -21,15 +21,16 @@ struct OpsKernels {
   void (*softmax)(float* x, int64_t n);
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*geglu)(const float* gate, const float* up, int64_t n, float* out);
-  // As kernels::AttendHead; returns false (having done nothing) for a KV
-  // type it does not handle.
-  bool (*attend_head)(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v,
-                      int64_t n_positions, float scale, float* scores, float* out);
-  // The two halves of attend_head, for callers that transform the scores in
-  // between (soft-capping): scores[p] = scale · q·k_p; out = Σ_p weights[p] · v_p.
-  bool (*head_scores)(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_positions, float scale,
-                      float* scores);
-  bool (*head_values)(const float* weights, int64_t n_positions, const KvHeadView& v, int64_t head_dim, float* out);
+  // The two halves of kernels::AttendRows for n_rows <= kMaxAttentionRows
+  // rows over one KV head, K (V) read once for all of them; ops.cc transforms
+  // the scores in between (soft-cap, softmax, sink). Return false (having
+  // done nothing) for a KV type they do not handle:
+  //   scores[r·scores_stride + p] = scale · q_r·k_p for p < n_positions_r;
+  //   out_r = Σ_p weights[r·scores_stride + p] · v_p.
+  bool (*rows_scores)(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
+                      float* scores, int64_t scores_stride);
+  bool (*rows_values)(const AttentionRow* rows, int64_t n_rows, const float* weights, int64_t scores_stride,
+                      const KvHeadView& v, int64_t head_dim);
   // As kernels::StoreKv, bit for bit equal to QuantizeRow; false for a type
   // it does not handle.
   bool (*store_kv)(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst);

@@ -196,8 +196,9 @@ typename V::R LoadKv(const uint8_t* head, int64_t c, int64_t n) {
 }
 
 // q·k for kLanes positions at once (lane j: heads[j]), one partial-sum vector
-// per position in registers, reduced together at the end.
-template <typename V, GgmlType kType>
+// per position in registers, reduced together at the end. kWhole: head_dim is
+// a multiple of kLanes, so every load is a whole vector (no per-load branch).
+template <typename V, GgmlType kType, bool kWhole>
 typename V::R DotLanes(const float* q, int64_t head_dim, const uint8_t* const* heads) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
@@ -205,7 +206,7 @@ typename V::R DotLanes(const float* q, int64_t head_dim, const uint8_t* const* h
 #pragma GCC unroll 16
   for (int64_t j = 0; j < L; ++j) acc[j] = V::Zero();
   for (int64_t c = 0; c < head_dim; c += L) {
-    const int64_t n = head_dim - c < L ? head_dim - c : L;
+    const int64_t n = kWhole || head_dim - c >= L ? L : head_dim - c;
     const R qv = n == L ? V::Load(q + c) : V::LoadPartial(q + c, n);
 #pragma GCC unroll 16
     for (int64_t j = 0; j < L; ++j) acc[j] = V::Fma(LoadKv<V, kType>(heads[j], c, n), qv, acc[j]);
@@ -213,19 +214,20 @@ typename V::R DotLanes(const float* q, int64_t head_dim, const uint8_t* const* h
   return V::ReduceLanes(acc);
 }
 
-// out[c0, c1) = Σ_p w_p · v_p[c0, c1), kNv vectors wide, two positions in
-// flight (two accumulator sets) to hide the FMA latency.
-template <typename V, GgmlType kType, int kNv>
-void WeightedSum(const float* w, int64_t n_positions, const KvHeadView& v, int64_t c0, int64_t c1, float* out) {
+// acc0/acc1[i] += Σ_p w_p · v_p[c0 + i·kLanes, …) over vectors i < kNv of
+// [c0, c1): two accumulator sets, even positions into acc0 and odd into acc1,
+// to hide the FMA latency. Callers feeding one head's positions in several
+// calls start each at an even position, so the chains (and the rounding) are
+// those of one call over all of them. kWhole: c1 − c0 = kNv · kLanes, every
+// load a whole vector (without it the compiler branched around every load).
+template <typename V, GgmlType kType, int kNv, bool kWhole>
+void AccumulateValues(const float* w, int64_t n_positions, const KvHeadView& v, int64_t c0, int64_t c1,
+                      typename V::R* acc0, typename V::R* acc1) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
   int64_t width[kNv];
-  R acc0[kNv], acc1[kNv];
 #pragma GCC unroll 16
-  for (int i = 0; i < kNv; ++i) {
-    width[i] = c1 - (c0 + i * L) < L ? c1 - (c0 + i * L) : L;
-    acc0[i] = acc1[i] = V::Zero();
-  }
+  for (int i = 0; i < kNv; ++i) width[i] = kWhole || c1 - (c0 + i * L) >= L ? L : c1 - (c0 + i * L);
   KvCursor cursor(v);
   int64_t p = 0;
   for (; p + 2 <= n_positions; p += 2) {
@@ -234,23 +236,96 @@ void WeightedSum(const float* w, int64_t n_positions, const KvHeadView& v, int64
     const R w0 = V::Set1(w[p]), w1 = V::Set1(w[p + 1]);
 #pragma GCC unroll 16
     for (int i = 0; i < kNv; ++i) {
-      acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, width[i]), w0, acc0[i]);
-      acc1[i] = V::Fma(LoadKv<V, kType>(h1, c0 + i * L, width[i]), w1, acc1[i]);
+      acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, kWhole ? L : width[i]), w0, acc0[i]);
+      acc1[i] = V::Fma(LoadKv<V, kType>(h1, c0 + i * L, kWhole ? L : width[i]), w1, acc1[i]);
     }
   }
   if (p < n_positions) {
     const uint8_t* h0 = cursor.Next();
     const R w0 = V::Set1(w[p]);
 #pragma GCC unroll 16
-    for (int i = 0; i < kNv; ++i) acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, width[i]), w0, acc0[i]);
+    for (int i = 0; i < kNv; ++i)
+      acc0[i] = V::Fma(LoadKv<V, kType>(h0, c0 + i * L, kWhole ? L : width[i]), w0, acc0[i]);
   }
-#pragma GCC unroll 16
-  for (int i = 0; i < kNv; ++i) {
-    const R r = V::Add(acc0[i], acc1[i]);
-    if (width[i] == L) {
-      V::Store(out + c0 + i * L, r);
-    } else {
-      V::StorePartial(out + c0 + i * L, width[i], r);
+}
+
+// The view from `first` positions further on.
+KvHeadView Advanced(const KvHeadView& view, int64_t first) {
+  KvHeadView shifted = view;
+  shifted.first_position += first;
+  return shifted;
+}
+
+// Positions the rows of a call take together: one stretch of K (or V) of one
+// head, ≤ 128 × 256 halves, stays in L1 while every row reads it. Even and a
+// multiple of every kLanes (the value chains and the score lanes stay aligned
+// to the view's start, so a row's bits do not depend on the other rows).
+constexpr int64_t kChunkPositions = 128;
+
+// rows[r].out[c0, c1) = Σ_p weights_r[p] · v_p[c0, c1) (weights_r = w + r·w_stride)
+// for n_rows ≤ kMaxAttentionRows rows, a chunk of positions at a time for all rows.
+template <typename V, GgmlType kType, int kNv, bool kWhole>
+void RowsValuesSlice(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
+                     int64_t c0, int64_t c1) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  R acc0[kMaxAttentionRows][kNv], acc1[kMaxAttentionRows][kNv];
+  int64_t longest = 0;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
+    for (int i = 0; i < kNv; ++i) acc0[r][i] = acc1[r][i] = V::Zero();
+  }
+  for (int64_t p0 = 0; p0 < longest; p0 += kChunkPositions) {
+    const KvHeadView chunk = Advanced(v, p0);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const int64_t left = rows[r].n_positions - p0;
+      if (left <= 0) continue;
+      AccumulateValues<V, kType, kNv, kWhole>(w + r * w_stride + p0, left < kChunkPositions ? left : kChunkPositions,
+                                              chunk, c0, c1, acc0[r], acc1[r]);
+    }
+  }
+  for (int64_t r = 0; r < n_rows; ++r) {
+    for (int i = 0; i < kNv; ++i) {
+      const R sum = V::Add(acc0[r][i], acc1[r][i]);
+      const int64_t width = c1 - (c0 + i * L) < L ? c1 - (c0 + i * L) : L;
+      if (width == L) {
+        V::Store(rows[r].out + c0 + i * L, sum);
+      } else {
+        V::StorePartial(rows[r].out + c0 + i * L, width, sum);
+      }
+    }
+  }
+}
+
+template <typename V, GgmlType kVType, int kNv>
+void RowsValuesSliceOf(bool whole, const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride,
+                       const KvHeadView& v, int64_t c0, int64_t c1) {
+  if (whole) {
+    RowsValuesSlice<V, kVType, kNv, true>(rows, n_rows, w, w_stride, v, c0, c1);
+  } else {
+    RowsValuesSlice<V, kVType, kNv, false>(rows, n_rows, w, w_stride, v, c0, c1);
+  }
+}
+
+// Slices of ≤ 8 vectors of head_dim, each summed over every position.
+template <typename V, GgmlType kVType>
+void RowsValues(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
+                int64_t head_dim) {
+  constexpr int64_t L = V::kLanes;
+  constexpr int64_t kMaxVectors = 8;
+  for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
+    const int64_t c1 = c0 + kMaxVectors * L < head_dim ? c0 + kMaxVectors * L : head_dim;
+    const int64_t n_vectors = (c1 - c0 + L - 1) / L;
+    const bool whole = c1 - c0 == n_vectors * L;
+    switch (n_vectors) {
+      case 1: RowsValuesSliceOf<V, kVType, 1>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 2: RowsValuesSliceOf<V, kVType, 2>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 3: RowsValuesSliceOf<V, kVType, 3>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 4: RowsValuesSliceOf<V, kVType, 4>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 5: RowsValuesSliceOf<V, kVType, 5>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 6: RowsValuesSliceOf<V, kVType, 6>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      case 7: RowsValuesSliceOf<V, kVType, 7>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
+      default: RowsValuesSliceOf<V, kVType, 8>(whole, rows, n_rows, w, w_stride, v, c0, c1); break;
     }
   }
 }
@@ -265,7 +340,9 @@ void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_pos
     const uint8_t* heads[L];
     for (int64_t j = 0; j < m; ++j) heads[j] = cursor.Next();
     for (int64_t j = m; j < L; ++j) heads[j] = heads[0];  // computed and dropped
-    const typename V::R sums = V::Mul(DotLanes<V, kKType>(q, head_dim, heads), vscale);
+    const typename V::R dots = head_dim % L == 0 ? DotLanes<V, kKType, true>(q, head_dim, heads)
+                                                 : DotLanes<V, kKType, false>(q, head_dim, heads);
+    const typename V::R sums = V::Mul(dots, vscale);
     if (m == L) {
       V::Store(scores + p0, sums);
     } else {
@@ -274,21 +351,20 @@ void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_pos
   }
 }
 
-template <typename V, GgmlType kVType>
-void WeightedSumAll(const float* w, int64_t n_positions, const KvHeadView& v, int64_t head_dim, float* out) {
-  constexpr int64_t L = V::kLanes;
-  constexpr int64_t kMaxVectors = 8;
-  for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
-    const int64_t c1 = c0 + kMaxVectors * L < head_dim ? c0 + kMaxVectors * L : head_dim;
-    switch ((c1 - c0 + L - 1) / L) {
-      case 1: WeightedSum<V, kVType, 1>(w, n_positions, v, c0, c1, out); break;
-      case 2: WeightedSum<V, kVType, 2>(w, n_positions, v, c0, c1, out); break;
-      case 3: WeightedSum<V, kVType, 3>(w, n_positions, v, c0, c1, out); break;
-      case 4: WeightedSum<V, kVType, 4>(w, n_positions, v, c0, c1, out); break;
-      case 5: WeightedSum<V, kVType, 5>(w, n_positions, v, c0, c1, out); break;
-      case 6: WeightedSum<V, kVType, 6>(w, n_positions, v, c0, c1, out); break;
-      case 7: WeightedSum<V, kVType, 7>(w, n_positions, v, c0, c1, out); break;
-      default: WeightedSum<V, kVType, 8>(w, n_positions, v, c0, c1, out); break;
+// scores[r·scores_stride + p] = scale · q_r·k_p for p < n_positions_r, a chunk
+// of positions at a time for all rows.
+template <typename V, GgmlType kKType>
+void RowsScores(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
+                float* scores, int64_t scores_stride) {
+  int64_t longest = 0;
+  for (int64_t r = 0; r < n_rows; ++r) longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
+  for (int64_t p0 = 0; p0 < longest; p0 += kChunkPositions) {
+    const KvHeadView chunk = Advanced(k, p0);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const int64_t left = rows[r].n_positions - p0;
+      if (left <= 0) continue;
+      Scores<V, kKType>(rows[r].q, head_dim, chunk, left < kChunkPositions ? left : kChunkPositions, scale,
+                        scores + r * scores_stride + p0);
     }
   }
 }
@@ -310,16 +386,20 @@ void WithKvType(GgmlType type, F f) {
 }
 
 template <typename V>
-bool AttendHeadImpl(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                    float scale, float* scores, float* out) {
-  if (!KvTypeSupported(k.type, head_dim) || !KvTypeSupported(v.type, head_dim)) return false;
-  if (n_positions <= 0) {
-    for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
-    return true;
-  }
-  WithKvType(k.type, [&](auto tag) { Scores<V, decltype(tag)::value>(q, head_dim, k, n_positions, scale, scores); });
-  SoftmaxImpl<V>(scores, n_positions);
-  WithKvType(v.type, [&](auto tag) { WeightedSumAll<V, decltype(tag)::value>(scores, n_positions, v, head_dim, out); });
+bool RowsScoresImpl(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
+                    float* scores, int64_t scores_stride) {
+  if (!KvTypeSupported(k.type, head_dim) || n_rows > kMaxAttentionRows) return false;
+  WithKvType(k.type, [&](auto tag) {
+    RowsScores<V, decltype(tag)::value>(rows, n_rows, head_dim, k, scale, scores, scores_stride);
+  });
+  return true;
+}
+
+template <typename V>
+bool RowsValuesImpl(const AttentionRow* rows, int64_t n_rows, const float* weights, int64_t scores_stride,
+                    const KvHeadView& v, int64_t head_dim) {
+  if (!KvTypeSupported(v.type, head_dim) || n_rows > kMaxAttentionRows) return false;
+  WithKvType(v.type, [&](auto tag) { RowsValues<V, decltype(tag)::value>(rows, n_rows, weights, scores_stride, v, head_dim); });
   return true;
 }
 
@@ -352,26 +432,6 @@ bool StoreKvImpl(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) 
       return true;
     default: return false;
   }
-}
-
-template <typename V>
-bool HeadScoresImpl(const float* q, int64_t head_dim, const KvHeadView& k, int64_t n_positions, float scale,
-                    float* scores) {
-  if (!KvTypeSupported(k.type, head_dim)) return false;
-  WithKvType(k.type, [&](auto tag) { Scores<V, decltype(tag)::value>(q, head_dim, k, n_positions, scale, scores); });
-  return true;
-}
-
-template <typename V>
-bool HeadValuesImpl(const float* weights, int64_t n_positions, const KvHeadView& v, int64_t head_dim, float* out) {
-  if (!KvTypeSupported(v.type, head_dim)) return false;
-  if (n_positions <= 0) {
-    for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
-    return true;
-  }
-  WithKvType(v.type,
-             [&](auto tag) { WeightedSumAll<V, decltype(tag)::value>(weights, n_positions, v, head_dim, out); });
-  return true;
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ int64_t Batch::n_logits() const {
 struct Model::Scratch {
   std::vector<float> x, xn, q, k, v, attn, proj, gate, up, selected;
   std::vector<float> router, expert_in, expert_out;  // mixture of experts
-  std::vector<std::vector<float>> scores;  // per thread: [positions]
+  std::vector<std::vector<float>> scores;  // per thread: [kMaxAttentionRows, positions]
+  std::vector<std::pair<int64_t, int64_t>> attention_tiles;  // (first token, tokens)
   void Resize(const ModelConfig& c, int64_t n_tokens, int64_t n_logits, int n_threads, int64_t max_positions) {
     auto fit = [](std::vector<float>& buf, int64_t n) {
       if (static_cast<int64_t>(buf.size()) < n) buf.resize(static_cast<size_t>(n));
@@ -53,7 +54,7 @@ struct Model::Scratch {
     }
     fit(selected, n_logits * c.n_embd);
     if (static_cast<int>(scores.size()) < n_threads) scores.resize(static_cast<size_t>(n_threads));
-    for (auto& s : scores) fit(s, max_positions);
+    for (auto& s : scores) fit(s, kernels::kMaxAttentionRows * max_positions);
   }
 };
 
@@ -134,26 +135,60 @@ void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Bat
   }
 }
 
+// A task is the query heads that share a KV head (a grouped-query group) of
+// a tile of consecutive tokens of one sequence, so that the tile reads its K
+// and V once (kernels::AttendRows); a group is split into parts only when
+// there are fewer tasks than threads. A sliding-window layer's tokens see
+// different windows: its tiles are single tokens. AttendRows gives every row
+// the bits AttendHead would, so a token's result depends neither on the
+// tiling nor on what else is in the batch.
 void Model::Attend(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool) {
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
   const int64_t hd = c.head_dim, q_dim = c.q_dim();
   const int64_t group = c.n_heads / c.n_kv_heads;
   const int64_t window = c.IsSlidingLayer(layer) ? c.sliding_window : 0;
-  pool.ParallelFor(batch.size() * c.n_heads, [&](int64_t task, int thread) {
-    const int64_t t = task / c.n_heads, h = task % c.n_heads;
+  const int64_t tile_max = window > 0 ? 1 : std::max<int64_t>(1, kernels::kMaxAttentionRows / group);
+  auto& tiles = s.attention_tiles;
+  tiles.clear();
+  for (int64_t t = 0; t < batch.size(); ++t) {
+    const auto i = static_cast<size_t>(t);
+    const bool extends = !tiles.empty() && tiles.back().second < tile_max &&
+                         batch.seq_ids[i] == batch.seq_ids[i - 1] && batch.positions[i] == batch.positions[i - 1] + 1;
+    if (extends) {
+      ++tiles.back().second;
+    } else {
+      tiles.emplace_back(t, 1);
+    }
+  }
+  const auto n_groups = static_cast<int64_t>(tiles.size()) * c.n_kv_heads;
+  const int64_t parts = std::min<int64_t>(group, (pool.n_threads() + n_groups - 1) / n_groups);
+  const int64_t part_heads = (group + parts - 1) / parts;
+  pool.ParallelFor(n_groups * parts, [&](int64_t task, int thread) {
+    const auto [t0, n_tokens] = tiles[static_cast<size_t>(task / parts / c.n_kv_heads)];
+    const int64_t kv_head = task / parts % c.n_kv_heads;
+    const int64_t h0 = kv_head * group + task % parts * part_heads;
+    const int64_t n_q = std::min(part_heads, (kv_head + 1) * group - h0);
+    if (n_q <= 0) return;
     thread_local std::vector<const uint8_t*> k_blocks, v_blocks;
+    thread_local std::vector<kernels::AttentionRow> rows;
     kernels::KvHeadView kv_k, kv_v;
-    cache.HeadViews(batch.seq_ids[static_cast<size_t>(t)], layer, h / group, k_blocks, v_blocks, kv_k, kv_v);
+    cache.HeadViews(batch.seq_ids[static_cast<size_t>(t0)], layer, kv_head, k_blocks, v_blocks, kv_k, kv_v);
     // Causal: up to and including itself; a sliding window sees its last `window` positions.
-    const int64_t pos = batch.positions[static_cast<size_t>(t)];
-    const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
+    const int64_t first =
+        window > 0 ? std::max<int64_t>(0, batch.positions[static_cast<size_t>(t0)] - window + 1) : 0;
     kv_k.first_position = kv_v.first_position = first;
-    const float sink = w.attn_sinks.empty() ? -std::numeric_limits<float>::infinity()
-                                            : w.attn_sinks[static_cast<size_t>(h)];
-    kernels::AttendHead(s.q.data() + t * q_dim + h * hd, hd, kv_k, kv_v, pos + 1 - first, c.attention_scale,
-                        c.attn_softcap, sink, s.scores[static_cast<size_t>(thread)].data(),
-                        s.attn.data() + t * q_dim + h * hd);
+    rows.clear();
+    for (int64_t t = t0; t < t0 + n_tokens; ++t) {
+      const int64_t n_positions = batch.positions[static_cast<size_t>(t)] + 1 - first;
+      for (int64_t h = h0; h < h0 + n_q; ++h) {
+        const float sink = w.attn_sinks.empty() ? -std::numeric_limits<float>::infinity()
+                                                : w.attn_sinks[static_cast<size_t>(h)];
+        rows.push_back({s.q.data() + t * q_dim + h * hd, s.attn.data() + t * q_dim + h * hd, n_positions, sink});
+      }
+    }
+    kernels::AttendRows(rows.data(), static_cast<int64_t>(rows.size()), hd, kv_k, kv_v, c.attention_scale,
+                        c.attn_softcap, s.scores[static_cast<size_t>(thread)].data());
   });
 }
 

@@ -59,7 +59,7 @@ OpenAiServer::OpenAiServer(Model& model, const Tokenizer& tokenizer, const Engin
       metrics_(registry_, {{"model_name", options_.model_name}}),
       kv_blocks_used_(registry_.AddGauge("ridge_kv_cache_blocks_used", "KV-cache blocks held by running requests.",
                                          {{"model_name", options_.model_name}})),
-      kv_blocks_total_(registry_.AddGauge("ridge_kv_cache_blocks_total", "KV-cache blocks in the pool.",
+      kv_blocks_total_(registry_.AddGauge("ridge_kv_cache_blocks_capacity", "KV-cache blocks in the pool.",
                                           {{"model_name", options_.model_name}})),
       engine_(model, tokenizer, engine_options),
       endpoints_(engine_, tokenizer, MakeEndpointConfig(model, tokenizer, options_)) {
