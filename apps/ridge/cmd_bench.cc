@@ -143,7 +143,8 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
     std::printf("model %s, %s, %d threads, batch 1, greedy, %zu prompt tokens, %zu output tokens\n\n",
                 model_name.c_str(), IsaName(ActiveIsa()), pool.n_threads(), plain.last.prompt_tokens.size(),
                 plain.last.output_tokens.size());
-    std::printf("| decoding | decode tokens/s | decode passes | drafted | accepted | acceptance | mean accepted length |\n");
+    std::printf(
+        "| decoding | decode tokens/s | decode passes | drafted | accepted | acceptance | mean accepted length |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     std::printf("| plain | %.1f ± %.1f | %lld | | | | |\n", plain.Mean(), plain.Stddev(),
                 static_cast<long long>(plain.last.decode_passes));

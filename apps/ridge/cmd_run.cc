@@ -93,8 +93,9 @@ void PrintSummary(const GenerationResult& r, const Model& model, bool verbose, b
     const SpecDecodeCounts& s = r.speculation;
     std::fprintf(stderr, "speculation        %lld drafted, %lld accepted: acceptance rate %.1f%%, mean accepted "
                  "length %.2f (+1 own token) over %lld verifying passes; %lld decode passes in all\n",
-                 static_cast<long long>(s.draft_tokens), static_cast<long long>(s.accepted_tokens), 100.0 * s.AcceptanceRate(),
-                 s.MeanAcceptedLength(), static_cast<long long>(s.verify_steps), static_cast<long long>(r.decode_passes));
+                 static_cast<long long>(s.draft_tokens), static_cast<long long>(s.accepted_tokens),
+                 100.0 * s.AcceptanceRate(), s.MeanAcceptedLength(), static_cast<long long>(s.verify_steps),
+                 static_cast<long long>(r.decode_passes));
   }
   if (r.finish_reason == FinishReason::kContextFull)
     std::fprintf(stderr, "note: generation stopped because the model's context of %lld tokens is full\n",

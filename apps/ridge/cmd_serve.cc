@@ -200,8 +200,8 @@ int Serve(const ServeArgs& a) {
   if (engine.speculation.enabled())
     std::printf("ridge serve: speculative decoding by prompt lookup, up to %lld draft tokens per sequence and step, "
                 "n-grams %lld..%lld, none once a step holds %lld decode tokens (%s)\n",
-                static_cast<long long>(engine.speculation.num_tokens), static_cast<long long>(engine.speculation.ngram_min),
-                static_cast<long long>(engine.speculation.ngram_max),
+                static_cast<long long>(engine.speculation.num_tokens),
+                static_cast<long long>(engine.speculation.ngram_min), static_cast<long long>(engine.speculation.ngram_max),
                 static_cast<long long>(engine.speculation.max_decode_tokens), spec_cap_source.c_str());
   std::printf("ridge serve: listening on http://%s:%d%s\n", a.host.c_str(), port,
               options.api_key.empty() ? "" : " (API key required)");

@@ -223,7 +223,8 @@ TEST_F(SpeculativeEngineTest, BlocksFollowTheFormulaAfterEveryStep) {
   const EngineStats s = engine.Stats();
   EXPECT_GT(s.speculation.accepted_tokens, 0);
   EXPECT_LT(s.speculation.accepted_tokens, s.speculation.draft_tokens);
-  EXPECT_GT(s.speculation.emitted_tokens, s.speculation.accepted_tokens);  // one token of the target's own per verifying step
+  // One token of the target's own per verifying step.
+  EXPECT_GT(s.speculation.emitted_tokens, s.speculation.accepted_tokens);
   // Each request's tally (its usage extras and /metrics) adds up to the engine's.
   SpecDecodeCounts per_request;
   for (auto& stream : streams) {

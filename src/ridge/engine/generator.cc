@@ -194,8 +194,10 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
     const int64_t position = static_cast<int64_t>(history.size()) - 1;
     draft.clear();
     if (speculate) {
-      const int64_t room = std::min({spec.adaptive ? draft_limit : spec.num_tokens, options.max_new_tokens - static_cast<int64_t>(result.output_tokens.size()) - 1,
-                                     n_total - 1 - position});
+      // The pass emits at most draft + 1 tokens, within max_new_tokens and the reserved positions.
+      const int64_t left = options.max_new_tokens - static_cast<int64_t>(result.output_tokens.size());
+      const int64_t room =
+          std::min({spec.adaptive ? draft_limit : spec.num_tokens, left - 1, n_total - 1 - position});
       if (room > 0) draft = ProposeByPromptLookup(history, spec.ngram_min, spec.ngram_max, room);
     }
     batch.Clear();
