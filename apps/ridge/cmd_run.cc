@@ -14,6 +14,7 @@
 #include "ridge/grammar/json_schema_to_gbnf.h"
 #include "ridge/grammar/regex_to_gbnf.h"
 #include "ridge/command.h"
+#include "ridge/speculation_flags.h"
 #include "ridge/tokenizer/tokenizer.h"
 
 namespace ridge::app {
@@ -36,6 +37,7 @@ struct RunArgs {
   std::string grammar_path;      // --grammar: GBNF file constraining the output
   std::string json_schema_path;  // --json-schema: output is JSON valid against this schema
   std::string regex;             // --regex: output matches this regex whole
+  SpeculationFlags spec;
 };
 
 // The whole text of a file a flag names.
@@ -74,7 +76,7 @@ std::shared_ptr<const grammar::Grammar> OutputGrammar(const RunArgs& a) {
   return nullptr;
 }
 
-void PrintSummary(const GenerationResult& r, const Model& model, bool verbose) {
+void PrintSummary(const GenerationResult& r, const Model& model, bool verbose, bool speculating) {
   std::fprintf(stderr, "\n\n--- ridge run ---\n");
   std::fprintf(stderr, "prompt tokens      %zu\n", r.prompt_tokens.size());
   std::fprintf(stderr, "output tokens      %zu  (finish: %s)\n", r.output_tokens.size(), FinishReasonName(r.finish_reason));
@@ -87,6 +89,14 @@ void PrintSummary(const GenerationResult& r, const Model& model, bool verbose) {
   std::fprintf(stderr, "KV cache           %lld bytes allocated, %.0f bytes used by %lld tokens (%.0f bytes/token)\n",
                static_cast<long long>(r.kv.bytes_total), formula_bytes, static_cast<long long>(r.kv.tokens_stored),
                r.kv.bytes_per_token);
+  if (speculating) {
+    const SpecDecodeCounts& s = r.speculation;
+    std::fprintf(stderr, "speculation        %lld drafted, %lld accepted: acceptance rate %.1f%%, mean accepted "
+                 "length %.2f (+1 own token) over %lld verifying passes; %lld decode passes in all\n",
+                 static_cast<long long>(s.draft_tokens), static_cast<long long>(s.accepted_tokens),
+                 100.0 * s.AcceptanceRate(), s.MeanAcceptedLength(), static_cast<long long>(s.verify_steps),
+                 static_cast<long long>(r.decode_passes));
+  }
   if (r.finish_reason == FinishReason::kContextFull)
     std::fprintf(stderr, "note: generation stopped because the model's context of %lld tokens is full\n",
                  static_cast<long long>(model.config().n_ctx_train));
@@ -129,6 +139,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     sub.add_flag("--verbose", a->verbose, "show the KV-cache lifecycle and accounting");
     sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
+    AddSpeculationFlags(sub, a->spec);
     auto* grammar_opt = sub.add_option("--grammar", a->grammar_path,
                                        "GBNF grammar file (llama.cpp's format): the output stays in its language");
     auto* schema_opt = sub.add_option("--json-schema", a->json_schema_path,
@@ -139,6 +150,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
         ->excludes(grammar_opt);
     return [a]() {
       std::shared_ptr<const grammar::Grammar> output_grammar = OutputGrammar(*a);  // bad input fails before loading
+      const SpeculationOptions speculation = a->spec.Resolve();
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
@@ -152,6 +164,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
       options.kv_type = *kv_type;
       options.kv_block_tokens = a->kv_block_tokens;
       options.grammar = output_grammar;
+      options.speculation = speculation;
       if (a->echo_prompt) {
         std::fputs(a->prompt.c_str(), stdout);
         std::fflush(stdout);
@@ -161,7 +174,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
       });
-      PrintSummary(r, *model, a->verbose);
+      PrintSummary(r, *model, a->verbose, speculation.enabled());
       if (a->verbose) std::fprintf(stderr, "threads: %d\n", pool.n_threads());
       return 0;
     };

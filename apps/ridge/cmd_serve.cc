@@ -19,6 +19,8 @@
 #include "ridge/base/error.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/command.h"
+#include "ridge/speculation_flags.h"
+#include "ridge/roofline/cost_model.h"
 #include "ridge/roofline/hardware.h"
 #include "ridge/roofline/model_shape.h"
 #include "ridge/roofline/probe.h"
@@ -55,11 +57,30 @@ struct ServeArgs {
   double shutdown_grace_s = 10;
   bool no_prefix_caching = false;
   bool mmap = false;
+  SpeculationFlags spec;
+  int64_t spec_max_decode_tokens = -1;  // -1: from the roofline, probed at start
   std::string config_path;
   bool print_config = false;
   bool no_webui = false;
   std::string hw = "host";
 };
+
+// Decode tokens per step at which decode's weight products reach this
+// machine's ridge point (a short probe, then the roofline's batch sweep):
+// past it a step is compute bound and draft tokens are no longer free.
+int64_t ComputeBoundDecodeTokens(const Model& model, int threads) {
+  ProbeOptions po;
+  po.n_threads = threads;
+  po.buffer_bytes = int64_t{256} << 20;
+  po.passes = 3;
+  po.compute_seconds = 0.1;
+  const ProbeResult probe = RunProbe(po);
+  const ModelShape shape = ShapeFromGguf(model.file());
+  CostOptions costs;
+  costs.activation_bytes = 4;  // ridge's CPU kernels keep activations in f32
+  const BatchSweep sweep = SweepDecodeBatch(shape, /*context=*/512, HostProfile(probe, shape.main_weight_type), costs);
+  return sweep.matmul_crossing_batch.value_or(0);
+}
 
 // Settings that steer the others rather than the server, left out of the
 // environment and the file.
@@ -123,6 +144,7 @@ int Serve(const ServeArgs& a) {
   engine.kv_memory_bytes = static_cast<int64_t>(ParseByteSize(a.kv_memory));
   engine.kv_tokens = a.kv_tokens;
   engine.prefix_caching = !a.no_prefix_caching;
+  engine.speculation = a.spec.Resolve();
 
   server::ServerOptions options;
   options.host = a.host;
@@ -151,6 +173,15 @@ int Serve(const ServeArgs& a) {
 
   auto model = Model::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
   Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
+  std::string spec_cap_source = "--spec-max-decode-tokens";
+  if (engine.speculation.enabled()) {
+    engine.speculation.max_decode_tokens = a.spec_max_decode_tokens;
+    if (a.spec_max_decode_tokens < 0) {
+      engine.speculation.max_decode_tokens =
+          ComputeBoundDecodeTokens(*model, a.threads > 0 ? a.threads : HardwareThreads());
+      spec_cap_source = "the roofline's ridge point for decode's weight products, probed now";
+    }
+  }
   // A pool larger than max-running full contexts can never be used: do not
   // allocate (and zero) it. Tiny models would otherwise take gigabytes.
   std::string kv_note;
@@ -188,6 +219,12 @@ int Serve(const ServeArgs& a) {
               static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
               static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),
               FormatBytes(static_cast<double>(stats.kv.bytes_total)).c_str(), a.kv_type.c_str(), kv_note.c_str());
+  if (engine.speculation.enabled())
+    std::printf("ridge serve: speculative decoding by prompt lookup, up to %lld draft tokens per sequence and step, "
+                "n-grams %lld..%lld, none once a step holds %lld decode tokens (%s)\n",
+                static_cast<long long>(engine.speculation.num_tokens),
+                static_cast<long long>(engine.speculation.ngram_min), static_cast<long long>(engine.speculation.ngram_max),
+                static_cast<long long>(engine.speculation.max_decode_tokens), spec_cap_source.c_str());
   std::printf("ridge serve: dashboard roofline: %s, %s\n", options.roofline->hardware.description.c_str(),
               options.roofline->source.c_str());
   std::printf("ridge serve: listening on http://%s:%d%s%s\n", a.host.c_str(), port,
@@ -275,6 +312,10 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
                    "the dashboard's roofline: host (this machine's saved probe, else a short probe at start) or "
                    "a profile: " + HardwareNames())
         ->capture_default_str();
+    AddSpeculationFlags(sub, a->spec);
+    sub.add_option("--spec-max-decode-tokens", a->spec_max_decode_tokens,
+                   "decode tokens per step past which no drafts are added (0: no cap; default: where decode becomes "
+                   "compute bound by this machine's roofline, probed at start)");
     sub.add_option("--config", a->config_path,
                    "TOML file of settings, 'long-flag-name = value' per line (or set RIDGE_CONFIG)");
     sub.add_flag("--print-config", a->print_config, "print the effective settings and exit");

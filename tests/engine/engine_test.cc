@@ -205,6 +205,11 @@ TEST_F(EngineTest, RandomTracesReturnEveryBlock) {
     options.kv_tokens = 8 * static_cast<int64_t>(12 + rng() % 20);
     options.max_batch_tokens = static_cast<int64_t>(8 + rng() % 40);
     options.prefix_caching = rng() % 4 != 0;
+    if (seed % 2 == 0) {  // speculation: whatever its drafts' fate, every block comes back
+      options.speculation.method = SpeculationOptions::Method::kNgram;
+      options.speculation.num_tokens = static_cast<int64_t>(1 + rng() % 6);
+      options.speculation.ngram_min = 1;
+    }
     Engine engine(*model_, *tokenizer_, options);
     std::vector<std::shared_ptr<RequestStream>> streams;
     int submitted = 0;
@@ -226,6 +231,7 @@ TEST_F(EngineTest, RandomTracesReturnEveryBlock) {
     for (auto& s : streams) EXPECT_TRUE(s->finished());
     ExpectPoolEmpty(engine);
     EXPECT_EQ(engine.Stats().finished, submitted) << "seed " << seed;
+    if (options.speculation.enabled()) EXPECT_GT(engine.Stats().speculation.draft_tokens, 0) << "seed " << seed;
   }
 }
 

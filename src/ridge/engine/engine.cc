@@ -21,6 +21,10 @@ struct Engine::Sequence {
   int64_t n_prompt = 0;
   int64_t n_computed = 0;       // positions whose K/V are in the cache
   int64_t n_generated = 0;
+  // This step's draft (speculative decoding): tokens proposed to follow
+  // tokens.back(), fed after it at positions tokens.size() on.
+  std::vector<TokenId> draft;
+  int64_t draft_limit = 0;  // adaptive K: this sequence's current most draft tokens
   uint64_t admitted_at = 0;     // admission order, for choosing preemption victims
   bool scheduled_once = false;
   bool finished = false;
@@ -62,6 +66,7 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
          options_.max_prefill_tokens_while_decoding);
   if (options_.max_running < 1) Fail("max running sequences must be at least 1, got {}", options_.max_running);
   cache_.set_prefix_caching(options_.prefix_caching);
+  if (options_.speculation.enabled()) Validate(options_.speculation);
   const int64_t n_vocab = model.config().n_vocab;
   if (tokenizer.n_vocab() != n_vocab)
     Fail("the tokenizer has {} tokens but the model's vocabulary has {}", tokenizer.n_vocab(), n_vocab);
@@ -97,6 +102,7 @@ std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
   }
   seq->tokens = params.prompt;
   seq->n_prompt = n_prompt;
+  seq->draft_limit = options_.speculation.num_tokens;
   seq->params = std::move(params);
   std::shared_ptr<RequestStream> stream;
   {
@@ -194,6 +200,37 @@ void Engine::UnscheduleFromBatch(Sequence& seq, Batch& batch, std::vector<Sequen
   batch = std::move(kept);
 }
 
+bool Engine::Speculates(const Sequence& seq) const {
+  return options_.speculation.enabled() && !seq.matcher;
+}
+
+void Engine::AddDrafts(Batch& batch, const std::vector<Sequence*>& fed) {
+  const SpeculationOptions& spec = options_.speculation;
+  // batch.size() decode tokens, one per sequence, are already in. Drafts
+  // take what the step's token budget leaves, and none once the batch
+  // alone is large enough to make decode compute bound.
+  int64_t budget = options_.max_batch_tokens - batch.size();
+  if (spec.max_decode_tokens > 0) budget = std::min(budget, spec.max_decode_tokens - batch.size());
+  batch.Clear();
+  for (Sequence* seq : fed) {
+    const int64_t length = static_cast<int64_t>(seq->tokens.size());
+    seq->draft.clear();
+    // Room: the step emits at most draft + 1 tokens, within max_new_tokens.
+    const int64_t limit = spec.adaptive ? seq->draft_limit : spec.num_tokens;
+    const int64_t room = std::min({limit, seq->params.max_new_tokens - seq->n_generated - 1, budget});
+    if (Speculates(*seq) && room > 0) {
+      seq->draft = ProposeByPromptLookup(seq->tokens, spec.ngram_min, spec.ngram_max, room);
+      const int64_t n_draft = static_cast<int64_t>(seq->draft.size());
+      // A draft never preempts anyone: without free blocks it is dropped.
+      if (n_draft > 0 && !cache_.Reserve(seq->id, length + n_draft)) seq->draft.clear();
+      budget -= static_cast<int64_t>(seq->draft.size());
+    }
+    batch.Add(seq->tokens.back(), length - 1, seq->id, true);
+    for (size_t i = 0; i < seq->draft.size(); ++i)
+      batch.Add(seq->draft[i], length + static_cast<int64_t>(i), seq->id, true);
+  }
+}
+
 void Engine::ScheduleDecode(Batch& batch, std::vector<Sequence*>& fed) {
   // Sequences with exactly one token to feed, oldest admission first. A
   // sequence that needs a new block when none is left preempts the most
@@ -275,16 +312,22 @@ void Engine::SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t 
 }
 
 void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vector<int64_t>& logit_rows) {
-  const int64_t n_vocab = model_.config().n_vocab;
+  const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
   for (size_t i = 0; i < fed.size(); ++i) {
     Sequence& seq = *fed[i];
     if (logit_rows[i] < 0) continue;  // a prefill chunk that did not reach the end
-    std::span<float> logits(logits_.data() + logit_rows[i] * n_vocab, static_cast<size_t>(n_vocab));
-    sampling::SampledToken sampled;
+    // [draft + 1, n_vocab]: the rows of tokens.back() and of each draft token.
+    std::span<float> rows(logits_.data() + static_cast<size_t>(logit_rows[i]) * n_vocab,
+                          (seq.draft.size() + 1) * n_vocab);
+    std::vector<sampling::SampledToken> emitted;
     try {
       if (options_.fault_injector) options_.fault_injector({FaultPoint::Site::kSample, counters_.steps, {&seq.id, 1}});
-      if (seq.matcher && !ConstrainLogits(seq, logits)) continue;
-      sampled = seq.sampler->SampleToken(logits, seq.tokens);
+      if (seq.matcher) {
+        if (!ConstrainLogits(seq, rows)) continue;
+        emitted.push_back(seq.sampler->SampleToken(rows, seq.tokens));
+      } else {
+        emitted = seq.sampler->VerifyDraft(rows, seq.draft, seq.tokens);
+      }
     } catch (const std::bad_alloc&) {
       throw;  // out of memory: not this request's fault, and nothing can be trusted to go on (Step dies)
     } catch (const std::exception& e) {
@@ -293,18 +336,43 @@ void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vecto
       Finish(seq, FinishKind::kError, fmt::format("internal error: sampling failed: {}", e.what()));
       continue;
     }
-    if (seq.matcher && !AdvanceGrammar(seq, sampled.token)) continue;
-    const bool eog = (!seq.params.ignore_eos && end_of_generation_[static_cast<size_t>(sampled.token)]) ||
-                     (seq.params.stop_at_bos && sampled.token == bos_id_);
+    if (seq.matcher && !AdvanceGrammar(seq, emitted.front().token)) continue;
+    EmitTokens(seq, emitted);
+  }
+}
+
+void Engine::EmitTokens(Sequence& seq, const std::vector<sampling::SampledToken>& emitted) {
+  const int64_t n_draft = static_cast<int64_t>(seq.draft.size());
+  if (n_draft > 0) {
+    counters_.speculation.AddStep(n_draft, static_cast<int64_t>(emitted.size()));
+    seq.stream->RecordSpecStep(n_draft, static_cast<int64_t>(emitted.size()));
+    seq.draft_limit = NextDraftLimit(seq.draft_limit, n_draft, static_cast<int64_t>(emitted.size()) - 1,
+                                     options_.speculation.num_tokens);
+  }
+  for (size_t j = 0; j < emitted.size(); ++j) {
+    const TokenId token = emitted[j].token;
+    const bool eog = (!seq.params.ignore_eos && end_of_generation_[static_cast<size_t>(token)]) ||
+                     (seq.params.stop_at_bos && token == bos_id_);
     if (eog) {
       Finish(seq, FinishKind::kStop);
-      continue;
+      return;
     }
-    seq.tokens.push_back(sampled.token);
+    seq.tokens.push_back(token);
     ++seq.n_generated;
-    seq.stream->PushToken(sampled, Clock::now());
-    if (seq.n_generated >= seq.params.max_new_tokens) Finish(seq, FinishKind::kLength);
+    // Every token but the last is an accepted draft token: its K/V were computed this step.
+    if (j + 1 < emitted.size()) ++seq.n_computed;
+    seq.stream->PushToken(emitted[j], Clock::now());
+    if (seq.n_generated >= seq.params.max_new_tokens) {
+      Finish(seq, FinishKind::kLength);
+      return;
+    }
   }
+  if (n_draft > 0) {
+    // Commit what was accepted (its full blocks become shareable), drop the rest.
+    cache_.CommitTokens(seq.id, seq.tokens, seq.n_computed);
+    cache_.Truncate(seq.id, seq.n_computed);
+  }
+  seq.draft.clear();
 }
 
 std::shared_ptr<grammar::TokenMasker> Engine::MaskerFor(const std::shared_ptr<const grammar::Grammar>& g) {
@@ -395,6 +463,7 @@ bool Engine::StepOnce() {
   Batch batch;
   std::vector<Sequence*> fed;
   ScheduleDecode(batch, fed);
+  if (options_.speculation.enabled()) AddDrafts(batch, fed);
   const int64_t n_decode = batch.size();
   int64_t prefill_budget = std::max<int64_t>(0, options_.max_batch_tokens - n_decode);
   if (n_decode > 0 && options_.max_prefill_tokens_while_decoding > 0)
@@ -405,13 +474,14 @@ bool Engine::StepOnce() {
     OfferSnapshot();
     return !running_.empty() || !waiting_.empty();
   }
-  // Logit rows follow batch order of want_logits; map each fed sequence to its row.
+  // Logit rows follow batch order of want_logits; map each fed sequence to
+  // its first row (a speculating sequence's rows follow it, one per draft token).
   std::vector<int64_t> logit_rows(fed.size(), -1);
   int64_t row = 0;
   for (int64_t t = 0; t < batch.size(); ++t) {
     if (!batch.want_logits[static_cast<size_t>(t)]) continue;
     for (size_t i = 0; i < fed.size(); ++i)
-      if (fed[i]->id == batch.seq_ids[static_cast<size_t>(t)]) logit_rows[i] = row;
+      if (fed[i]->id == batch.seq_ids[static_cast<size_t>(t)] && logit_rows[i] < 0) logit_rows[i] = row;
     ++row;
   }
   std::vector<int64_t> context_before;
@@ -428,11 +498,12 @@ bool Engine::StepOnce() {
   counters_.decode_tokens += n_decode;
   counters_.prefill_tokens += batch.size() - n_decode;
   ++counters_.steps;
-  // The fed positions now hold K/V; full blocks become shareable.
+  // The fed positions now hold K/V; full blocks become shareable. Draft
+  // tokens are not the sequence's until verified: EmitTokens commits those accepted.
   for (Sequence* seq : fed) {
     int64_t fed_now = 0;
     for (int64_t t = 0; t < batch.size(); ++t) fed_now += batch.seq_ids[static_cast<size_t>(t)] == seq->id;
-    seq->n_computed += fed_now;
+    seq->n_computed += fed_now - static_cast<int64_t>(seq->draft.size());
     cache_.CommitTokens(seq->id, seq->tokens, seq->n_computed);
   }
   SampleAndStream(fed, logit_rows);

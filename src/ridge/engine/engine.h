@@ -19,6 +19,18 @@
 //      reached its end samples its next token, which is streamed at once;
 //      finished sequences leave and free their blocks.
 //
+// Speculative decoding (options.speculation): in step 2 a decoding sequence
+// may also carry up to K drafted tokens (prompt lookup), when their blocks are
+// free without preempting anyone; they are more positions of that sequence in
+// the batch, each with its logits. Sampler::VerifyDraft accepts a prefix of
+// the draft and adds one token of the target's own, so a step emits 1..K+1
+// tokens with exactly the distribution of plain decoding. The K/V written for
+// rejected tokens are abandoned: the sequence's stored length stops before
+// them, blocks holding only them go back to the pool, and no prefix-cache key
+// is ever computed over them (keys are made from committed tokens only).
+// Requests with a grammar do not speculate: their mask depends on the
+// grammar state after each token.
+//
 // Faults: a throw inside a step ends only the requests it concerns, with
 // FinishKind::kError, and the loop goes on: a failed forward pass ends every
 // request of its batch, a failed sampling the one request sampled. A fault
@@ -43,10 +55,12 @@
 #include "ridge/base/error.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/engine/engine_observer.h"
+#include "ridge/engine/prompt_lookup.h"
 #include "ridge/engine/request_stream.h"
 #include "ridge/grammar/grammar.h"
 #include "ridge/grammar/token_mask.h"
 #include "ridge/kv/paged_kv_cache.h"
+#include "ridge/metrics/spec_decode_counts.h"
 #include "ridge/model/model.h"
 #include "ridge/sampling/sampler.h"
 #include "ridge/tokenizer/tokenizer.h"
@@ -81,6 +95,7 @@ struct EngineOptions {
   int64_t kv_memory_bytes = int64_t{2} << 30;  // pool budget, used when kv_tokens is 0
   int64_t kv_tokens = 0;             // pool size in tokens (rounded up to blocks), overrides the budget
   bool prefix_caching = true;
+  SpeculationOptions speculation;  // off by default
   // Test seam, unset outside tests: called just before each forward pass and
   // each sampling; what it throws is handled as a fault of that forward pass
   // or sampling.
@@ -129,6 +144,7 @@ struct EngineStats {
   int64_t prefill_tokens = 0;   // tokens fed in prefill chunks (recomputation included)
   int64_t decode_tokens = 0;    // tokens fed one per sequence
   int64_t finished = 0;
+  SpecDecodeCounts speculation;  // every request's, since the engine started
   KvAccounting kv;
   // Utilization if every running sequence had reserved its maximum length
   // contiguously (prompt + max_new_tokens): what paging saves.
@@ -188,6 +204,10 @@ class Engine {
   void TakeInbox();
   void DropCancelled();
   void ScheduleDecode(Batch& batch, std::vector<Sequence*>& fed);
+  // Gives the decoding sequences in `fed` their drafts where their blocks are
+  // free, and rebuilds `batch` (decode tokens only) with them.
+  void AddDrafts(Batch& batch, const std::vector<Sequence*>& fed);
+  bool Speculates(const Sequence& seq) const;
   void UnscheduleFromBatch(Sequence& seq, Batch& batch, std::vector<Sequence*>& fed);
   void SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t budget);
   bool Admit(Sequence& seq);
@@ -196,6 +216,9 @@ class Engine {
   // False if the forward pass failed; its batch has then been ended with errors.
   bool RunForward(const Batch& batch, const std::vector<Sequence*>& fed, int64_t n_logit_rows);
   void SampleAndStream(const std::vector<Sequence*>& fed, const std::vector<int64_t>& logit_rows);
+  // Streams `emitted` (in order) until one ends the request; commits the
+  // accepted draft tokens' K/V and rolls back the rest.
+  void EmitTokens(Sequence& seq, const std::vector<sampling::SampledToken>& emitted);
   // Masks the logits to the sequence's grammar; false (the request ended with
   // an error) at a dead end, where the grammar allows no token at all.
   bool ConstrainLogits(Sequence& seq, std::span<float> logits);

@@ -130,51 +130,82 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
   cache.SetStoredTokens(seq, n_prompt);
   result.prefill_ms = MillisBetween(prefill_start, Clock::now());
 
+  const SpeculationOptions& spec = options.speculation;
+  if (spec.enabled()) Validate(spec);
+  const bool speculate = spec.enabled() && !matcher;
+  std::vector<TokenId> draft;  // fed after the last token in the latest decode pass
+  int64_t draft_limit = spec.num_tokens;  // adaptive K
   Clock::time_point decode_start{};
   bool stopped = false;
-  for (;;) {
-    const bool first_token = result.output_tokens.empty() && first_token_strips_space;
+  for (bool done = false; !done;) {
+    // The tokens this pass gives: one sampled, or a verified draft's accepted prefix and one more.
+    std::vector<TokenId> next;
     if (matcher) {
+      const bool first_token = result.output_tokens.empty() && first_token_strips_space;
       masker->FillMask(*matcher, first_token, &mask);
       if (mask.Count() == 0) {
         Fail("the grammar allows no token of this vocabulary after {} generated tokens", result.output_tokens.size());
       }
       grammar::ApplyTokenMask(mask, logits);
+      TokenId token = sampler.Sample(logits, history);
+      if (!masker->AcceptToken(&*matcher, token, first_token)) {
+        Fail("internal error: the sampled token {} is not allowed by the grammar", token);
+      }
+      next.push_back(token);
+    } else {
+      for (const sampling::SampledToken& t : sampler.VerifyDraft(logits, draft, history)) next.push_back(t.token);
     }
-    TokenId token = sampler.Sample(logits, history);
-    if (matcher && !masker->AcceptToken(&*matcher, token, first_token)) {
-      Fail("internal error: the sampled token {} is not allowed by the grammar", token);
+    if (!draft.empty()) {
+      result.speculation.AddStep(static_cast<int64_t>(draft.size()), static_cast<int64_t>(next.size()));
+      draft_limit = NextDraftLimit(draft_limit, static_cast<int64_t>(draft.size()),
+                                   static_cast<int64_t>(next.size()) - 1, spec.num_tokens);
     }
-    if (result.output_tokens.empty()) {
-      result.ttft_ms = MillisBetween(start, Clock::now());
-      decode_start = Clock::now();
+    for (size_t j = 0; j < next.size() && !done; ++j) {
+      const TokenId token = next[j];
+      if (result.output_tokens.empty()) {
+        result.ttft_ms = MillisBetween(start, Clock::now());
+        decode_start = Clock::now();
+      }
+      // Every token but the last is an accepted draft token, its K/V computed in the latest pass.
+      if (j > 0) cache.SetStoredTokens(seq, static_cast<int64_t>(history.size()));
+      if (tokenizer_.IsEndOfGeneration(token) || (options.stop_at_bos && token == tokenizer_.bos_id())) {
+        result.finish_reason = FinishReason::kEndOfGeneration;
+        done = true;
+        break;
+      }
+      result.output_tokens.push_back(token);
+      history.push_back(token);
+      std::string text = stop_filter.Push(detokenizer.Push(token), stopped);
+      result.text += text;
+      if (on_text && !text.empty()) on_text(text);
+      if (stopped) {
+        result.finish_reason = FinishReason::kStopString;
+        done = true;
+      } else if (static_cast<int64_t>(result.output_tokens.size()) >= options.max_new_tokens) {
+        result.finish_reason = FinishReason::kLength;
+        done = true;
+      } else if (static_cast<int64_t>(history.size()) >= n_total) {
+        result.finish_reason = FinishReason::kContextFull;
+        done = true;
+      }
     }
-    if (tokenizer_.IsEndOfGeneration(token) || (options.stop_at_bos && token == tokenizer_.bos_id())) {
-      result.finish_reason = FinishReason::kEndOfGeneration;
-      break;
-    }
-    result.output_tokens.push_back(token);
-    history.push_back(token);
-    std::string text = stop_filter.Push(detokenizer.Push(token), stopped);
-    result.text += text;
-    if (on_text && !text.empty()) on_text(text);
-    if (stopped) {
-      result.finish_reason = FinishReason::kStopString;
-      break;
-    }
+    if (done) break;
+    // Decode: the last token, and a draft to verify, appended to the KV cache.
     const int64_t position = static_cast<int64_t>(history.size()) - 1;
-    if (static_cast<int64_t>(result.output_tokens.size()) >= options.max_new_tokens) {
-      result.finish_reason = FinishReason::kLength;
-      break;
+    draft.clear();
+    if (speculate) {
+      // The pass emits at most draft + 1 tokens, within max_new_tokens and the reserved positions.
+      const int64_t left = options.max_new_tokens - static_cast<int64_t>(result.output_tokens.size());
+      const int64_t room =
+          std::min({spec.adaptive ? draft_limit : spec.num_tokens, left - 1, n_total - 1 - position});
+      if (room > 0) draft = ProposeByPromptLookup(history, spec.ngram_min, spec.ngram_max, room);
     }
-    if (position + 1 >= n_total) {
-      result.finish_reason = FinishReason::kContextFull;
-      break;
-    }
-    // Decode: one token, appended to the KV cache.
     batch.Clear();
-    batch.Add(token, position, seq, true);
+    batch.Add(history.back(), position, seq, true);
+    for (size_t i = 0; i < draft.size(); ++i) batch.Add(draft[i], position + 1 + static_cast<int64_t>(i), seq, true);
+    logits.resize((draft.size() + 1) * static_cast<size_t>(config.n_vocab));
     model_.Forward(batch, cache, logits.data(), pool_);
+    ++result.decode_passes;
     cache.SetStoredTokens(seq, position + 1);
   }
   if (!stopped) {

@@ -14,7 +14,9 @@
 
 #include "ridge/base/clock.h"
 #include "ridge/base/thread_pool.h"
+#include "ridge/engine/prompt_lookup.h"
 #include "ridge/grammar/grammar.h"
+#include "ridge/metrics/spec_decode_counts.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/model.h"
 #include "ridge/sampling/sampling_params.h"
@@ -36,7 +38,11 @@ struct GenerateOptions {
   // Constrained decoding (null: none), as RequestParams::grammar: the output
   // text stays within the grammar and ends only where it is a whole sentence.
   std::shared_ptr<const grammar::Grammar> grammar;
+  // Speculative decoding (off by default; never with a grammar), as the
+  // Engine does it: each decode pass also verifies up to K drafted tokens.
+  SpeculationOptions speculation;
 };
+
 
 struct GenerationResult {
   std::vector<TokenId> prompt_tokens;
@@ -50,6 +56,8 @@ struct GenerationResult {
   double decode_ms = 0;   // all decode steps
   // KV cache as it stood at the end, before it was freed.
   KvAccounting kv;
+  SpecDecodeCounts speculation;  // all 0 without speculation
+  int64_t decode_passes = 0;  // forward passes after the prefill
   double TpotMs() const;  // (E2E − TTFT) / (output tokens − 1); 0 for one token
   double PrefillTokensPerSecond() const;
   double DecodeTokensPerSecond() const;  // output tokens after the first ÷ decode time

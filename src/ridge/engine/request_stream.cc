@@ -53,6 +53,11 @@ void RequestStream::MarkScheduled(Clock::time_point t) {
   trace_.MarkScheduled(t);
 }
 
+void RequestStream::RecordSpecStep(int64_t drafted, int64_t emitted) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  trace_.speculation().AddStep(drafted, emitted);
+}
+
 void RequestStream::MarkArrival(Clock::time_point t, int64_t n_prompt_tokens) {
   std::lock_guard<std::mutex> lock(mutex_);
   trace_ = RequestTrace(n_prompt_tokens);

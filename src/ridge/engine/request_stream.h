@@ -48,6 +48,8 @@ class RequestStream {
   void Finish(FinishKind kind, Clock::time_point t, const std::string& error = {});
   void MarkScheduled(Clock::time_point t);
   void MarkArrival(Clock::time_point t, int64_t n_prompt_tokens);
+  // A speculative step verified `drafted` tokens and gave `emitted`.
+  void RecordSpecStep(int64_t drafted, int64_t emitted);
 
  private:
   const RequestId id_;

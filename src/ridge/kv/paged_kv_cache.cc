@@ -187,6 +187,15 @@ int64_t PagedKvCache::StoredTokens(SeqId seq) const {
   return it == seqs_.end() ? 0 : it->second.stored_tokens;
 }
 
+void PagedKvCache::Truncate(SeqId seq, int64_t n_tokens) {
+  Sequence& s = seqs_.at(seq);
+  RIDGE_CHECK(n_tokens >= s.stored_tokens);
+  while (static_cast<int64_t>(s.blocks.size()) > BlocksFor(n_tokens)) {
+    Release(s.blocks.back());
+    s.blocks.pop_back();
+  }
+}
+
 void PagedKvCache::Free(SeqId seq) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) return;

@@ -102,6 +102,10 @@ class PagedKvCache {
   int64_t AttachPrefix(SeqId seq, std::span<const int32_t> prompt);
   void set_prefix_caching(bool on) { prefix_caching_ = on; }
   bool prefix_caching() const { return prefix_caching_; }
+  // Rolls back positions from n_tokens on (a rejected speculative draft's):
+  // blocks past those holding [0, n_tokens) go back to the pool. n_tokens is
+  // at least the stored tokens, so no committed (keyed) block is touched.
+  void Truncate(SeqId seq, int64_t n_tokens);
   int64_t StoredTokens(SeqId seq) const;
   // Blocks in the sequence's table (shared ones included); 0 for an unknown sequence.
   int64_t SequenceBlocks(SeqId seq) const;

@@ -70,6 +70,7 @@ RequestMetrics Summarize(const RequestTrace& trace) {
   m.succeeded = (m.finish_kind == FinishKind::kStop || m.finish_kind == FinishKind::kLength) &&
                 m.n_output_tokens > 0;
   m.e2e_ms = MillisBetween(arrival, finish);
+  m.speculation = trace.speculation();
   if (trace.scheduled()) m.queue_ms = MillisBetween(arrival, *trace.scheduled());
   if (!tokens.empty()) {
     m.ttft_ms = MillisBetween(arrival, tokens.front());

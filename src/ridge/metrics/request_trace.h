@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ridge/base/clock.h"
+#include "ridge/metrics/spec_decode_counts.h"
 
 namespace ridge {
 
@@ -52,6 +53,9 @@ class RequestTrace {
   // several); n_tokens >= 1.
   void MarkToken(Clock::time_point t, int64_t n_tokens = 1);
   void MarkFinish(Clock::time_point t, FinishKind reason);
+  // Speculative decoding's tally for this request (all 0 without it).
+  SpecDecodeCounts& speculation() { return speculation_; }
+  const SpecDecodeCounts& speculation() const { return speculation_; }
 
   int64_t n_prompt_tokens() const { return n_prompt_tokens_; }
   int64_t n_output_tokens() const { return n_output_tokens_; }
@@ -75,6 +79,7 @@ class RequestTrace {
   std::vector<Clock::time_point> token_times_;
   Clock::time_point last_mark_{};
   FinishKind finish_kind_ = FinishKind::kNone;
+  SpecDecodeCounts speculation_;
 };
 
 struct RequestMetrics {
@@ -93,6 +98,7 @@ struct RequestMetrics {
   std::optional<double> queue_ms;    // arrival → scheduled
   std::optional<double> prefill_ms;  // scheduled → first token
   std::vector<double> itl_ms;        // gaps between consecutive token deliveries
+  SpecDecodeCounts speculation;
 };
 
 // Throws ridge::Error if the trace has no arrival or is not finished.

@@ -42,6 +42,12 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r, const MetricLabels& labels)
                                    With(labels, "finished_reason", "abort"))),
       finished_error_(r.AddCounter("ridge_request_finished_total", "Finished requests by finish reason.",
                                    With(labels, "finished_reason", "error"))),
+      spec_draft_tokens_(r.AddCounter("ridge_spec_decode_num_draft_tokens_total",
+                                      "Speculative draft tokens verified, of finished requests.", labels)),
+      spec_accepted_tokens_(r.AddCounter("ridge_spec_decode_num_accepted_tokens_total",
+                                         "Speculative draft tokens accepted, of finished requests.", labels)),
+      spec_emitted_tokens_(r.AddCounter("ridge_spec_decode_num_emitted_tokens_total",
+                                        "Tokens emitted by steps that verified a draft, of finished requests.", labels)),
       kv_usage_(r.AddGauge("ridge_kv_cache_usage_ratio", "Fraction of KV-cache blocks in use (0 to 1).", labels)),
       running_(r.AddGauge("ridge_num_requests_running", "Requests in the running batch.", labels)),
       waiting_(r.AddGauge("ridge_num_requests_waiting", "Requests waiting to be scheduled.", labels)) {}
@@ -60,6 +66,9 @@ const Counter& ServerMetrics::finished(FinishKind kind) const {
 void ServerMetrics::ObserveFinished(const RequestMetrics& m) {
   prompt_tokens_.Inc(static_cast<double>(m.n_prompt_tokens));
   generation_tokens_.Inc(static_cast<double>(m.n_output_tokens));
+  spec_draft_tokens_.Inc(static_cast<double>(m.speculation.draft_tokens));
+  spec_accepted_tokens_.Inc(static_cast<double>(m.speculation.accepted_tokens));
+  spec_emitted_tokens_.Inc(static_cast<double>(m.speculation.emitted_tokens));
   switch (m.finish_kind) {
     case FinishKind::kStop: finished_stop_.Inc(); break;
     case FinishKind::kLength: finished_length_.Inc(); break;

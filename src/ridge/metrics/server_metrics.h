@@ -8,6 +8,9 @@
 //   ridge_prompt_tokens_total            counter
 //   ridge_generation_tokens_total        counter
 //   ridge_request_finished_total{finished_reason=stop|length|abort|error}  counter
+//   ridge_spec_decode_num_draft_tokens_total     counter (vLLM's spec_decode names,
+//   ridge_spec_decode_num_accepted_tokens_total  counter  see spec_decode_counts.h)
+//   ridge_spec_decode_num_emitted_tokens_total   counter
 //   ridge_kv_cache_usage_ratio           gauge, 0..1
 //   ridge_num_requests_running           gauge
 //   ridge_num_requests_waiting           gauge
@@ -61,6 +64,9 @@ class ServerMetrics {
   Counter& finished_length_;
   Counter& finished_abort_;
   Counter& finished_error_;
+  Counter& spec_draft_tokens_;
+  Counter& spec_accepted_tokens_;
+  Counter& spec_emitted_tokens_;
   Gauge& kv_usage_;
   Gauge& running_;
   Gauge& waiting_;

@@ -11,6 +11,34 @@ Sampler::Sampler(const SamplingParams& params, int32_t n_vocab)
 }
 
 SampledToken Sampler::SampleToken(std::span<float> logits, std::span<const int32_t> previous_tokens) {
+  bool accepted = false;
+  return SampleOrAccept(logits, previous_tokens, /*draft=*/-1, &accepted);
+}
+
+std::vector<SampledToken> Sampler::VerifyDraft(std::span<float> rows, std::span<const int32_t> draft,
+                                               std::span<const int32_t> previous_tokens) {
+  const size_t n_vocab = static_cast<size_t>(n_vocab_);
+  if (rows.size() != (draft.size() + 1) * n_vocab)
+    Fail("sampling: got {} logits to verify a draft of {} tokens over a vocabulary of {}", rows.size(), draft.size(),
+         n_vocab_);
+  // Penalties look at the sequence so far: the accepted draft tokens included.
+  const bool track_history = params_.has_penalties();
+  if (track_history) verify_history_.assign(previous_tokens.begin(), previous_tokens.end());
+  std::vector<SampledToken> emitted;
+  for (size_t i = 0; i <= draft.size(); ++i) {
+    const int32_t proposed = i < draft.size() ? draft[i] : -1;
+    const std::span<const int32_t> history = track_history ? std::span<const int32_t>(verify_history_) : previous_tokens;
+    bool accepted = false;
+    emitted.push_back(SampleOrAccept(rows.subspan(i * n_vocab, n_vocab), history, proposed, &accepted));
+    if (!accepted) break;
+    if (track_history) verify_history_.push_back(proposed);
+  }
+  return emitted;
+}
+
+SampledToken Sampler::SampleOrAccept(std::span<float> logits, std::span<const int32_t> previous_tokens, int32_t draft,
+                                     bool* accepted) {
+  *accepted = false;
   if (logits.size() != static_cast<size_t>(n_vocab_))
     Fail("sampling: got {} logits for a vocabulary of {} tokens", logits.size(), n_vocab_);
 
@@ -26,12 +54,23 @@ SampledToken Sampler::SampleToken(std::span<float> logits, std::span<const int32
   SampledToken result;
   if (params_.greedy()) {
     result.token = ArgMax(logits);
+    *accepted = draft >= 0 && result.token == draft;
   } else {
     FillCandidates(logits, params_.temperature, candidates_);
     KeepTopK(candidates_, params_.top_k);
     KeepTopP(candidates_, params_.top_p);
     KeepMinP(candidates_, params_.min_p);
-    result.token = Draw(candidates_, rng_.Uniform());
+    if (draft < 0) {
+      result.token = Draw(candidates_, rng_.Uniform());
+    } else if (rng_.Uniform() < CandidateProbability(candidates_, draft)) {
+      // q is 1 at the draft token: accept with min(1, p/q) = p(draft).
+      result.token = draft;
+      *accepted = true;
+    } else {
+      // max(0, p - q) normalised: p without the draft token.
+      RemoveCandidate(candidates_, draft);
+      result.token = Draw(candidates_, rng_.Uniform());
+    }
   }
 
   if (params_.wants_logprobs()) {

@@ -42,6 +42,24 @@ class Sampler {
   // all logits -inf, or a previous token outside the vocabulary.
   SampledToken SampleToken(std::span<float> logits, std::span<const int32_t> previous_tokens);
 
+  // Speculative decoding: verifies `draft`, tokens proposed to follow
+  // previous_tokens, against the target model's logits at each of its
+  // positions: rows [draft.size() + 1, n_vocab], row i being the
+  // distribution after previous_tokens + draft[0..i). Returns the tokens to
+  // emit: the accepted prefix of the draft, then one token of the target's
+  // own (the correction at the first rejection, or the bonus token after a
+  // fully accepted draft), so at least one token and at most draft.size() + 1.
+  // The draft is a point mass (prompt lookup): greedy accepts a draft token
+  // where it is the argmax, so the output equals plain greedy decoding; with
+  // temperature, draft token d is accepted with probability p(d) (= min(1,
+  // p/q) for q = 1 at d) and a rejection samples from the normalised
+  // max(0, p - q), that is p without d (modified rejection sampling), so the
+  // emitted tokens follow the target distribution exactly. Penalties see
+  // the accepted tokens before each later row. Rows are penalty-adjusted in
+  // place, as SampleToken's logits.
+  std::vector<SampledToken> VerifyDraft(std::span<float> rows, std::span<const int32_t> draft,
+                                        std::span<const int32_t> previous_tokens);
+
   // SampleToken without the log-probabilities.
   int32_t Sample(std::span<float> logits, std::span<const int32_t> previous_tokens) {
     return SampleToken(logits, previous_tokens).token;
@@ -51,10 +69,17 @@ class Sampler {
   int32_t n_vocab() const { return n_vocab_; }
 
  private:
+  // Penalties, then greedy or the filtered draw when `draft` < 0; with a draft
+  // token, its acceptance test (and on rejection a draw without it) instead.
+  // `accepted` tells which.
+  SampledToken SampleOrAccept(std::span<float> logits, std::span<const int32_t> previous_tokens, int32_t draft,
+                              bool* accepted);
+
   SamplingParams params_;
   int32_t n_vocab_;
   Rng rng_;
   CandidateList candidates_;  // reused between calls: no allocation per token
+  std::vector<int32_t> verify_history_;  // VerifyDraft's previous tokens plus the accepted ones
 };
 
 }  // namespace ridge::sampling

@@ -138,6 +138,22 @@ void KeepMinP(CandidateList& list, float min_p) {
   std::erase_if(items, [threshold](const Candidate& c) { return static_cast<double>(c.logit) < threshold; });
 }
 
+double CandidateProbability(const CandidateList& list, int32_t id) {
+  const double max_logit = MaxLogit(list.items);
+  RIDGE_CHECK(std::isfinite(max_logit));
+  double total = 0.0, weight = 0.0;
+  for (const Candidate& c : list.items) {
+    const double w = std::exp(c.logit - max_logit);
+    total += w;
+    if (c.id == id) weight = w;
+  }
+  return weight / total;
+}
+
+void RemoveCandidate(CandidateList& list, int32_t id) {
+  std::erase_if(list.items, [id](const Candidate& c) { return c.id == id; });
+}
+
 int32_t Draw(const CandidateList& list, double u) {
   const auto& items = list.items;
   RIDGE_CHECK(!items.empty());

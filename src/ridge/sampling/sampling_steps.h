@@ -73,6 +73,13 @@ void KeepTopP(CandidateList& list, float top_p);
 // logit >= max_logit + log(min_p) (min_p <= 0: keeps all). Keeps the order.
 void KeepMinP(CandidateList& list, float min_p);
 
+// The softmax probability of token `id` among the candidates (0 when it is not
+// one of them). Needs at least one finite logit.
+double CandidateProbability(const CandidateList& list, int32_t id);
+
+// Takes token `id` out of the candidates, if it is one; keeps the order.
+void RemoveCandidate(CandidateList& list, int32_t id);
+
 // Draws one candidate with probability softmax(logit): the first whose
 // cumulative weight exceeds u x total, for u in [0, 1). Needs a non-empty list
 // with at least one finite logit.

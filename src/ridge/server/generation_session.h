@@ -65,6 +65,8 @@ class GenerationSession {
   // Tokens the engine produced that count for the answer (up to and
   // including the one that completed a stop string).
   int64_t n_completion_tokens() const { return n_completion_tokens_; }
+  // What speculative decoding did for this request so far.
+  SpecDecodeCounts speculation() const { return stream_->trace().speculation(); }
 
  private:
   std::shared_ptr<RequestStream> stream_;

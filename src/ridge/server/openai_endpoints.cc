@@ -72,7 +72,12 @@ struct OpenAiEndpoints::Generation {
     return LogprobsJson(kind, owner.tokenizer_, ts, &text_offset);
   }
 
-  json Usage() const { return UsageJson(session.n_prompt_tokens(), session.n_completion_tokens()); }
+  json Usage() const {
+    if (!owner.engine_.options().speculation.enabled())
+      return UsageJson(session.n_prompt_tokens(), session.n_completion_tokens());
+    const SpecDecodeCounts speculation = session.speculation();
+    return UsageJson(session.n_prompt_tokens(), session.n_completion_tokens(), &speculation);
+  }
 
   static bool Failed(const GenerationDelta& d) {
     return d.finished && d.finish_kind != FinishKind::kStop && d.finish_kind != FinishKind::kLength;

@@ -103,10 +103,15 @@ json LogprobsJson(ApiKind kind, const Tokenizer& tokenizer, std::span<const samp
               {"text_offset", std::move(offsets)}};
 }
 
-json UsageJson(int64_t prompt_tokens, int64_t completion_tokens) {
-  return json{{"prompt_tokens", prompt_tokens},
-              {"completion_tokens", completion_tokens},
-              {"total_tokens", prompt_tokens + completion_tokens}};
+json UsageJson(int64_t prompt_tokens, int64_t completion_tokens, const SpecDecodeCounts* speculation) {
+  json usage{{"prompt_tokens", prompt_tokens},
+             {"completion_tokens", completion_tokens},
+             {"total_tokens", prompt_tokens + completion_tokens}};
+  if (speculation)
+    usage["speculative_decoding"] = {{"draft_tokens", speculation->draft_tokens},
+                                     {"accepted_tokens", speculation->accepted_tokens},
+                                     {"emitted_tokens", speculation->emitted_tokens}};
+  return usage;
 }
 
 json CompletionChunk(const ResponseHeader& h, std::string_view text, json logprobs, FinishKind finish,

@@ -44,7 +44,10 @@ std::string TokenText(const Tokenizer& tokenizer, int32_t token);
 nlohmann::json LogprobsJson(ApiKind kind, const Tokenizer& tokenizer, std::span<const sampling::SampledToken> tokens,
                             int64_t* text_offset);
 
-nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens);
+// With `speculation` (the server speculates), an extra object
+// "speculative_decoding": {draft_tokens, accepted_tokens, emitted_tokens}.
+nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens,
+                         const SpecDecodeCounts* speculation = nullptr);
 
 // A reply's tool calls, as OpenAI writes them in a message:
 // [{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}].

@@ -1,0 +1,83 @@
+// A server that speculates (prompt lookup) answers greedy requests with the
+// text of one that does not, streamed or not, and reports what speculation
+// did per request (usage.speculative_decoding) and in /metrics under vLLM's
+// spec_decode counter names.
+#include <gtest/gtest.h>
+
+#include "server_test_util.h"
+
+namespace ridge::server {
+namespace {
+
+using nlohmann::json;
+using namespace testing;
+
+const char* kCopyPrompt =
+    "Lily had a red ball. She liked to play with it every day. One day, she lost the ball in the park. "
+    "Lily had a red ball. She liked to play with it every day. One day, she";
+
+json Completion(int port, const json& body) {
+  auto res = Post(port, "/v1/completions", body.dump());
+  EXPECT_TRUE(res);
+  if (!res) return {};
+  EXPECT_EQ(res->status, 200) << res->body;
+  return json::parse(res->body);
+}
+
+TEST(SpeculationHttp, SameGreedyTextWithPerRequestAndServerCounters) {
+  EngineOptions plain_options = TestEngineOptions();
+  EngineOptions spec_options = plain_options;
+  spec_options.speculation.method = SpeculationOptions::Method::kNgram;
+  spec_options.speculation.num_tokens = 4;
+  spec_options.speculation.ngram_min = 1;
+  TestServer plain(plain_options), spec(spec_options);
+  const json body = {{"prompt", kCopyPrompt}, {"max_tokens", 60}, {"temperature", 0}};
+  const json a = Completion(plain.port(), body), b = Completion(spec.port(), body);
+  EXPECT_EQ(b["choices"][0]["text"], a["choices"][0]["text"]);
+  EXPECT_EQ(b["usage"]["completion_tokens"], a["usage"]["completion_tokens"]);
+  EXPECT_FALSE(a["usage"].contains("speculative_decoding"));
+  const json& s = b["usage"]["speculative_decoding"];
+  ASSERT_TRUE(s.is_object()) << b.dump();
+  EXPECT_GT(s["accepted_tokens"].get<int64_t>(), 0);
+  EXPECT_GE(s["draft_tokens"].get<int64_t>(), s["accepted_tokens"].get<int64_t>());
+  EXPECT_GT(s["emitted_tokens"].get<int64_t>(), s["accepted_tokens"].get<int64_t>());
+
+  // Streamed: the same text, chunks carrying several tokens at a time.
+  json stream_body = body;
+  stream_body["stream"] = true;
+  stream_body["stream_options"] = {{"include_usage", true}};
+  auto res = Post(spec.port(), "/v1/completions", stream_body.dump());
+  ASSERT_TRUE(res);
+  StreamResult streamed = ParseStream(res->body, false);
+  EXPECT_EQ(streamed.text, a["choices"][0]["text"]);
+  EXPECT_EQ(streamed.usage["speculative_decoding"]["accepted_tokens"], s["accepted_tokens"]);
+
+  auto metrics = Get(spec.port(), "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(MetricValue(metrics->body, "ridge_spec_decode_num_draft_tokens_total"),
+            2.0 * s["draft_tokens"].get<double>());
+  EXPECT_EQ(MetricValue(metrics->body, "ridge_spec_decode_num_accepted_tokens_total"),
+            2.0 * s["accepted_tokens"].get<double>());
+  EXPECT_EQ(MetricValue(metrics->body, "ridge_spec_decode_num_emitted_tokens_total"),
+            2.0 * s["emitted_tokens"].get<double>());
+  auto plain_metrics = Get(plain.port(), "/metrics");
+  ASSERT_TRUE(plain_metrics);
+  EXPECT_EQ(MetricValue(plain_metrics->body, "ridge_spec_decode_num_draft_tokens_total"), 0.0);
+}
+
+// A stop string inside a run of accepted tokens ends the text exactly where
+// plain decoding ends it.
+TEST(SpeculationHttp, StopStringsCutTheSameText) {
+  EngineOptions spec_options = TestEngineOptions();
+  spec_options.speculation.method = SpeculationOptions::Method::kNgram;
+  spec_options.speculation.ngram_min = 1;
+  TestServer plain(TestEngineOptions()), spec(spec_options);
+  const json body = {{"prompt", kCopyPrompt}, {"max_tokens", 60}, {"temperature", 0}, {"stop", {"happy"}}};
+  const json a = Completion(plain.port(), body), b = Completion(spec.port(), body);
+  EXPECT_EQ(b["choices"][0]["text"], a["choices"][0]["text"]);
+  EXPECT_EQ(b["choices"][0]["finish_reason"], a["choices"][0]["finish_reason"]);
+  EXPECT_EQ(a["choices"][0]["finish_reason"], "stop");  // "happy" comes within max_tokens
+}
+
+}  // namespace
+}  // namespace ridge::server
