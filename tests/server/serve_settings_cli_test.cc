@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <regex>
 
 #include "cli_runner.h"
 #include "serve_process.h"
@@ -51,14 +50,27 @@ struct Printed {
   std::string value, source;
 };
 
-// name -> value and source, from the "  name = value  (source)" lines.
+// name -> value and source, from the "  name = value  (source)" lines. Parsed
+// by hand: a std::regex here would instantiate libstdc++'s regex matcher in
+// this binary, where it stands in for the uninstrumented copy inside
+// libcpp-httplib; TSan then sees httplib's function-local regexes read
+// without seeing their initialisation guard, and reports false races in every
+// test whose clients run on several threads.
 std::map<std::string, Printed> PrintedSettings(const std::string& output) {
   std::map<std::string, Printed> settings;
-  static const std::regex line(R"(^  (\S+) += (.*?) +\((.*)\)$)");
   std::istringstream in(output);
   for (std::string text; std::getline(in, text);) {
-    std::smatch m;
-    if (std::regex_match(text, m, line)) settings[m[1]] = {m[2], m[3]};
+    if (text.size() < 4 || text.compare(0, 2, "  ") != 0 || text[2] == ' ' || text.back() != ')') continue;
+    const size_t name_end = text.find(' ', 2);
+    const size_t equals = name_end == std::string::npos ? name_end : text.find_first_not_of(' ', name_end);
+    if (equals == std::string::npos || text.compare(equals, 2, "= ") != 0) continue;
+    const std::string rest = text.substr(equals + 2);  // "value  (source)"
+    for (size_t space = rest.find(' ', 1); space != std::string::npos; space = rest.find(' ', space + 1)) {
+      const size_t open = rest.find_first_not_of(' ', space);
+      if (open == std::string::npos || rest[open] != '(') continue;
+      settings[text.substr(2, name_end - 2)] = {rest.substr(0, space), rest.substr(open + 1, rest.size() - open - 2)};
+      break;
+    }
   }
   return settings;
 }
