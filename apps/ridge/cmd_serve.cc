@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -65,20 +66,31 @@ struct ServeArgs {
   std::string hw = "host";
 };
 
-// Decode tokens per step at which decode's weight products reach this
-// machine's ridge point (a short probe, then the roofline's batch sweep):
-// past it a step is compute bound and draft tokens are no longer free.
-int64_t ComputeBoundDecodeTokens(const Model& model, int threads) {
-  ProbeOptions po;
-  po.n_threads = threads;
-  po.buffer_bytes = int64_t{256} << 20;
-  po.passes = 3;
-  po.compute_seconds = 0.1;
-  const ProbeResult probe = RunProbe(po);
+// This host's roofline: its saved probe (`ridge roofline --probe`), else a
+// short probe now. The dashboard and the speculation cap share one.
+server::DashboardRoofline ProbeHost(const Model& model, int threads) {
+  const GgmlType weights = ShapeFromGguf(model.file()).main_weight_type;
+  const std::string path = DefaultProbePath();
+  if (std::filesystem::exists(path)) return {HostProfile(LoadProbe(path), weights), "probe of this host (" + path + ")"};
+  ProbeOptions quick;
+  quick.n_threads = threads;
+  quick.buffer_bytes = int64_t{256} << 20;
+  quick.passes = 3;
+  quick.compute_seconds = 0.1;
+  std::printf("ridge serve: no saved probe at %s: probing this host briefly "
+              "(`ridge roofline --probe` saves a full one)\n", path.c_str());
+  std::fflush(stdout);
+  return {HostProfile(RunProbe(quick), weights), "short probe of this host at start"};
+}
+
+// Decode tokens per step at which decode's weight products reach the host's
+// ridge point (the roofline's batch sweep): past it a step is compute bound
+// and draft tokens are no longer free.
+int64_t ComputeBoundDecodeTokens(const Model& model, const HardwareProfile& host) {
   const ModelShape shape = ShapeFromGguf(model.file());
   CostOptions costs;
   costs.activation_bytes = 4;  // ridge's CPU kernels keep activations in f32
-  const BatchSweep sweep = SweepDecodeBatch(shape, /*context=*/512, HostProfile(probe, shape.main_weight_type), costs);
+  const BatchSweep sweep = SweepDecodeBatch(shape, /*context=*/512, host, costs);
   return sweep.matmul_crossing_batch.value_or(0);
 }
 
@@ -103,24 +115,6 @@ const CLI::Validator kKvType(
       return ParseGgmlType(text) ? "" : fmt::format("unknown type '{}'", text);
     },
     "TYPE");
-
-// The dashboard's roofline: a built-in profile, or this host from its saved
-// probe (`ridge roofline --probe`), else from a short probe now.
-server::DashboardRoofline ChooseRoofline(const std::string& hw, const Model& model, int threads) {
-  if (hw != "host") return {FindHardware(hw), "built-in profile " + hw};
-  const GgmlType weights = ShapeFromGguf(model.file()).main_weight_type;
-  const std::string path = DefaultProbePath();
-  if (std::filesystem::exists(path)) return {HostProfile(LoadProbe(path), weights), "probe of this host (" + path + ")"};
-  ProbeOptions quick;
-  quick.n_threads = threads;
-  quick.buffer_bytes = int64_t{256} << 20;
-  quick.passes = 3;
-  quick.compute_seconds = 0.05;
-  std::printf("ridge serve: no saved probe at %s: probing this host briefly for the dashboard's roofline "
-              "(`ridge roofline --probe` saves a full one)\n", path.c_str());
-  std::fflush(stdout);
-  return {HostProfile(RunProbe(quick), weights), "short probe of this host at start"};
-}
 
 int Serve(const ServeArgs& a) {
   // Signals go to the main thread's sigwait alone: block them before any
@@ -173,13 +167,18 @@ int Serve(const ServeArgs& a) {
 
   auto model = Model::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
   Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
+  const int threads = a.threads > 0 ? a.threads : HardwareThreads();
+  std::optional<server::DashboardRoofline> host;  // probed once, when first needed
+  const auto host_roofline = [&]() -> const server::DashboardRoofline& {
+    if (!host) host = ProbeHost(*model, threads);
+    return *host;
+  };
   std::string spec_cap_source = "--spec-max-decode-tokens";
   if (engine.speculation.enabled()) {
     engine.speculation.max_decode_tokens = a.spec_max_decode_tokens;
     if (a.spec_max_decode_tokens < 0) {
-      engine.speculation.max_decode_tokens =
-          ComputeBoundDecodeTokens(*model, a.threads > 0 ? a.threads : HardwareThreads());
-      spec_cap_source = "the roofline's ridge point for decode's weight products, probed now";
+      engine.speculation.max_decode_tokens = ComputeBoundDecodeTokens(*model, host_roofline().hardware);
+      spec_cap_source = "the ridge point of decode's weight products on the " + host_roofline().source;
     }
   }
   // A pool larger than max-running full contexts can never be used: do not
@@ -198,7 +197,7 @@ int Serve(const ServeArgs& a) {
     }
   }
   options.webui = !a.no_webui;
-  options.roofline = ChooseRoofline(a.hw, *model, a.threads);
+  options.roofline = a.hw == "host" ? host_roofline() : server::DashboardRoofline{FindHardware(a.hw), "built-in profile " + a.hw};
   server::OpenAiServer server(*model, tokenizer, engine, options);
   // The engine has already ended every request with an error: wake the main
   // thread (a process-directed signal reaches its sigwait) to stop the rest.
