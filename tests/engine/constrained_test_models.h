@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "drained_stream.h"
 #include "random_model.h"
 #include "ridge/engine/engine.h"
 #include "ridge/gguf/gguf_file.h"
@@ -54,19 +55,5 @@ inline const LoadedModel& ConstrainedTestModel(const std::string& name) {
   return m;
 }
 
-// Every token of a request, once it has finished, and how it finished.
-inline std::vector<TokenId> DrainTokens(RequestStream& stream, FinishKind* kind, std::string* error) {
-  std::vector<TokenId> out;
-  StreamUpdate update;
-  for (;;) {
-    if (!stream.Wait(update, std::chrono::milliseconds(10))) continue;
-    for (auto& t : update.tokens) out.push_back(t.token);
-    if (update.finished) {
-      *kind = update.finish_kind;
-      *error = update.error;
-      return out;
-    }
-  }
-}
 
 }  // namespace ridge::testing

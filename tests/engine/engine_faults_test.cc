@@ -13,16 +13,13 @@
 #include <thread>
 
 #include "ridge/engine/engine.h"
+#include "drained_stream.h"
 #include "stories_engine_fixture.h"
 
 namespace ridge {
 namespace {
 
-struct Outcome {
-  std::vector<TokenId> tokens;
-  FinishKind kind = FinishKind::kNone;
-  std::string error;
-};
+using Outcome = testing::DrainedStream;
 
 class EngineFaultsTest : public StoriesEngineTest {
  protected:
@@ -36,20 +33,6 @@ class EngineFaultsTest : public StoriesEngineTest {
     return p;
   }
 
-  // Everything the stream carries until it finishes (the engine runs elsewhere).
-  static Outcome Drain(RequestStream& stream) {
-    Outcome out;
-    StreamUpdate update;
-    for (;;) {
-      if (!stream.Wait(update, std::chrono::milliseconds(10))) continue;
-      for (auto& t : update.tokens) out.tokens.push_back(t.token);
-      if (update.finished) {
-        out.kind = update.finish_kind;
-        out.error = update.error;
-        return out;
-      }
-    }
-  }
 
   // Tokens of each prompt run together without faults: what the survivors must get.
   static std::vector<std::vector<TokenId>> Reference(const std::vector<std::string>& texts, int64_t max_new) {
@@ -58,7 +41,7 @@ class EngineFaultsTest : public StoriesEngineTest {
     for (const auto& t : texts) streams.push_back(engine.Submit(Request(t, max_new)));
     engine.RunUntilIdle();
     std::vector<std::vector<TokenId>> out;
-    for (auto& s : streams) out.push_back(Drain(*s).tokens);
+    for (auto& s : streams) out.push_back(testing::DrainStream(*s).tokens);
     return out;
   }
 
@@ -85,7 +68,7 @@ TEST_F(EngineFaultsTest, SeveralRunningRequestsCancelledInOneStep) {
   EXPECT_EQ(engine.Stats().running, 3);
   engine.RunUntilIdle();
   for (size_t i = 0; i < streams.size(); ++i) {
-    Outcome o = Drain(*streams[i]);
+    Outcome o = testing::DrainStream(*streams[i]);
     if (i % 2 == 0) {
       EXPECT_EQ(o.kind, FinishKind::kAbort) << "request " << i;
       EXPECT_LT(o.tokens.size(), static_cast<size_t>(max_new)) << "request " << i;
@@ -114,7 +97,7 @@ TEST_F(EngineFaultsTest, SamplingFaultEndsOnlyThatRequest) {
   for (const auto& t : Texts()) streams.push_back(engine.Submit(Request(t, max_new)));
   ASSERT_EQ(streams[2]->id(), faulty);
   for (size_t i = 0; i < streams.size(); ++i) {
-    Outcome o = Drain(*streams[i]);
+    Outcome o = testing::DrainStream(*streams[i]);
     if (streams[i]->id() == faulty) {
       EXPECT_EQ(o.kind, FinishKind::kError);
       EXPECT_NE(o.error.find("injected sampling fault"), std::string::npos) << o.error;
@@ -125,7 +108,7 @@ TEST_F(EngineFaultsTest, SamplingFaultEndsOnlyThatRequest) {
     }
   }
   // The engine keeps serving.
-  Outcome after = Drain(*engine.Submit(Request(Texts()[0], max_new)));
+  Outcome after = testing::DrainStream(*engine.Submit(Request(Texts()[0], max_new)));
   EXPECT_EQ(after.kind, FinishKind::kLength);
   EXPECT_EQ(after.tokens, reference[0]);
   engine.Stop();
@@ -150,7 +133,7 @@ TEST_F(EngineFaultsTest, ForwardFaultEndsItsBatchAndTheEngineGoesOn) {
   auto second = engine.Submit(Request(Texts()[1], max_new));
   ASSERT_EQ(second->id(), faulty);
   engine.Step();
-  Outcome a = Drain(*first), b = Drain(*second);
+  Outcome a = testing::DrainStream(*first), b = testing::DrainStream(*second);
   EXPECT_EQ(a.kind, FinishKind::kError);
   EXPECT_EQ(b.kind, FinishKind::kError);
   EXPECT_NE(b.error.find("injected forward fault"), std::string::npos) << b.error;
@@ -160,7 +143,7 @@ TEST_F(EngineFaultsTest, ForwardFaultEndsItsBatchAndTheEngineGoesOn) {
   auto third = engine.Submit(Request(Texts()[2], max_new));
   auto fourth = engine.Submit(Request(Texts()[3], max_new));
   engine.RunUntilIdle();
-  Outcome c = Drain(*third), d = Drain(*fourth);
+  Outcome c = testing::DrainStream(*third), d = testing::DrainStream(*fourth);
   EXPECT_EQ(c.kind, FinishKind::kLength);
   EXPECT_EQ(c.tokens, reference[0]);
   EXPECT_EQ(d.kind, FinishKind::kLength);
@@ -185,7 +168,7 @@ TEST_F(EngineFaultsTest, RepeatedForwardFaultsStopTheEngineAndEndEveryRequest) {
   engine.Start();
   // One request per failed pass (each fails alone), then more queued behind.
   for (int i = 0; i < Engine::kMaxConsecutiveBatchFaults - 1; ++i)
-    EXPECT_EQ(Drain(*engine.Submit(Request(Texts()[0], 20))).kind, FinishKind::kError);
+    EXPECT_EQ(testing::DrainStream(*engine.Submit(Request(Texts()[0], 20))).kind, FinishKind::kError);
   EXPECT_EQ(engine.fatal_error(), "");
   std::vector<std::shared_ptr<RequestStream>> streams;
   for (int i = 0; i < 6; ++i) {
@@ -195,7 +178,7 @@ TEST_F(EngineFaultsTest, RepeatedForwardFaultsStopTheEngineAndEndEveryRequest) {
       break;  // the engine stopped meanwhile: that is what this test waits for
     }
   }
-  for (auto& s : streams) EXPECT_EQ(Drain(*s).kind, FinishKind::kError);
+  for (auto& s : streams) EXPECT_EQ(testing::DrainStream(*s).kind, FinishKind::kError);
   engine.Stop();  // returns: the engine thread has ended
   EXPECT_EQ(fatal_calls.load(), 1);
   EXPECT_NE(fatal_reason.find("forward passes failed in a row"), std::string::npos) << fatal_reason;
@@ -218,7 +201,7 @@ TEST_F(EngineFaultsTest, OutOfMemoryStopsTheEngineAtOnce) {
   EXPECT_EQ(fatal_calls, 1);
   EXPECT_FALSE(engine.Step());
   for (auto& s : streams) {
-    Outcome o = Drain(*s);
+    Outcome o = testing::DrainStream(*s);
     EXPECT_EQ(o.kind, FinishKind::kError);
     EXPECT_NE(o.error.find("cannot recover"), std::string::npos) << o.error;
   }

@@ -12,6 +12,7 @@
 
 #include "ridge/base/cpu_features.h"
 #include "ridge/engine/generator.h"
+#include "drained_stream.h"
 #include "random_model.h"
 #include "stories_engine_fixture.h"
 
@@ -33,18 +34,6 @@ class EngineTest : public StoriesEngineTest {
     return generator.GenerateFromTokens(prompt, options, nullptr, Clock::now()).output_tokens;
   }
 
-  static std::vector<TokenId> Drain(RequestStream& stream, FinishKind* kind = nullptr) {
-    std::vector<TokenId> out;
-    StreamUpdate update;
-    for (;;) {
-      if (!stream.Wait(update, std::chrono::milliseconds(10))) continue;
-      for (auto& t : update.tokens) out.push_back(t.token);
-      if (update.finished) {
-        if (kind) *kind = update.finish_kind;
-        return out;
-      }
-    }
-  }
 
   static const std::vector<std::string>& Texts() {
     static const std::vector<std::string> texts = {
@@ -70,7 +59,7 @@ TEST_F(EngineTest, BatchedGreedyEqualsAloneWithChunkedPrefill) {
   }
   engine.RunUntilIdle();
   for (size_t i = 0; i < streams.size(); ++i)
-    EXPECT_EQ(Drain(*streams[i]), Alone(Prompt(Texts()[i]), max_new[i])) << Texts()[i];
+    EXPECT_EQ(testing::DrainStream(*streams[i]).tokens, Alone(Prompt(Texts()[i]), max_new[i])) << Texts()[i];
   EXPECT_GT(engine.Stats().steps, 0);
   ExpectPoolEmpty(engine);
 }
@@ -118,8 +107,8 @@ TEST_F(EngineTest, PrefillChunksAreCappedWhileSequencesDecode) {
   }
   EXPECT_GE(prefill_steps, (second_prompt + 2) / 3);
   engine.RunUntilIdle();
-  EXPECT_EQ(Drain(*first_stream), Alone(first.prompt, 40));
-  EXPECT_EQ(Drain(*second_stream), Alone(second.prompt, 10));
+  EXPECT_EQ(testing::DrainStream(*first_stream).tokens, Alone(first.prompt, 40));
+  EXPECT_EQ(testing::DrainStream(*second_stream).tokens, Alone(second.prompt, 10));
   ExpectPoolEmpty(engine);
 }
 
@@ -137,7 +126,8 @@ TEST_F(EngineTest, PreemptionRecomputesAndGivesIdenticalOutput) {
   }
   engine.RunUntilIdle();
   EXPECT_GT(engine.Stats().preemptions, 0);
-  for (size_t i = 0; i < streams.size(); ++i) EXPECT_EQ(Drain(*streams[i]), Alone(Prompt(Texts()[i]), 70)) << Texts()[i];
+  for (size_t i = 0; i < streams.size(); ++i)
+    EXPECT_EQ(testing::DrainStream(*streams[i]).tokens, Alone(Prompt(Texts()[i]), 70)) << Texts()[i];
   ExpectPoolEmpty(engine);
 }
 
@@ -153,7 +143,7 @@ TEST_F(EngineTest, PrefixCachingReusesBlocksAndKeepsOutput) {
     p.max_new_tokens = 30;
     auto stream = engine.Submit(p);
     engine.RunUntilIdle();
-    EXPECT_EQ(Drain(*stream), Alone(p.prompt, 30)) << text;
+    EXPECT_EQ(testing::DrainStream(*stream).tokens, Alone(p.prompt, 30)) << text;
   }
   EngineStats s = engine.Stats();
   EXPECT_GE(s.kv.prefix_hit_blocks, 2 * 2);  // the shared prefix spans at least 2 full blocks of 8
@@ -231,7 +221,9 @@ TEST_F(EngineTest, RandomTracesReturnEveryBlock) {
     for (auto& s : streams) EXPECT_TRUE(s->finished());
     ExpectPoolEmpty(engine);
     EXPECT_EQ(engine.Stats().finished, submitted) << "seed " << seed;
-    if (options.speculation.enabled()) EXPECT_GT(engine.Stats().speculation.draft_tokens, 0) << "seed " << seed;
+    if (options.speculation.enabled()) {
+      EXPECT_GT(engine.Stats().speculation.draft_tokens, 0) << "seed " << seed;
+    }
   }
 }
 
@@ -246,7 +238,7 @@ TEST_F(EngineTest, EngineThreadServesConcurrentSubmitters) {
       RequestParams p;
       p.prompt = Prompt(Texts()[i]);
       p.max_new_tokens = 25;
-      got[i] = Drain(*engine.Submit(p));
+      got[i] = testing::DrainStream(*engine.Submit(p)).tokens;
     });
   for (auto& c : clients) c.join();
   engine.Stop();
@@ -265,9 +257,7 @@ TEST_F(EngineTest, CancelledRequestFreesItsBlocks) {
   EXPECT_GT(engine.Stats().kv.blocks_used, 0);
   stream->Cancel();
   engine.Step();
-  FinishKind kind = FinishKind::kNone;
-  Drain(*stream, &kind);
-  EXPECT_EQ(kind, FinishKind::kAbort);
+  EXPECT_EQ(testing::DrainStream(*stream).kind, FinishKind::kAbort);
   ExpectPoolEmpty(engine);
 }
 

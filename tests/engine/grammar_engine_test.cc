@@ -108,9 +108,7 @@ TEST_P(GrammarEngineTest, BatchedPreemptedOutputsStayInTheirGrammars) {
   engine.RunUntilIdle();
   int n_stopped = 0;
   for (const Submitted& s : submitted) {
-    FinishKind kind;
-    std::string error;
-    const std::vector<TokenId> ids = testing::DrainTokens(*s.stream, &kind, &error);
+    const auto [ids, kind, error] = testing::DrainStream(*s.stream);
     ASSERT_NE(kind, FinishKind::kError) << error << "\n" << s.what;
     ExpectInGrammar(*s.grammar, OutputText(*m.tokenizer, ids, s.fresh), kind, s.what);
     n_stopped += kind == FinishKind::kStop;
@@ -151,9 +149,7 @@ TEST(GrammarEngineAloneTest, BatchedGreedyEqualsAlone) {
     engine.RunUntilIdle();
     std::vector<std::vector<TokenId>> outputs;
     for (auto& s : streams) {
-      FinishKind kind;
-      std::string error;
-      outputs.push_back(testing::DrainTokens(*s, &kind, &error));
+      outputs.push_back(testing::DrainStream(*s).tokens);
     }
     return std::make_pair(outputs, engine.Stats().preemptions);
   };
@@ -175,9 +171,7 @@ TEST(GrammarEngineAloneTest, EndOfGrammarEndsTheRequestEvenWithIgnoreEos) {
   p.grammar = grammar::ParseGbnf("root ::= \"yes\" | \"no\"");
   auto stream = engine.Submit(p);
   engine.RunUntilIdle();
-  FinishKind kind;
-  std::string error;
-  const std::vector<TokenId> ids = testing::DrainTokens(*stream, &kind, &error);
+  const auto [ids, kind, error] = testing::DrainStream(*stream);
   EXPECT_EQ(kind, FinishKind::kStop);
   const std::string text = OutputText(*m.tokenizer, ids, false);
   EXPECT_TRUE(text == "yes" || text == "no") << text;
@@ -205,9 +199,7 @@ TEST(GrammarEngineAloneTest, ChatAnswerSeesTheFirstTokenWithoutItsSpace) {
     engine.RunUntilIdle();
     bool saw_spaced_brace = false;
     for (auto& stream : streams) {
-      FinishKind kind;
-      std::string error;
-      const std::vector<TokenId> ids = testing::DrainTokens(*stream, &kind, &error);
+      const auto [ids, kind, error] = testing::DrainStream(*stream);
       ASSERT_NE(kind, FinishKind::kError) << error;
       ASSERT_FALSE(ids.empty());
       saw_spaced_brace = saw_spaced_brace || ids[0] == spaced_brace;

@@ -85,10 +85,9 @@ TEST_P(JsonSchemaEngineTest, EveryFinishedOutputValidates) {
 
   std::vector<std::pair<std::string, std::string>> finished;  // (schema, output)
   for (const Submitted& s : submitted) {
-    FinishKind kind;
-    std::string error;
+    const auto [ids, kind, error] = testing::DrainStream(*s.stream);
     std::string text;
-    for (TokenId id : testing::DrainTokens(*s.stream, &kind, &error)) text += m.tokenizer->TokenBytes(id);
+    for (TokenId id : ids) text += m.tokenizer->TokenBytes(id);
     ASSERT_NE(kind, FinishKind::kError) << error << "\nschema: " << s.schema << "\ntext: " << text;
     if (kind == FinishKind::kStop) {
       finished.emplace_back(s.schema, text);
