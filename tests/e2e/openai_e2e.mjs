@@ -10,9 +10,9 @@
 // Any failed check exits non-zero; CTest treats that as a failure.
 import OpenAI from 'openai';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
+
+import { convertStories, startServer } from './ridge_server.mjs';
 
 const [ridge, sharedArg, workDir] = process.argv.slice(2);
 if (!ridge || !sharedArg || !workDir) {
@@ -30,23 +30,9 @@ const watchdog = setTimeout(() => {
 }, 240_000);
 
 fs.mkdirSync(workDir, { recursive: true });
-const gguf = path.join(workDir, 'stories260K.gguf');
-execFileSync(ridge, ['convert', '--checkpoint', path.join(shared, 'models', 'stories260K.bin'),
-                     '--tokenizer', path.join(shared, 'models', 'tok512.bin'), '-o', gguf], { stdio: 'inherit' });
-
-const server = spawn(ridge, ['serve', '-m', gguf, '--port', '0', '--threads', '2', '--kv-memory', '64MiB',
-                             '--api-key', apiKey, '--model-name', modelName],
-                     { stdio: ['ignore', 'pipe', 'inherit'] });
-let serverOutput = '';
-const serverExit = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
-const port = await new Promise((resolve, reject) => {
-  server.stdout.on('data', (chunk) => {
-    serverOutput += chunk.toString();
-    const m = serverOutput.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    if (m) resolve(Number(m[1]));
-  });
-  server.on('exit', (code) => reject(new Error(`ridge serve exited early (${code}):\n${serverOutput}`)));
-});
+const gguf = convertStories(ridge, shared, workDir);
+const { process: server, port, exited: serverExit } = await startServer(
+    ridge, ['-m', gguf, '--threads', '2', '--kv-memory', '64MiB', '--api-key', apiKey, '--model-name', modelName]);
 console.log(`e2e: ridge serve on port ${port}`);
 
 const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey, maxRetries: 0, timeout: 60_000 });

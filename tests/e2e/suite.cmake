@@ -21,6 +21,7 @@ set(RIDGE_E2E_DIR ${CMAKE_BINARY_DIR}/e2e)
 foreach(file package.json package-lock.json openai_e2e.mjs)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/${file} ${RIDGE_E2E_DIR}/${file} COPYONLY)
 endforeach()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/../node/ridge_server.mjs ${RIDGE_E2E_DIR}/ridge_server.mjs COPYONLY)
 
 add_test(NAME e2e_npm_install
          COMMAND ${RIDGE_NPM} ci --no-audit --no-fund --prefer-offline

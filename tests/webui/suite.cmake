@@ -21,6 +21,7 @@ set(RIDGE_WEBUI_TEST_DIR ${CMAKE_BINARY_DIR}/webui-tests)
 foreach(file package.json package-lock.json webui_browser.mjs)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/${file} ${RIDGE_WEBUI_TEST_DIR}/${file} COPYONLY)
 endforeach()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/../node/ridge_server.mjs ${RIDGE_WEBUI_TEST_DIR}/ridge_server.mjs COPYONLY)
 
 add_test(NAME webui_npm_install
          COMMAND ${RIDGE_NPM} ci --no-audit --no-fund --prefer-offline

@@ -12,11 +12,12 @@
 // javascript: links) is shown as text and never runs. Screenshots go to
 // WORK_DIR/screenshots. Any failed check exits non-zero.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+
+import { convertStories, startServer } from './ridge_server.mjs';
 
 const [ridge, sharedArg, workDir] = process.argv.slice(2);
 if (!ridge || !sharedArg || !workDir) {
@@ -36,24 +37,13 @@ const watchdog = setTimeout(() => {
 
 const screenshots = path.join(workDir, 'screenshots');
 fs.mkdirSync(screenshots, { recursive: true });
-const gguf = path.join(workDir, 'stories260K.gguf');
-execFileSync(ridge, ['convert', '--checkpoint', path.join(shared, 'models', 'stories260K.bin'),
-                     '--tokenizer', path.join(shared, 'models', 'tok512.bin'), '-o', gguf], { stdio: 'inherit' });
+const gguf = convertStories(ridge, shared, workDir);
 
 // A small KV pool (102 blocks of 16 tokens), so that a burst of requests
 // queues for blocks and stays long enough in flight to be seen.
-const server = spawn(ridge, ['serve', '-m', gguf, '--port', '0', '--threads', '2', '--kv-memory', '1MiB',
-                             '--api-key', apiKey, '--model-name', 'stories260K', '--hw', 'h100'],
-                     { stdio: ['ignore', 'pipe', 'inherit'] });
-let serverOutput = '';
-const port = await new Promise((resolve, reject) => {
-  server.stdout.on('data', (chunk) => {
-    serverOutput += chunk.toString();
-    const m = serverOutput.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    if (m) resolve(Number(m[1]));
-  });
-  server.on('exit', (code) => reject(new Error(`ridge serve exited early (${code}):\n${serverOutput}`)));
-});
+const { process: server, port } = await startServer(
+    ridge, ['-m', gguf, '--threads', '2', '--kv-memory', '1MiB', '--api-key', apiKey, '--model-name', 'stories260K',
+            '--hw', 'h100']);
 const base = `http://127.0.0.1:${port}`;
 console.log(`webui: ridge serve on ${base}`);
 
