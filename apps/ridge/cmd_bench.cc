@@ -31,6 +31,7 @@ struct BenchArgs {
   std::string kv_type = "f16";
   std::string probe_file;
   int64_t probe_buffer_mib = 1024;
+  double max_probe_spread_percent = 25;
   bool mmap = false;
   SpeculationFlags spec;
   std::string spec_prompt_file;
@@ -177,6 +178,9 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
     sub.add_option("--kv-type", a->kv_type, "KV cache type: f16, bf16, f32, q8_0");
     sub.add_option("--probe-file", a->probe_file, "use a probe saved by `ridge roofline --probe --save` instead of probing now");
     sub.add_option("--probe-buffer-mib", a->probe_buffer_mib, "bandwidth probe buffer size");
+    sub.add_option("--max-probe-spread", a->max_probe_spread_percent,
+                   "withhold a % of roofline whose roof the run's two probes measured further apart than this, in %")
+        ->check(CLI::Range(0.0, 100.0));
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     AddSpeculationFlags(sub, a->spec);
     sub.add_option("--spec-prompt-file", a->spec_prompt_file,
@@ -197,26 +201,38 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
       for (const auto& t : model->file().tensors()) report.n_params += t.n_elements;
       report.n_threads = a->options.n_threads > 0 ? a->options.n_threads : HardwareThreads();
       report.isa = IsaName(ActiveIsa());
+      // This host's roof, probed at the start and again at the end of the run
+      // (the best of each figure counts; how far apart they were decides
+      // whether a "% of roofline" is printed), or loaded from a file.
+      ProbeOptions po;
+      po.n_threads = report.n_threads;
+      po.buffer_bytes = a->probe_buffer_mib << 20;
+      const auto probe = [&](const char* when) {
+        std::fprintf(stderr, "probing this machine's bandwidth and peak arithmetic with %d threads (%s)...\n",
+                     report.n_threads, when);
+        return RunProbe(po);
+      };
+      std::vector<ProbeResult> probes;
       if (!a->probe_file.empty()) {
-        report.probe = LoadProbe(a->probe_file);
+        probes.push_back(LoadProbe(a->probe_file));
         report.probe_source = "loaded from " + a->probe_file;
       } else {
-        std::fprintf(stderr, "probing this machine's bandwidth and peak arithmetic with %d threads...\n", report.n_threads);
-        ProbeOptions po;
-        po.n_threads = report.n_threads;
-        po.buffer_bytes = a->probe_buffer_mib << 20;
-        report.probe = RunProbe(po);
-        report.probe_source = "measured in this run";
+        probes.push_back(probe("start of the run"));
+        report.probe_source = "measured at the start and end of this run";
       }
       if (a->batches.empty()) {
         std::fprintf(stderr, "running pp%lld and tg%lld at %zu depth(s), %d repetitions...\n",
                      static_cast<long long>(a->options.n_prompt), static_cast<long long>(a->options.n_gen),
                      a->options.depths.size(), a->options.repetitions);
-        report.figures = BenchPromptAndGeneration(*model, report.probe, a->options);
+        report.figures = BenchPromptAndGeneration(*model, probes.front(), a->options);
       } else {
         std::fprintf(stderr, "running the batched sweep...\n");
-        report.batches = BenchBatches(*model, report.probe, a->batches, a->options);
+        report.batches = BenchBatches(*model, probes.front(), a->batches, a->options);
       }
+      if (a->probe_file.empty()) probes.push_back(probe("end of the run"));
+      report.probes = CombineProbes(probes);
+      report.max_probe_spread = a->max_probe_spread_percent / 100.0;
+      SetRooflineBounds(*model, report.probes, a->options, report.figures, report.batches);
       std::string text = a->output == "json" ? FormatJson(report) : FormatMarkdown(report);
       std::fputs(text.c_str(), stdout);
       std::fputc('\n', stdout);

@@ -62,13 +62,52 @@ TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
 
   ModelBenchReport report;
   report.figures = figures;
-  report.probe = FakeProbe();
+  report.probes = CombineProbes({FakeProbe()});
   nlohmann::json j = nlohmann::json::parse(FormatJson(report));
   EXPECT_EQ(j["tests"].size(), 2u);
   EXPECT_NEAR(j["tests"][1]["percent_of_roofline"].get<double>(), figures[1].percent_of_bound(), 1e-9);
   EXPECT_NEAR(j["tests"][1]["paired_percent_of_roofline"].get<double>(), figures[1].paired_percent, 1e-9);
   EXPECT_NE(FormatMarkdown(report).find("| tg8 |"), std::string::npos);
   EXPECT_NE(FormatMarkdown(report).find("paired roofline"), std::string::npos);
+}
+
+// Two probes of one run that disagree on the bandwidth: the bounds use the
+// better one, and a % against the bandwidth roof is withheld, not printed.
+TEST(ModelBench, WithholdsPercentsWhoseRoofTheProbesDisagreeOn) {
+  auto model = Model::Load(testing::Stories260kGguf());
+  ModelBenchOptions o;
+  o.n_prompt = 32;
+  o.n_gen = 4;
+  o.repetitions = 1;
+  o.n_threads = 1;
+  o.paired_reads = false;
+  ModelBenchReport report;
+  ProbeResult slow = FakeProbe();
+  slow.read_bytes_per_s /= 2;  // a busy host halved the read between start and end
+  report.figures = BenchPromptAndGeneration(*model, slow, o);
+  std::vector<BatchFigure> batches = BenchBatches(*model, slow, {2}, o);
+  const double tg_bound_at_slow = report.figures[1].bound_tokens_per_s;
+  report.probes = CombineProbes({slow, FakeProbe()});
+  SetRooflineBounds(*model, report.probes, o, report.figures, batches);
+  report.batches = batches;
+  const BenchFigure& tg = report.figures[1];
+  ASSERT_EQ(tg.bound_by, "memory");
+  EXPECT_DOUBLE_EQ(tg.bound_spread, 0.5);
+  EXPECT_NEAR(tg.bound_tokens_per_s, 2 * tg_bound_at_slow, 1e-6 * tg_bound_at_slow);  // against the better read
+  const BenchFigure& pp = report.figures[0];
+  EXPECT_DOUBLE_EQ(pp.bound_spread, pp.bound_by == "compute" ? 0.0 : 0.5);
+  EXPECT_DOUBLE_EQ(report.batches[0].decode_bound_spread, 0.5);  // batch 2 of a tiny model: memory bound
+
+  const std::string md = FormatMarkdown(report);
+  EXPECT_NE(md.find("| tg4 | "), std::string::npos);
+  EXPECT_NE(md.find("- (probes 50 % apart)"), std::string::npos) << md;
+  EXPECT_NE(md.find("withheld"), std::string::npos) << md;
+  EXPECT_NE(md.find("the best of 2 probes"), std::string::npos) << md;
+  report.max_probe_spread = 0.6;  // a looser bound prints every %
+  EXPECT_EQ(FormatMarkdown(report).find("apart)"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(FormatJson(report));
+  EXPECT_DOUBLE_EQ(j["probe_spread"]["read"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["tests"][1]["roof_spread"].get<double>(), 0.5);
 }
 
 TEST(ModelBench, BatchedSweepAccountsKvBytes) {

@@ -123,6 +123,28 @@ ProbeResult Sample() {
   return p;
 }
 
+TEST(Probe, CombiningTakesEachFiguresBestAndItsSpread) {
+  ProbeResult a, b;
+  a.isa = b.isa = "avx2";
+  a.n_threads = b.n_threads = 2;
+  a.read_bytes_per_s = 20e9, b.read_bytes_per_s = 10e9;
+  a.fp32_flops_per_s = 100e9, b.fp32_flops_per_s = 125e9;
+  a.int8_ops_per_s = b.int8_ops_per_s = 400e9;
+  const ProbeSeries s = CombineProbes({a, b});
+  EXPECT_EQ(s.n_probes, 2);
+  EXPECT_EQ(s.best.read_bytes_per_s, 20e9);
+  EXPECT_EQ(s.best.fp32_flops_per_s, 125e9);
+  EXPECT_EQ(s.best.int8_ops_per_s, 400e9);
+  EXPECT_DOUBLE_EQ(s.read_spread, 0.5);
+  EXPECT_DOUBLE_EQ(s.fp32_spread, 0.2);
+  EXPECT_EQ(s.int8_spread, 0);
+  EXPECT_EQ(s.bf16_spread, 0);  // absent in both
+  EXPECT_EQ(CombineProbes({a}).read_spread, 0);
+  b.isa = "avx512";
+  EXPECT_THROW(CombineProbes({a, b}), Error);
+  EXPECT_THROW(CombineProbes({}), Error);
+}
+
 TEST(Probe, SaveAndLoadRoundTrip) {
   const std::string path = testing::ScratchDir("probe") + "/nested/dir/probe.json";
   SaveProbe(Sample(), path);

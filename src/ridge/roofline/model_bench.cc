@@ -58,6 +58,25 @@ void Summarize(BenchFigure& f) {
   f.stddev = d.std;
 }
 
+// (max − min) / max over the probes of the roof a cost meets: the bandwidth,
+// or the peak HostProfile takes for these weights.
+double RoofSpread(const ProbeSeries& probes, GgmlType weights, bool compute_bound) {
+  double lo = 0, hi = 0;
+  for (size_t i = 0; i < probes.probes.size(); ++i) {
+    const HardwareProfile h = HostProfile(probes.probes[i], weights);
+    const double roof = compute_bound ? h.peak_flops : h.bandwidth_bytes_per_s;
+    lo = i == 0 ? roof : std::min(lo, roof);
+    hi = i == 0 ? roof : std::max(hi, roof);
+  }
+  return hi > 0 ? (hi - lo) / hi : 0;
+}
+
+// A "% of roofline" cell, or why it is withheld.
+std::string PercentCell(double percent, double spread, double max_spread) {
+  if (spread > max_spread) return fmt::format("- (probes {:.0f} % apart)", 100.0 * spread);
+  return fmt::format("{:.1f} %", percent);
+}
+
 int64_t CacheTokens(int64_t n_tokens, int64_t block_tokens) { return (n_tokens + block_tokens - 1) / block_tokens; }
 
 }  // namespace
@@ -107,6 +126,8 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
     pp.test = fmt::format("pp{}{}", o.n_prompt, at);
     tg.test = fmt::format("tg{}{}", o.n_gen, at);
     pp.depth = tg.depth = depth;
+    pp.phase = Phase::kPrefill;
+    tg.phase = Phase::kDecode;
     for (int rep = warmed_up ? 0 : -1; rep < o.repetitions; ++rep) {  // rep -1 warms up: pages the weights in
       const int64_t n_prompt = rep < 0 ? 8 : o.n_prompt, n_gen = rep < 0 ? 2 : o.n_gen;
       {
@@ -143,12 +164,6 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
     warmed_up = true;
     Summarize(pp);
     Summarize(tg);
-    Workload pp_phase{Phase::kPrefill, o.n_prompt, 1, o.n_prompt};
-    pp_phase.depth = depth;
-    SetBound(pp, AnalyzePhase(shape, pp_phase, hw, costs), hw);
-    // The average decode step attends over the depth and half the generated tokens.
-    const Workload tg_phase{Phase::kDecode, 1, 1, std::max<int64_t>(1, depth + o.n_gen / 2)};
-    SetBound(tg, AnalyzePhase(shape, tg_phase, hw, costs), hw);
     if (!paired_ratios.empty()) {
       tg.paired_percent = 100.0 * Describe(paired_ratios).p50;
       tg.paired_read_bytes_per_s = Describe(paired_reads).p50;
@@ -156,6 +171,8 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
     figures.push_back(pp);
     figures.push_back(tg);
   }
+  std::vector<BatchFigure> no_batches;
+  SetRooflineBounds(model, CombineProbes({probe}), o, figures, no_batches);
   return figures;
 }
 
@@ -217,9 +234,9 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
     KvAccounting kv = cache.Accounting();
     f.kv_bytes_used = kv.bytes_used;
     f.kv_formula_bytes = kv.bytes_per_token * static_cast<double>(kv.tokens_stored);
-    PhaseCost step = AnalyzePhase(shape, {Phase::kDecode, 1, B, o.n_prompt + o.n_gen / 2}, hw, HostCostOptions(o.kv_type));
-    f.decode_bound_tokens_per_s = static_cast<double>(step.tokens) / step.roofline_time_s;
     if (c.is_moe() && o.n_gen > 0) {
+      const PhaseCost step =
+          AnalyzePhase(shape, {Phase::kDecode, 1, B, o.n_prompt + o.n_gen / 2}, hw, HostCostOptions(o.kv_type));
       const Model::ExpertReads reads = model.expert_reads();
       const double steps = static_cast<double>(o.n_gen), E = static_cast<double>(c.n_expert);
       f.experts_hit_per_step = static_cast<double>(reads.experts_hit) / steps;
@@ -231,17 +248,46 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
     }
     figures.push_back(f);
   }
+  std::vector<BenchFigure> no_figures;
+  SetRooflineBounds(model, CombineProbes({probe}), o, no_figures, figures);
   return figures;
+}
+
+void SetRooflineBounds(const Model& model, const ProbeSeries& probes, const ModelBenchOptions& o,
+                       std::vector<BenchFigure>& figures, std::vector<BatchFigure>& batches) {
+  const ModelShape shape = ShapeFromGguf(model.file());
+  const HardwareProfile hw = HostProfile(probes.best, shape.main_weight_type);
+  const CostOptions costs = HostCostOptions(o.kv_type);
+  for (BenchFigure& f : figures) {
+    Workload w{Phase::kPrefill, o.n_prompt, 1, o.n_prompt};
+    w.depth = f.depth;
+    // The average decode step attends over the depth and half the generated tokens.
+    if (f.phase == Phase::kDecode) w = {Phase::kDecode, 1, 1, std::max<int64_t>(1, f.depth + o.n_gen / 2)};
+    const PhaseCost cost = AnalyzePhase(shape, w, hw, costs);
+    SetBound(f, cost, hw);
+    f.bound_spread = RoofSpread(probes, shape.main_weight_type, cost.compute_bound);
+  }
+  for (BatchFigure& f : batches) {
+    const PhaseCost step = AnalyzePhase(shape, {Phase::kDecode, 1, f.batch, o.n_prompt + o.n_gen / 2}, hw, costs);
+    f.decode_bound_tokens_per_s = static_cast<double>(step.tokens) / step.roofline_time_s;
+    f.decode_bound_spread = RoofSpread(probes, shape.main_weight_type, step.compute_bound);
+  }
 }
 
 std::string FormatMarkdown(const ModelBenchReport& r) {
   std::string out = fmt::format(
       "model: {} ({}, {:.2f} GiB, {:.3f} B params); {} threads, kernels {}\n"
       "weights: {}\n"
-      "probe ({}): read {:.2f} GB/s; FP32 FMA {:.1f} GFLOP/s; BF16 dot {:.1f} GFLOP/s; int8 dot {:.1f} Gop/s\n\n",
+      "probe ({}): read {:.2f} GB/s; FP32 FMA {:.1f} GFLOP/s; BF16 dot {:.1f} GFLOP/s; int8 dot {:.1f} Gop/s\n",
       r.model_name, r.weight_types, r.weight_bytes / double(1 << 30), static_cast<double>(r.n_params) / 1e9, r.n_threads,
-      r.isa, r.weight_memory, r.probe_source, r.probe.read_bytes_per_s / 1e9, r.probe.fp32_flops_per_s / 1e9,
-      r.probe.bf16_flops_per_s / 1e9, r.probe.int8_ops_per_s / 1e9);
+      r.isa, r.weight_memory, r.probe_source, r.probes.best.read_bytes_per_s / 1e9,
+      r.probes.best.fp32_flops_per_s / 1e9, r.probes.best.bf16_flops_per_s / 1e9, r.probes.best.int8_ops_per_s / 1e9);
+  if (r.probes.n_probes > 1)
+    out += fmt::format("the best of {} probes; they were apart by: read {:.0f} %, FP32 {:.0f} %, BF16 {:.0f} %, int8 {:.0f} %\n",
+                       r.probes.n_probes, 100.0 * r.probes.read_spread, 100.0 * r.probes.fp32_spread,
+                       100.0 * r.probes.bf16_spread, 100.0 * r.probes.int8_spread);
+  out += "\n";
+  bool withheld = false;
   if (!r.figures.empty()) {
     out += "| test | t/s | roofline t/s | % of roofline | % of paired roofline | bound | roof |\n"
            "|---|---:|---:|---:|---:|---|---|\n";
@@ -249,8 +295,10 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
       const std::string paired = f.paired_percent > 0 ? fmt::format("{:.1f} % (read {:.1f} GB/s)", f.paired_percent,
                                                                     f.paired_read_bytes_per_s / 1e9)
                                                       : "-";
-      out += fmt::format("| {} | {:.2f} ± {:.2f} | {:.2f} | {:.1f} % | {} | {} | {} |\n", f.test, f.mean, f.stddev,
-                         f.bound_tokens_per_s, f.percent_of_bound(), paired, f.bound_by, f.roof);
+      withheld = withheld || f.bound_spread > r.max_probe_spread;
+      out += fmt::format("| {} | {:.2f} ± {:.2f} | {:.2f} | {} | {} | {} | {} |\n", f.test, f.mean, f.stddev,
+                         f.bound_tokens_per_s, PercentCell(f.percent_of_bound(), f.bound_spread, r.max_probe_spread),
+                         paired, f.bound_by, f.roof);
     }
     if (std::any_of(r.figures.begin(), r.figures.end(), [](const BenchFigure& f) { return f.paired_percent > 0; }))
       out += "paired roofline: median over decode steps of the step's roofline time, at the bandwidth of a read of "
@@ -259,11 +307,15 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
   if (!r.batches.empty()) {
     out += "| batch | prefill t/s | decode t/s | total t/s | decode roofline t/s | decode % | KV bytes used | KV formula bytes |\n"
            "|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-    for (const BatchFigure& f : r.batches)
-      out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.1f} % | {} | {:.0f} |\n", f.batch,
+    for (const BatchFigure& f : r.batches) {
+      withheld = withheld || f.decode_bound_spread > r.max_probe_spread;
+      out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {:.0f} |\n", f.batch,
                          f.prefill_tokens_per_s, f.decode_tokens_per_s, f.total_tokens_per_s,
-                         f.decode_bound_tokens_per_s, 100.0 * f.decode_tokens_per_s / f.decode_bound_tokens_per_s,
+                         f.decode_bound_tokens_per_s,
+                         PercentCell(100.0 * f.decode_tokens_per_s / f.decode_bound_tokens_per_s,
+                                     f.decode_bound_spread, r.max_probe_spread),
                          f.kv_bytes_used, f.kv_formula_bytes);
+    }
     for (const BatchFigure& f : r.batches)
       if (f.experts_hit_per_step > 0)
         out += fmt::format(
@@ -278,6 +330,11 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
         out += fmt::format("decode throughput at batch {} = {:.2f} x batch 1\n", f.batch,
                            f.decode_tokens_per_s / first.decode_tokens_per_s);
   }
+  if (withheld)
+    out += fmt::format("a % of roofline is withheld where the probes of this run disagree on its roof by more than "
+                       "{:.0f} %: the host's load moved the roof itself (the paired roofline of tg does not depend on "
+                       "them)\n",
+                       100.0 * r.max_probe_spread);
   return out;
 }
 
@@ -291,11 +348,16 @@ std::string FormatJson(const ModelBenchReport& r) {
   j["threads"] = r.n_threads;
   j["isa"] = r.isa;
   j["probe_source"] = r.probe_source;
-  j["probe"] = nlohmann::json::parse(ProbeToJson(r.probe));
+  j["probe"] = nlohmann::json::parse(ProbeToJson(r.probes.best));
+  j["probe_count"] = r.probes.n_probes;
+  j["probe_spread"] = {{"read", r.probes.read_spread}, {"fp32", r.probes.fp32_spread}, {"bf16", r.probes.bf16_spread},
+                       {"int8", r.probes.int8_spread}};
+  j["max_probe_spread"] = r.max_probe_spread;
   for (const BenchFigure& f : r.figures)
     j["tests"].push_back({{"test", f.test}, {"depth", f.depth}, {"tokens_per_s", f.tokens_per_s}, {"mean", f.mean}, {"std", f.stddev},
                           {"roofline_tokens_per_s", f.bound_tokens_per_s}, {"percent_of_roofline", f.percent_of_bound()},
-                          {"bound", f.bound_by}, {"roof", f.roof}, {"paired_percent_of_roofline", f.paired_percent},
+                          {"roof_spread", f.bound_spread}, {"bound", f.bound_by}, {"roof", f.roof},
+                          {"paired_percent_of_roofline", f.paired_percent},
                           {"paired_read_bytes_per_s", f.paired_read_bytes_per_s}});
   for (const BatchFigure& f : r.batches)
     j["batches"].push_back({{"batch", f.batch}, {"prefill_tokens_per_s", f.prefill_tokens_per_s},
@@ -303,6 +365,7 @@ std::string FormatJson(const ModelBenchReport& r) {
                             {"prefill_s", f.prefill_s}, {"decode_s", f.decode_s}, {"kv_bytes_used", f.kv_bytes_used},
                             {"kv_formula_bytes", f.kv_formula_bytes},
                             {"decode_roofline_tokens_per_s", f.decode_bound_tokens_per_s},
+                            {"decode_roof_spread", f.decode_bound_spread},
                             {"experts_hit_per_step", f.experts_hit_per_step},
                             {"expert_bytes_per_step", f.expert_bytes_per_step},
                             {"predicted_experts_hit_per_step", f.predicted_experts_hit_per_step},

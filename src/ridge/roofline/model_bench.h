@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ridge/model/model.h"
+#include "ridge/roofline/cost_model.h"
 #include "ridge/roofline/probe.h"
 
 namespace ridge {
@@ -37,12 +38,14 @@ struct ModelBenchOptions {
 
 struct BenchFigure {
   std::string test;                 // "pp512", "tg128", "pp512 @ d4096"
+  Phase phase = Phase::kPrefill;    // pp: kPrefill, tg: kDecode
   int64_t depth = 0;                // tokens in the KV cache before the test
   std::vector<double> tokens_per_s;  // one per repetition
   double mean = 0, stddev = 0;     // over repetitions (population std, as numpy)
   double bound_tokens_per_s = 0;    // the roofline's ceiling for this test
   std::string bound_by;             // "memory" or "compute"
   std::string roof;                 // which peak: "int8 dot 1.2 Tops/s", "read 35 GB/s"
+  double bound_spread = 0;          // that roof's spread over the run's probes (ProbeSeries)
   // tg with paired reads: the median over decode steps of (the step's
   // roofline time at the bandwidth read right after it) ÷ (its time), in %
   // (0: not measured).
@@ -60,6 +63,7 @@ struct BatchFigure {
   int64_t kv_bytes_used = 0;        // blocks in use at the end, K and V, every layer
   double kv_formula_bytes = 0;      // bytes per token × tokens stored
   double decode_bound_tokens_per_s = 0;  // roofline for a decode step at this batch
+  double decode_bound_spread = 0;        // its roof's spread over the run's probes
   // Mixture of experts (0 for a dense model), per decode step over every layer:
   // the experts the routing hit and their weights' bytes (Model::expert_reads),
   // beside the roofline's prediction for uniform routing, E·(1 − (1 − k/E)^B) a layer.
@@ -75,20 +79,27 @@ struct ModelBenchReport {
   std::string weight_memory;  // DescribeMemory of the model file: page size matters to bandwidth
   int n_threads = 0;
   std::string isa;
-  ProbeResult probe;
-  std::string probe_source;  // "measured in this run" or the file it came from
+  ProbeSeries probes;         // the bounds are against probes.best
+  std::string probe_source;  // "measured at the run's start and end" or the file it came from
+  // A "% of roofline" whose roof's probes spread wider than this is not
+  // printed: the report says why instead.
+  double max_probe_spread = 0.25;
   std::vector<BenchFigure> figures;
   std::vector<BatchFigure> batches;
 };
 
 // pp and tg figures for each depth (each test repeated options.repetitions
-// times after a warm-up; the depth's tokens are prefilled once, untimed).
+// times after a warm-up; the depth's tokens are prefilled once, untimed),
+// bounded by `probe` (SetRooflineBounds sets them again from a series).
 std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResult& probe,
                                                   const ModelBenchOptions& options);
 // Batched bench: for each B, B sequences of n_prompt random tokens prefilled,
 // then n_gen decode steps of B tokens each.
 std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
                                       const ModelBenchOptions& options);
+// Every figure's roofline bound against probes.best, with its roof's spread.
+void SetRooflineBounds(const Model& model, const ProbeSeries& probes, const ModelBenchOptions& options,
+                       std::vector<BenchFigure>& figures, std::vector<BatchFigure>& batches);
 
 std::string FormatMarkdown(const ModelBenchReport& report);
 std::string FormatJson(const ModelBenchReport& report);

@@ -238,6 +238,33 @@ ProbeResult LoadProbe(const std::string& path) {
   return ProbeFromJson(text.str(), path);
 }
 
+ProbeSeries CombineProbes(const std::vector<ProbeResult>& probes) {
+  if (probes.empty()) Fail("combining probes: no probe given");
+  ProbeSeries series;
+  series.probes = probes;
+  series.best = probes.front();
+  series.n_probes = static_cast<int>(probes.size());
+  for (const ProbeResult& p : probes)
+    if (p.isa != series.best.isa || p.n_threads != series.best.n_threads)
+      Fail("combining probes: {} kernels on {} threads and {} on {} are not the same roof", series.best.isa,
+           series.best.n_threads, p.isa, p.n_threads);
+  // One figure over every probe: its best goes into `best`, its spread is returned.
+  const auto combine = [&](double ProbeResult::*figure) {
+    double lo = probes.front().*figure, hi = lo;
+    for (const ProbeResult& p : probes) {
+      lo = std::min(lo, p.*figure);
+      hi = std::max(hi, p.*figure);
+    }
+    series.best.*figure = hi;
+    return hi > 0 ? (hi - lo) / hi : 0.0;
+  };
+  series.read_spread = combine(&ProbeResult::read_bytes_per_s);
+  series.fp32_spread = combine(&ProbeResult::fp32_flops_per_s);
+  series.bf16_spread = combine(&ProbeResult::bf16_flops_per_s);
+  series.int8_spread = combine(&ProbeResult::int8_ops_per_s);
+  return series;
+}
+
 std::string FormatProbe(const ProbeResult& p) {
   std::string out;
   out += fmt::format("host probe: {} — {} thread{}, {} kernels, measured {}\n", p.cpu_name.empty() ? "CPU" : p.cpu_name,

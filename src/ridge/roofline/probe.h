@@ -16,6 +16,7 @@
 // (RIDGE_ISA lowers it), the same choice the kernels make.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ridge {
 
@@ -53,6 +54,20 @@ struct ProbeResult {
 // Throws ridge::Error for options out of range or if the buffer cannot be
 // allocated.
 ProbeResult RunProbe(const ProbeOptions& options, ThreadPool* pool = nullptr);
+
+// Several probes of one run (`ridge bench` takes one at its start and one at
+// its end): each figure's best, and how far apart the probes were. On a
+// shared host a figure can halve between two probes minutes apart; a "% of
+// roofline" against a roof whose probes disagree that much means little.
+struct ProbeSeries {
+  std::vector<ProbeResult> probes;  // as taken
+  ProbeResult best;  // each figure's maximum over the probes (the rest from the first)
+  int n_probes = 0;
+  // (max − min) / max of each figure over the probes; 0 for a single probe.
+  double read_spread = 0, fp32_spread = 0, bf16_spread = 0, int8_spread = 0;
+};
+// Throws ridge::Error for an empty list or probes of different ISAs or thread counts.
+ProbeSeries CombineProbes(const std::vector<ProbeResult>& probes);
 
 // $RIDGE_PROBE_FILE, else $XDG_CACHE_HOME/ridge/probe.json, else
 // $HOME/.cache/ridge/probe.json.
