@@ -1,5 +1,6 @@
 // Scalar reference twins of every kernel in ops.h: plain loops, double-free of
 // cleverness, the ground truth for the SIMD versions.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -93,21 +94,78 @@ void SoftmaxWithSink(float* x, int64_t n, float sink) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float softcap, float sink, float* scores, float* out) {
+namespace {
+
+// scores[p] = scale · q·k_{first + p} for p < n, soft-capped when softcap > 0.
+void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t first, int64_t n, float scale,
+            float softcap, float* scores) {
   std::vector<float> row(static_cast<size_t>(head_dim));
-  for (int64_t p = 0; p < n_positions; ++p) {
-    DequantizeRow(k.type, KvAt(k, p), row.data(), head_dim);
+  for (int64_t p = 0; p < n; ++p) {
+    DequantizeRow(k.type, KvAt(k, first + p), row.data(), head_dim);
     double dot = 0.0;
     for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * row[d];
     scores[p] = static_cast<float>(dot) * scale;
     if (softcap > 0.0f) scores[p] = softcap * std::tanh(scores[p] / softcap);
   }
-  SoftmaxWithSink(scores, n_positions, sink);
+}
+
+// out = Σ_{p < n} weights[p] · v_{first + p}.
+void WeightedSum(const float* weights, int64_t n, const KvHeadView& v, int64_t first, int64_t head_dim, float* out) {
+  std::vector<float> row(static_cast<size_t>(head_dim));
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
-  for (int64_t p = 0; p < n_positions; ++p) {
-    DequantizeRow(v.type, KvAt(v, p), row.data(), head_dim);
-    for (int64_t d = 0; d < head_dim; ++d) out[d] += scores[p] * row[d];
+  for (int64_t p = 0; p < n; ++p) {
+    DequantizeRow(v.type, KvAt(v, first + p), row.data(), head_dim);
+    for (int64_t d = 0; d < head_dim; ++d) out[d] += weights[p] * row[d];
+  }
+}
+
+}  // namespace
+
+void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
+                float scale, float softcap, float sink, float* scores, float* out) {
+  if (const int64_t n_splits = AttentionSplits(n_positions); n_splits > 1) {
+    const int64_t stride = AttentionStateFloats(head_dim);
+    std::vector<float> states(static_cast<size_t>(n_splits * stride));
+    for (int64_t j = 0; j < n_splits; ++j)
+      AttendHeadSplit(q, head_dim, k, v, n_positions, j, scale, softcap, scores, states.data() + j * stride);
+    MergeSplitStates(states.data(), n_splits, stride, head_dim, sink, out);
+    return;
+  }
+  Scores(q, head_dim, k, 0, n_positions, scale, softcap, scores);
+  SoftmaxWithSink(scores, n_positions, sink);
+  WeightedSum(scores, n_positions, v, 0, head_dim, out);
+}
+
+void AttendHeadSplit(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
+                     int64_t split, float scale, float softcap, float* scores, float* state) {
+  const int64_t first = split * kAttentionSplitPositions;
+  const int64_t n = std::min(kAttentionSplitPositions, n_positions - first);
+  RIDGE_CHECK(n > 0);
+  Scores(q, head_dim, k, first, n, scale, softcap, scores);
+  float max = scores[0];
+  for (int64_t p = 1; p < n; ++p) max = std::fmax(max, scores[p]);
+  double sum = 0.0;
+  for (int64_t p = 0; p < n; ++p) {
+    scores[p] = std::exp(scores[p] - max);
+    sum += scores[p];
+  }
+  state[0] = max;
+  state[1] = static_cast<float>(sum);
+  WeightedSum(scores, n, v, first, head_dim, state + 2);
+}
+
+void MergeSplitStates(const float* states, int64_t n_splits, int64_t state_stride, int64_t head_dim, float sink,
+                      float* out) {
+  float max = sink;
+  for (int64_t j = 0; j < n_splits; ++j) max = std::fmax(max, states[j * state_stride]);
+  double total = std::exp(static_cast<double>(sink) - max);  // the sink's share (0 without one)
+  for (int64_t j = 0; j < n_splits; ++j)
+    total += static_cast<double>(states[j * state_stride + 1]) * std::exp(static_cast<double>(states[j * state_stride]) - max);
+  for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
+  for (int64_t j = 0; j < n_splits; ++j) {
+    const float* state = states + j * state_stride;
+    const auto c = static_cast<float>(std::exp(static_cast<double>(state[0]) - max) / total);
+    for (int64_t d = 0; d < head_dim; ++d) out[d] += c * state[2 + d];
   }
 }
 
