@@ -229,9 +229,12 @@ void Model::Attend(const LayerWeights& w, int64_t layer, const Batch& batch, Pag
   });
 }
 
-// Flash-decoding: a task per (group, split of its positions), any thread
+// Flash-decoding: a task per (tile, split of its positions), any thread
 // taking any, each leaving its rows' partial states; then every group's states
-// merged here in split order. The same bits as AttendRows on the group.
+// merged here in split order. The same bits as AttendRows on the group. A task
+// takes every KV head of its split in turn: a token's heads lie side by side
+// in the cache, so the task reads one contiguous stretch (a task per head
+// read a third of each token's lines, and the prefetchers fetched the rest).
 void Model::AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache,
                         ThreadPool& pool, int64_t window) {
   const ModelConfig& c = config_;
@@ -243,7 +246,7 @@ void Model::AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch
     int64_t first_row = 0, n_rows = 0, n_splits = 0, first_state = 0;
   };
   std::vector<Group> groups(tiles.size() * static_cast<size_t>(c.n_kv_heads));
-  std::vector<std::pair<size_t, int64_t>> tasks;  // (group, split)
+  std::vector<std::pair<size_t, int64_t>> tasks;  // (tile, split)
   s.split_rows.clear();
   if (s.split_blocks.size() < 2 * groups.size()) s.split_blocks.resize(2 * groups.size());
   int64_t n_states = 0;
@@ -261,15 +264,18 @@ void Model::AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch
     gr.n_splits = kernels::AttentionSplits(s.split_rows.data() + gr.first_row, gr.n_rows);
     gr.first_state = n_states;
     n_states += gr.n_splits * gr.n_rows * kernels::AttentionStateFloats(hd);
-    for (int64_t j = 0; j < gr.n_splits; ++j) tasks.emplace_back(g, j);
+    if (kv_head == 0)  // the tile's groups have the same rows' positions
+      for (int64_t j = 0; j < gr.n_splits; ++j) tasks.emplace_back(g / static_cast<size_t>(c.n_kv_heads), j);
   }
   if (static_cast<int64_t>(s.split_states.size()) < n_states) s.split_states.resize(static_cast<size_t>(n_states));
   pool.ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t task, int thread) {
-    const auto [g, split] = tasks[static_cast<size_t>(task)];
-    const Group& gr = groups[g];
-    kernels::AttendRowsSplit(s.split_rows.data() + gr.first_row, gr.n_rows, hd, gr.k, gr.v, c.attention_scale,
-                             c.attn_softcap, split, s.split_states.data() + gr.first_state,
-                             s.scores[static_cast<size_t>(thread)].data());
+    const auto [tile, split] = tasks[static_cast<size_t>(task)];
+    for (int64_t kv_head = 0; kv_head < c.n_kv_heads; ++kv_head) {
+      const Group& gr = groups[tile * static_cast<size_t>(c.n_kv_heads) + static_cast<size_t>(kv_head)];
+      kernels::AttendRowsSplit(s.split_rows.data() + gr.first_row, gr.n_rows, hd, gr.k, gr.v, c.attention_scale,
+                               c.attn_softcap, split, s.split_states.data() + gr.first_state,
+                               s.scores[static_cast<size_t>(thread)].data());
+    }
   });
   for (const Group& gr : groups)
     kernels::MergeAttentionSplits(s.split_rows.data() + gr.first_row, gr.n_rows, hd,
