@@ -406,7 +406,7 @@ TEST(AttendHead, ZeroPositionsGivesZeros) {
 // with soft-capping and per-row sinks.
 TEST(AttendRows, EachRowBitEqualToAttendHead) {
   std::mt19937 rng(21);
-  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32}) {
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32, GgmlType::kBF16}) {
     for (int64_t head_dim : {64, 96, 128}) {
       if (type == GgmlType::kQ8_0 && head_dim % 32 != 0) continue;
       for (int64_t n_rows : {1, 3, 16, 23}) {
