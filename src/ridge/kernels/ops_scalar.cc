@@ -48,15 +48,26 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, const RopeFrequencies& fr
   }
 }
 
-void SoftmaxInPlace(float* x, int64_t n) {
-  if (n <= 0) return;
+namespace {
+
+// x[i] = exp(x[i] − m) with m = max_i x[i] (n >= 1); returns m, and Σ x[i] in *sum.
+float ExpFromMax(float* x, int64_t n, double* sum) {
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = std::fmax(max, x[i]);
-  double sum = 0.0;
+  *sum = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     x[i] = std::exp(x[i] - max);
-    sum += x[i];
+    *sum += x[i];
   }
+  return max;
+}
+
+}  // namespace
+
+void SoftmaxInPlace(float* x, int64_t n) {
+  if (n <= 0) return;
+  double sum = 0.0;
+  ExpFromMax(x, n, &sum);
   float inv = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
@@ -142,14 +153,8 @@ void AttendHeadSplit(const float* q, int64_t head_dim, const KvHeadView& k, cons
   const int64_t n = std::min(kAttentionSplitPositions, n_positions - first);
   RIDGE_CHECK(n > 0);
   Scores(q, head_dim, k, first, n, scale, softcap, scores);
-  float max = scores[0];
-  for (int64_t p = 1; p < n; ++p) max = std::fmax(max, scores[p]);
   double sum = 0.0;
-  for (int64_t p = 0; p < n; ++p) {
-    scores[p] = std::exp(scores[p] - max);
-    sum += scores[p];
-  }
-  state[0] = max;
+  state[0] = ExpFromMax(scores, n, &sum);
   state[1] = static_cast<float>(sum);
   WeightedSum(scores, n, v, first, head_dim, state + 2);
 }
