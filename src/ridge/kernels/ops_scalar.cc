@@ -164,8 +164,10 @@ void MergeSplitStates(const float* states, int64_t n_splits, int64_t state_strid
   float max = sink;
   for (int64_t j = 0; j < n_splits; ++j) max = std::fmax(max, states[j * state_stride]);
   double total = std::exp(static_cast<double>(sink) - max);  // the sink's share (0 without one)
-  for (int64_t j = 0; j < n_splits; ++j)
-    total += static_cast<double>(states[j * state_stride + 1]) * std::exp(static_cast<double>(states[j * state_stride]) - max);
+  for (int64_t j = 0; j < n_splits; ++j) {
+    const float* state = states + j * state_stride;
+    total += static_cast<double>(state[1]) * std::exp(static_cast<double>(state[0]) - max);
+  }
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
   for (int64_t j = 0; j < n_splits; ++j) {
     const float* state = states + j * state_stride;
