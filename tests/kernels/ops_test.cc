@@ -23,6 +23,7 @@
 //    for F16, where the hardware keeps payload bits).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -399,16 +400,17 @@ TEST(AttendHead, ZeroPositionsGivesZeros) {
 // Rows over one KV head in one call (a grouped-query group of heads, of one
 // or several tokens with their own causal lengths) give each row the bits of
 // its own AttendHead call, on every target: across the 128-position chunks the
-// rows are taken in (odd lengths, a window start that is not a block
-// boundary, rows ending in different chunks), in parts of kMaxAttentionRows,
+// rows are taken in and the splits of kAttentionSplitPositions (odd lengths, a
+// window start that is not a block boundary, rows ending in different chunks
+// and splits, unsplit rows beside split ones), in parts of kMaxAttentionRows,
 // with soft-capping and per-row sinks.
 TEST(AttendRows, EachRowBitEqualToAttendHead) {
   std::mt19937 rng(21);
-  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32}) {
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32, GgmlType::kBF16}) {
     for (int64_t head_dim : {64, 96, 128}) {
       if (type == GgmlType::kQ8_0 && head_dim % 32 != 0) continue;
       for (int64_t n_rows : {1, 3, 16, 23}) {
-        const int64_t n_total = 301, block_tokens = 16, out_stride = head_dim + 3;
+        const int64_t n_total = 601, block_tokens = 16, out_stride = head_dim + 3;
         std::vector<float> k_deq, v_deq;
         PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq);
         PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
@@ -419,14 +421,14 @@ TEST(AttendRows, EachRowBitEqualToAttendHead) {
             for (bool with_sinks : {false, true}) {
               KvHeadView kv = k.view, vv = v.view;
               kv.first_position = vv.first_position = first;
-              // Row r sees n − (r % 5)·29 positions: tokens of a causal tile (and a row of none).
+              // Row r sees n − (r % 5)·97 positions: tokens of a causal tile (and a row of none).
               const int64_t n = n_total - first;
               ForEachIsa([&](Isa isa) {
                 std::vector<float> want(static_cast<size_t>(n_rows * out_stride), 9.0f), got = want;
                 std::vector<float> scores(static_cast<size_t>(std::min(n_rows, kMaxAttentionRows) * n));
                 std::vector<AttentionRow> rows;
                 for (int64_t r = 0; r < n_rows; ++r) {
-                  const int64_t n_r = r == 2 ? 0 : n - (r % 5) * 29;
+                  const int64_t n_r = r == 2 ? 0 : n - (r % 5) * 97;
                   const float sink = with_sinks ? sinks[r] : -INFINITY;
                   AttendHead(q.data() + r * head_dim, head_dim, kv, vv, n_r, 0.125f, softcap, sink, scores.data(),
                              want.data() + r * out_stride);
@@ -440,6 +442,111 @@ TEST(AttendRows, EachRowBitEqualToAttendHead) {
               });
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// A call in pieces (every split on its own scores scratch, the splits in
+// reverse order, as threads may finish them), then merged, gives each row the
+// bits of AttendRows on every target.
+TEST(AttendRows, SplitsInAnyOrderThenMergedGiveAttendRowsBits) {
+  std::mt19937 rng(23);
+  const int64_t head_dim = 64, n_total = 3 * kAttentionSplitPositions + 45, block_tokens = 16;
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0}) {
+    std::vector<float> k_deq, v_deq;
+    PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq);
+    PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
+    const int64_t n_rows = 19;
+    const auto q = Random(rng, n_rows * head_dim, -1.5f, 1.5f);
+    const auto sinks = Random(rng, n_rows, -1.0f, 3.0f);
+    ForEachIsa([&](Isa isa) {
+      std::vector<float> want(static_cast<size_t>(n_rows * head_dim), 9.0f), got = want;
+      std::vector<AttentionRow> want_rows, got_rows;
+      for (int64_t r = 0; r < n_rows; ++r) {
+        const int64_t n_r = r == 4 ? 0 : n_total - r * 41;  // 782 down to 44: 4 splits to unsplit
+        const float sink = r % 3 == 0 ? sinks[r] : -INFINITY;
+        want_rows.push_back({q.data() + r * head_dim, want.data() + r * head_dim, n_r, sink});
+        got_rows.push_back({q.data() + r * head_dim, got.data() + r * head_dim, n_r, sink});
+      }
+      std::vector<float> scores(static_cast<size_t>(AttentionScoresFloats(want_rows.data(), n_rows)));
+      AttendRows(want_rows.data(), n_rows, head_dim, k.view, v.view, 0.125f, 2.5f, scores.data());
+      const int64_t n_splits = AttentionSplits(got_rows.data(), n_rows);
+      ASSERT_EQ(n_splits, 4);
+      std::vector<float> states(static_cast<size_t>(n_splits * n_rows * AttentionStateFloats(head_dim)), NAN);
+      for (int64_t j = n_splits - 1; j >= 0; --j) {
+        std::vector<float> own(scores.size(), NAN);
+        AttendRowsSplit(got_rows.data(), n_rows, head_dim, k.view, v.view, 0.125f, 2.5f, j, states.data(),
+                        own.data());
+      }
+      MergeAttentionSplits(got_rows.data(), n_rows, head_dim, states.data());
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << GgmlTypeName(type) << " i " << i << " " << IsaName(isa);
+    });
+  }
+}
+
+// Rows long enough to be split, on every target and in the scalar twin,
+// against attention computed here in double over all positions at once (no
+// splits): the split order changes the rounding only. Tolerance as for
+// AttendHead above, with the float sums over a split (≤ S positions) instead
+// of all n, plus the merge: a weight per split rounded a few times and one
+// float sum over the splits: |Δ out_d| <= (2·max δ + 4·2⁻²¹ + (n/8 + S/2 +
+// 2·splits + 24)·u)·Σ_p w_p·|v_pd|.
+TEST(AttendHead, SplitRowsMatchUnsplitDoubleReference) {
+  std::mt19937 rng(29);
+  const int64_t head_dim = 64, n_total = 1700, block_tokens = 16;
+  const int64_t S = kAttentionSplitPositions;
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32}) {
+    std::vector<float> k_deq, v_deq;
+    PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq);
+    PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
+    const auto q = Random(rng, head_dim, -2.0f, 2.0f);
+    const float scale = 0.125f;
+    for (int64_t first : {int64_t{0}, int64_t{37}}) {
+      for (int64_t n : {S + 1, 2 * S, 2 * S + 1, 3 * S + 77, n_total - 37}) {
+        for (auto [softcap, sink] : {std::pair{0.0f, -INFINITY}, {3.0f, -INFINITY}, {0.0f, 2.5f}}) {
+          std::vector<double> w(static_cast<size_t>(n)), want(static_cast<size_t>(head_dim), 0.0);
+          double max_score = sink, max_delta = 0, sum = 0;
+          for (int64_t p = 0; p < n; ++p) {
+            double dot = 0, mag = 0;
+            for (int64_t d = 0; d < head_dim; ++d) {
+              dot += static_cast<double>(q[d]) * k_deq[(first + p) * head_dim + d];
+              mag += std::fabs(static_cast<double>(q[d]) * k_deq[(first + p) * head_dim + d]);
+            }
+            max_delta = std::fmax(max_delta, scale * (static_cast<double>(head_dim) / 8 + 8) * kU * mag);
+            dot *= scale;
+            if (softcap > 0) dot = softcap * std::tanh(dot / softcap);
+            w[p] = dot;
+            max_score = std::fmax(max_score, dot);
+          }
+          sum = std::exp(sink - max_score);
+          for (double& x : w) sum += (x = std::exp(x - max_score));
+          for (double& x : w) x /= sum;
+          const double splits = static_cast<double>(AttentionSplits(n));
+          const double rel = 2 * max_delta + 4 * kExpRel +
+                             (static_cast<double>(n) / 8 + static_cast<double>(S) / 2 + 2 * splits + 24) * kU;
+          std::vector<double> tol(static_cast<size_t>(head_dim), 1e-30);
+          for (int64_t p = 0; p < n; ++p) {
+            for (int64_t d = 0; d < head_dim; ++d) {
+              want[d] += w[p] * v_deq[(first + p) * head_dim + d];
+              tol[d] += rel * w[p] * std::fabs(v_deq[(first + p) * head_dim + d]);
+            }
+          }
+          KvHeadView kv = k.view, vv = v.view;
+          kv.first_position = vv.first_position = first;
+          std::vector<float> scores(static_cast<size_t>(n)), got(static_cast<size_t>(head_dim));
+          const std::string what = std::string(GgmlTypeName(type)) + " first " + std::to_string(first) + " n " +
+                                   std::to_string(n) + " softcap " + std::to_string(softcap) + " sink " +
+                                   std::to_string(sink);
+          scalar::AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, scores.data(), got.data());
+          for (int64_t d = 0; d < head_dim; ++d) ASSERT_NEAR(got[d], want[d], tol[d]) << "scalar twin " << what;
+          ForEachIsa([&](Isa isa) {
+            std::fill(got.begin(), got.end(), NAN);
+            AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, scores.data(), got.data());
+            for (int64_t d = 0; d < head_dim; ++d) ASSERT_NEAR(got[d], want[d], tol[d]) << what << " " << IsaName(isa);
+          });
         }
       }
     }

@@ -12,8 +12,11 @@
 #include <vector>
 
 #include "ridge/base/cpu_features.h"
+#include "ridge/gguf/gguf_file.h"
+#include "ridge/gguf/model_generator.h"
 #include "ridge/model/model.h"
 #include "random_model.h"
+#include "test_paths.h"
 
 namespace ridge {
 namespace {
@@ -23,14 +26,14 @@ constexpr SeqId kTraced = 0;
 // Runs `tokens` of sequence kTraced through the model in steps whose sizes
 // `chunk` picks, each step padded with tokens of other sequences (`others`
 // of them, `extra` tokens a step in all); returns the traced sequence's
-// logits at every position, [n][n_vocab].
+// logits at every position, [n][n_vocab], on n_threads threads.
 template <typename Chunk, typename Extra>
 std::vector<float> TracedLogits(Model& model, const std::vector<TokenId>& tokens, int others, Chunk chunk,
-                                Extra extra, std::mt19937& rng) {
+                                Extra extra, std::mt19937& rng, int n_threads = 2) {
   const ModelConfig& c = model.config();
   const auto n = static_cast<int64_t>(tokens.size());
-  ThreadPool pool(2);
-  PagedKvCache cache(model.KvShape(GgmlType::kF16, 16), 64);
+  ThreadPool pool(n_threads);
+  PagedKvCache cache(model.KvShape(GgmlType::kF16, 16), (n + 200 * others) / 16 + 8);
   std::uniform_int_distribution<TokenId> any_token(3, static_cast<TokenId>(c.n_vocab - 1));
   std::vector<int64_t> other_len(static_cast<size_t>(others), 0);
   std::vector<float> out(static_cast<size_t>(n * c.n_vocab));
@@ -97,6 +100,50 @@ TEST_P(ForwardBatchInvariance, LogitsAreTheSameBitsUnderAnySchedule) {
                                  static_cast<size_t>(n_vocab) * 4))
             << GgmlTypeName(GetParam()) << " " << IsaName(isa) << " trace " << trace << ": logits at position "
             << pos << " depend on the schedule";
+    }
+    ClearIsaOverride();
+  }
+}
+
+// Attention over more than kernels::kAttentionSplitPositions positions is
+// split at fixed positions; decode with few KV heads spreads the splits over
+// the threads (Model::AttendSplit) where one thread or a prefill tile takes a
+// whole group: the same bits whatever the thread count and the schedule.
+TEST(ForwardBatchInvarianceLong, SplitAttentionSameBitsOnAnyThreadCount) {
+  GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
+  RandomModelOptions options;
+  options.shape = {128, 352, 2, 4, 2, 1024};  // 2 KV heads: a decode step has 2 groups
+  options.seed = 11;
+  const std::string path = testing::ScratchDir("random") + "/random-long-context.gguf";
+  BuildRandomModelGguf(vocab, options, nullptr).Write(path);
+  auto model = Model::Load(path);
+  const int64_t n_vocab = model->config().n_vocab;
+  std::mt19937 rng(43);
+  std::uniform_int_distribution<TokenId> any_token(3, static_cast<TokenId>(n_vocab - 1));
+  std::vector<TokenId> tokens(2 * kernels::kAttentionSplitPositions + 90);  // 3 splits at the end
+  for (TokenId& t : tokens) t = any_token(rng);
+  const auto n = static_cast<int64_t>(tokens.size());
+  for (Isa isa : SupportedIsas()) {
+    SetIsaOverride(isa);
+    // Reference: the whole prompt in one step on one thread (a tile per group, no thread split).
+    const std::vector<float> want = TracedLogits(*model, tokens, 0, [] { return int64_t{100000}; },
+                                                 [] { return int64_t{0}; }, rng, 1);
+    for (int n_threads : {2, 3}) {
+      // Prefill to 40 short of the end, then decode alone: the split path.
+      int64_t step = 0;
+      const std::vector<float> decoded = TracedLogits(
+          *model, tokens, 0, [&] { return step++ == 0 ? n - 40 : int64_t{1}; }, [] { return int64_t{0}; }, rng,
+          n_threads);
+      // Chunks of 1-40 tokens among other sequences' tokens.
+      std::uniform_int_distribution<int64_t> chunk(1, 40), extra(0, 6);
+      const std::vector<float> mixed = TracedLogits(*model, tokens, 2, [&] { return chunk(rng); },
+                                                    [&] { return extra(rng); }, rng, n_threads);
+      for (const auto* got : {&decoded, &mixed})
+        for (int64_t pos = 0; pos < n; ++pos)
+          ASSERT_EQ(0, std::memcmp(got->data() + pos * n_vocab, want.data() + pos * n_vocab,
+                                   static_cast<size_t>(n_vocab) * 4))
+              << IsaName(isa) << " " << n_threads << " threads, " << (got == &decoded ? "decoded" : "mixed")
+              << ": logits at position " << pos << " depend on the schedule";
     }
     ClearIsaOverride();
   }

@@ -46,4 +46,24 @@ struct AttentionRow {
 // in parts of this many).
 constexpr int64_t kMaxAttentionRows = 16;
 
+// A row over more than kAttentionSplitPositions positions is attended in
+// splits, positions [j·S, (j + 1)·S) of its view (S = kAttentionSplitPositions):
+// each split's unnormalized softmax gives a partial state (max score, Σ exp,
+// Σ exp · v), and the states are merged in split order (flash-decoding). The
+// bounds depend on nothing but the row's own positions, so a split may run on
+// any thread (decode spreads one KV head's positions over all of them) and a
+// row's bits stay the same whatever the batch, the tiling or the thread count.
+// A multiple of the kernels' 128-position stretches and of every vector width.
+constexpr int64_t kAttentionSplitPositions = 256;
+
+// The splits of a row over n_positions: 1 (unsplit, a plain softmax) up to S.
+constexpr int64_t AttentionSplits(int64_t n_positions) {
+  return n_positions <= kAttentionSplitPositions
+             ? 1
+             : (n_positions + kAttentionSplitPositions - 1) / kAttentionSplitPositions;
+}
+
+// Floats of one partial state: [max score, Σ exp(score − max), Σ exp(score − max) · v (head_dim)].
+constexpr int64_t AttentionStateFloats(int64_t head_dim) { return head_dim + 2; }
+
 }  // namespace ridge::kernels

@@ -79,32 +79,103 @@ void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvH
   AttendRows(&row, 1, head_dim, k, v, scale, softcap, scores);
 }
 
+namespace {
+
+// The view from `first` positions further on.
+KvHeadView From(const KvHeadView& view, int64_t first) {
+  KvHeadView shifted = view;
+  shifted.first_position += first;
+  return shifted;
+}
+
+// Split `split` of n <= kMaxAttentionRows rows, part[0] being row r_base of
+// a call of n_rows (whose states are laid out by that call's row index).
+void AttendPartSplit(const AttentionRow* part, int64_t n, int64_t r_base, int64_t n_rows, int64_t head_dim,
+                     const KvHeadView& k, const KvHeadView& v, float scale, float softcap, int64_t split,
+                     float* states, float* scores) {
+  const int64_t p0 = split * kAttentionSplitPositions;
+  AttentionRow sub[kMaxAttentionRows];  // the rows with positions in this split, on them alone
+  float* state[kMaxAttentionRows];      // their partial states (nullptr: an unsplit row, computed whole)
+  const AttentionRow* source[kMaxAttentionRows];
+  int64_t m = 0, stride = 0;            // scores of sub-row i at scores + i · stride
+  for (int64_t r = 0; r < n; ++r) {
+    const AttentionRow& row = part[r];
+    if (AttentionSplits(row.n_positions) == 1) {
+      if (split != 0) continue;
+      sub[m] = row;
+      state[m] = nullptr;
+    } else {
+      if (row.n_positions <= p0) continue;
+      state[m] = states + (split * n_rows + r_base + r) * AttentionStateFloats(head_dim);
+      sub[m] = {row.q, state[m] + 2, std::min(kAttentionSplitPositions, row.n_positions - p0), row.sink};
+    }
+    source[m] = &row;
+    stride = std::max(stride, sub[m++].n_positions);
+  }
+  if (m == 0) return;
+  const KvHeadView k_split = From(k, p0), v_split = From(v, p0);
+  if (const auto* ops = ActiveOps(); ops && ops->rows_scores(sub, m, head_dim, k_split, scale, scores, stride)) {
+    for (int64_t i = 0; i < m; ++i) {
+      float* s = scores + i * stride;
+      const int64_t n_positions = sub[i].n_positions;
+      if (softcap > 0.0f)
+        for (int64_t p = 0; p < n_positions; ++p) s[p] = softcap * std::tanh(s[p] / softcap);
+      if (state[i] != nullptr) {
+        ops->softmax_partial(s, n_positions, &state[i][0], &state[i][1]);
+      } else if (sub[i].sink != -std::numeric_limits<float>::infinity()) {
+        scalar::SoftmaxWithSink(s, n_positions, sub[i].sink);
+      } else if (n_positions > 0) {
+        ops->softmax(s, n_positions);
+      }
+    }
+    if (ops->rows_values(sub, m, scores, stride, v_split, head_dim)) return;
+  }
+  for (int64_t i = 0; i < m; ++i) {  // the scalar target, or a KV type without vector kernels
+    const AttentionRow& row = *source[i];
+    if (state[i] != nullptr) {
+      scalar::AttendHeadSplit(row.q, head_dim, k, v, row.n_positions, split, scale, softcap, scores, state[i]);
+    } else {
+      scalar::AttendHead(row.q, head_dim, k, v, row.n_positions, scale, softcap, row.sink, scores, row.out);
+    }
+  }
+}
+
+}  // namespace
+
+int64_t AttentionSplits(const AttentionRow* rows, int64_t n_rows) {
+  int64_t n = 0;
+  for (int64_t r = 0; r < n_rows; ++r) n = std::max(n, AttentionSplits(rows[r].n_positions));
+  return n;
+}
+
+int64_t AttentionScoresFloats(const AttentionRow* rows, int64_t n_rows) {
+  int64_t longest = 0;
+  for (int64_t r = 0; r < n_rows; ++r) longest = std::max(longest, rows[r].n_positions);
+  return std::min(n_rows, kMaxAttentionRows) * std::min(longest, kAttentionSplitPositions);
+}
+
+void AttendRowsSplit(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k,
+                     const KvHeadView& v, float scale, float softcap, int64_t split, float* states, float* scores) {
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kMaxAttentionRows)
+    AttendPartSplit(rows + r0, std::min(kMaxAttentionRows, n_rows - r0), r0, n_rows, head_dim, k, v, scale, softcap,
+                    split, states, scores);
+}
+
+void MergeAttentionSplits(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const float* states) {
+  const int64_t stride = AttentionStateFloats(head_dim);
+  for (int64_t r = 0; r < n_rows; ++r)
+    if (const int64_t n_splits = AttentionSplits(rows[r].n_positions); n_splits > 1)
+      scalar::MergeSplitStates(states + r * stride, n_splits, n_rows * stride, head_dim, rows[r].sink, rows[r].out);
+}
+
 void AttendRows(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, const KvHeadView& v,
                 float scale, float softcap, float* scores) {
-  const auto* ops = ActiveOps();
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kMaxAttentionRows) {
-    const AttentionRow* part = rows + r0;
-    const int64_t n = std::min(kMaxAttentionRows, n_rows - r0);
-    int64_t stride = 0;  // scores of row r at scores + r · stride
-    for (int64_t r = 0; r < n; ++r) stride = std::max(stride, part[r].n_positions);
-    if (ops && ops->rows_scores(part, n, head_dim, k, scale, scores, stride)) {
-      for (int64_t r = 0; r < n; ++r) {
-        float* s = scores + r * stride;
-        const int64_t n_positions = part[r].n_positions;
-        if (softcap > 0.0f)
-          for (int64_t p = 0; p < n_positions; ++p) s[p] = softcap * std::tanh(s[p] / softcap);
-        if (part[r].sink != -std::numeric_limits<float>::infinity()) {
-          scalar::SoftmaxWithSink(s, n_positions, part[r].sink);
-        } else if (n_positions > 0) {
-          ops->softmax(s, n_positions);
-        }
-      }
-      if (ops->rows_values(part, n, scores, stride, v, head_dim)) continue;
-    }
-    for (int64_t r = 0; r < n; ++r)
-      scalar::AttendHead(part[r].q, head_dim, k, v, part[r].n_positions, scale, softcap, part[r].sink, scores,
-                         part[r].out);
-  }
+  const int64_t n_splits = AttentionSplits(rows, n_rows);
+  thread_local std::vector<float> states;
+  states.resize(static_cast<size_t>(n_splits > 1 ? n_splits * n_rows * AttentionStateFloats(head_dim) : 0));
+  for (int64_t j = 0; j < n_splits; ++j)
+    AttendRowsSplit(rows, n_rows, head_dim, k, v, scale, softcap, j, states.data(), scores);
+  if (n_splits > 1) MergeAttentionSplits(rows, n_rows, head_dim, states.data());
 }
 
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) {

@@ -79,15 +79,36 @@ void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out);
 
+// AttendHead computes a row over more than kAttentionSplitPositions positions
+// split by split (kernel_types.h), the splits' partial states merged in order.
+
 // Attention of several rows over one KV head's views (the query heads of a
 // grouped-query group, of one token or of a few tokens of one sequence):
 // each row's output is bit for bit its own AttendHead call's (rows[r].q,
 // rows[r].n_positions, rows[r].sink, written to rows[r].out), but a stretch of
 // K and V is read from memory once for every row that needs it, while it is in
 // L1, where separate calls read it once per row.
-//   scores: scratch of min(n_rows, kMaxAttentionRows) · max_r n_positions_r floats.
+//   scores: scratch of AttentionScoresFloats(rows, n_rows) floats.
 void AttendRows(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, const KvHeadView& v,
                 float scale, float softcap, float* scores);
+
+// AttendRows in pieces that may run on different threads, in any order:
+// AttendRowsSplit for every split < AttentionSplits(rows, n_rows), then
+// MergeAttentionSplits, give every row the bits AttendRows gives it. Split j
+// of a split row (over more than kAttentionSplitPositions positions) leaves
+// its partial state at states + (j · n_rows + r) · AttentionStateFloats(head_dim);
+// split 0 also computes the unsplit rows whole, into their out.
+//   states: AttentionSplits(rows, n_rows) · n_rows · AttentionStateFloats(head_dim) floats.
+//   scores: scratch of AttentionScoresFloats(rows, n_rows) floats.
+void AttendRowsSplit(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k,
+                     const KvHeadView& v, float scale, float softcap, int64_t split, float* states, float* scores);
+// Merges the split rows' states in split order into their out (softmax over
+// every split and the row's sink).
+void MergeAttentionSplits(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const float* states);
+// max_r AttentionSplits(rows[r].n_positions) (0 for no rows).
+int64_t AttentionSplits(const AttentionRow* rows, int64_t n_rows);
+// min(n_rows, kMaxAttentionRows) · min(max_r n_positions_r, kAttentionSplitPositions).
+int64_t AttentionScoresFloats(const AttentionRow* rows, int64_t n_rows);
 
 // Stores one head's vector (head_dim floats) into a KV slot of `type`.
 void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst);
@@ -106,6 +127,17 @@ void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvH
                 float scale, float softcap, float sink, float* scores, float* out);
 // x[i] = exp(x[i] − m) / (Σ_j exp(x[j] − m) + exp(sink − m)), m = max(x, sink); x: [n] (sink −∞: SoftmaxInPlace).
 void SoftmaxWithSink(float* x, int64_t n, float sink);
+// Split `split` of a row over n_positions > kAttentionSplitPositions: state =
+// [m, l, o] with m = max_p s_p, l = Σ_p exp(s_p − m), o = Σ_p exp(s_p − m) · v_p
+// over the split's positions p (s_p: AttendHead's scores). scores: scratch of
+// kAttentionSplitPositions floats (left holding exp(s_p − m)).
+void AttendHeadSplit(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
+                     int64_t split, float scale, float softcap, float* scores, float* state);
+// out = Σ_j c_j · o_j, c_j = exp(m_j − M) / (Σ_i l_i · exp(m_i − M) + exp(sink − M)),
+// M = max(sink, max_j m_j): a split row's result from its n_splits states
+// (state j at states + j · state_stride). Every target merges with this.
+void MergeSplitStates(const float* states, int64_t n_splits, int64_t state_stride, int64_t head_dim, float sink,
+                      float* out);
 }  // namespace scalar
 
 }  // namespace ridge::kernels

@@ -19,6 +19,10 @@ struct OpsKernels {
   void (*rotate_pairs)(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos,
                        const float* sin);
   void (*softmax)(float* x, int64_t n);
+  // The unnormalized softmax of one split of attention (n >= 1): *max = max_i
+  // x[i], x[i] = exp(x[i] − *max), *sum = Σ x[i] (softmax's steps without the
+  // division).
+  void (*softmax_partial)(float* x, int64_t n, float* max, float* sum);
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*geglu)(const float* gate, const float* up, int64_t n, float* out);
   // The two halves of kernels::AttendRows for n_rows <= kMaxAttentionRows

@@ -1,5 +1,6 @@
 // Scalar reference twins of every kernel in ops.h: plain loops, double-free of
 // cleverness, the ground truth for the SIMD versions.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -47,15 +48,26 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, const RopeFrequencies& fr
   }
 }
 
-void SoftmaxInPlace(float* x, int64_t n) {
-  if (n <= 0) return;
+namespace {
+
+// x[i] = exp(x[i] − m) with m = max_i x[i] (n >= 1); returns m, and Σ x[i] in *sum.
+float ExpFromMax(float* x, int64_t n, double* sum) {
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = std::fmax(max, x[i]);
-  double sum = 0.0;
+  *sum = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     x[i] = std::exp(x[i] - max);
-    sum += x[i];
+    *sum += x[i];
   }
+  return max;
+}
+
+}  // namespace
+
+void SoftmaxInPlace(float* x, int64_t n) {
+  if (n <= 0) return;
+  double sum = 0.0;
+  ExpFromMax(x, n, &sum);
   float inv = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
@@ -93,21 +105,74 @@ void SoftmaxWithSink(float* x, int64_t n, float sink) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
-                float scale, float softcap, float sink, float* scores, float* out) {
+namespace {
+
+// scores[p] = scale · q·k_{first + p} for p < n, soft-capped when softcap > 0.
+void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t first, int64_t n, float scale,
+            float softcap, float* scores) {
   std::vector<float> row(static_cast<size_t>(head_dim));
-  for (int64_t p = 0; p < n_positions; ++p) {
-    DequantizeRow(k.type, KvAt(k, p), row.data(), head_dim);
+  for (int64_t p = 0; p < n; ++p) {
+    DequantizeRow(k.type, KvAt(k, first + p), row.data(), head_dim);
     double dot = 0.0;
     for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * row[d];
     scores[p] = static_cast<float>(dot) * scale;
     if (softcap > 0.0f) scores[p] = softcap * std::tanh(scores[p] / softcap);
   }
-  SoftmaxWithSink(scores, n_positions, sink);
+}
+
+// out = Σ_{p < n} weights[p] · v_{first + p}.
+void WeightedSum(const float* weights, int64_t n, const KvHeadView& v, int64_t first, int64_t head_dim, float* out) {
+  std::vector<float> row(static_cast<size_t>(head_dim));
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
-  for (int64_t p = 0; p < n_positions; ++p) {
-    DequantizeRow(v.type, KvAt(v, p), row.data(), head_dim);
-    for (int64_t d = 0; d < head_dim; ++d) out[d] += scores[p] * row[d];
+  for (int64_t p = 0; p < n; ++p) {
+    DequantizeRow(v.type, KvAt(v, first + p), row.data(), head_dim);
+    for (int64_t d = 0; d < head_dim; ++d) out[d] += weights[p] * row[d];
+  }
+}
+
+}  // namespace
+
+void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
+                float scale, float softcap, float sink, float* scores, float* out) {
+  if (const int64_t n_splits = AttentionSplits(n_positions); n_splits > 1) {
+    const int64_t stride = AttentionStateFloats(head_dim);
+    std::vector<float> states(static_cast<size_t>(n_splits * stride));
+    for (int64_t j = 0; j < n_splits; ++j)
+      AttendHeadSplit(q, head_dim, k, v, n_positions, j, scale, softcap, scores, states.data() + j * stride);
+    MergeSplitStates(states.data(), n_splits, stride, head_dim, sink, out);
+    return;
+  }
+  Scores(q, head_dim, k, 0, n_positions, scale, softcap, scores);
+  SoftmaxWithSink(scores, n_positions, sink);
+  WeightedSum(scores, n_positions, v, 0, head_dim, out);
+}
+
+void AttendHeadSplit(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
+                     int64_t split, float scale, float softcap, float* scores, float* state) {
+  const int64_t first = split * kAttentionSplitPositions;
+  const int64_t n = std::min(kAttentionSplitPositions, n_positions - first);
+  RIDGE_CHECK(n > 0);
+  Scores(q, head_dim, k, first, n, scale, softcap, scores);
+  double sum = 0.0;
+  state[0] = ExpFromMax(scores, n, &sum);
+  state[1] = static_cast<float>(sum);
+  WeightedSum(scores, n, v, first, head_dim, state + 2);
+}
+
+void MergeSplitStates(const float* states, int64_t n_splits, int64_t state_stride, int64_t head_dim, float sink,
+                      float* out) {
+  float max = sink;
+  for (int64_t j = 0; j < n_splits; ++j) max = std::fmax(max, states[j * state_stride]);
+  double total = std::exp(static_cast<double>(sink) - max);  // the sink's share (0 without one)
+  for (int64_t j = 0; j < n_splits; ++j) {
+    const float* state = states + j * state_stride;
+    total += static_cast<double>(state[1]) * std::exp(static_cast<double>(state[0]) - max);
+  }
+  for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
+  for (int64_t j = 0; j < n_splits; ++j) {
+    const float* state = states + j * state_stride;
+    const auto c = static_cast<float>(std::exp(static_cast<double>(state[0]) - max) / total);
+    for (int64_t d = 0; d < head_dim; ++d) out[d] += c * state[2 + d];
   }
 }
 

@@ -87,19 +87,27 @@ void RotatePairsImpl(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_d
   }
 }
 
+// max_i x[i] (x[0] with n <= 0 excluded by callers).
 template <typename V>
-void SoftmaxImpl(float* x, int64_t n) {
-  using R = typename V::R;
+float MaxOf(const float* x, int64_t n) {
   constexpr int64_t L = V::kLanes;
-  if (n <= 0) return;
-  R vmax = V::Set1(x[0]);
+  typename V::R vmax = V::Set1(x[0]);
   int64_t i = 0;
   for (; i + L <= n; i += L) vmax = V::Max(V::Load(x + i), vmax);
   float max = V::ReduceMax(vmax);
   for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+  return max;
+}
+
+// x[i] = exp(x[i] − max); returns Σ x[i] per lane (ReduceAdd gives the sum).
+template <typename V>
+typename V::R ExpShifted(float* x, int64_t n, float max) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
   const R m = V::Set1(max);
   R sum = V::Zero();
-  for (i = 0; i + L <= n; i += L) {
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
     const R e = V::Exp(V::Sub(V::Load(x + i), m));
     V::Store(x + i, e);
     sum = V::Add(sum, e);
@@ -110,9 +118,24 @@ void SoftmaxImpl(float* x, int64_t n) {
     V::StorePartial(x + i, n - i, masked);
     sum = V::Add(sum, masked);
   }
-  const R inv = V::Set1(1.0f / V::ReduceAdd(sum));
-  for (i = 0; i + L <= n; i += L) V::Store(x + i, V::Mul(V::Load(x + i), inv));
+  return sum;
+}
+
+template <typename V>
+void SoftmaxImpl(float* x, int64_t n) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  if (n <= 0) return;
+  const R inv = V::Set1(1.0f / V::ReduceAdd(ExpShifted<V>(x, n, MaxOf<V>(x, n))));
+  int64_t i = 0;
+  for (; i + L <= n; i += L) V::Store(x + i, V::Mul(V::Load(x + i), inv));
   if (i < n) V::StorePartial(x + i, n - i, V::Mul(V::LoadPartial(x + i, n - i), inv));
+}
+
+template <typename V>
+void SoftmaxPartialImpl(float* x, int64_t n, float* max, float* sum) {
+  *max = MaxOf<V>(x, n);
+  *sum = V::ReduceAdd(ExpShifted<V>(x, n, *max));
 }
 
 template <typename V>

@@ -117,6 +117,13 @@ class Model {
   void ProjectQkv(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
   void PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache);
   void Attend(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool);
+  void AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool,
+                   int64_t window);
+  void AppendAttentionRows(const LayerWeights& w, const Batch& batch, int64_t t0, int64_t n_tokens, int64_t h0,
+                           int64_t n_q, int64_t first, std::vector<kernels::AttentionRow>& rows);
+  // Attention groups (tile, KV head) below this many per thread are split by
+  // positions over the threads when their rows are long (Model::Attend).
+  static constexpr int64_t kSplitBelowGroupsPerThread = 2;
   void FeedForwardBlock(const LayerWeights& w, int64_t layer, int64_t n_tokens, float* x, ThreadPool& pool);
   // down(act(gate · xn) ⊙ (up · xn)) for n rows of xn: [n, n_embd] → out [n, n_embd].
   void GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up, const kernels::WeightMatrix& down,
