@@ -166,8 +166,8 @@ int GenerateSplit(const RunArgs& a, std::shared_ptr<const grammar::Grammar> outp
   o.timeout_seconds = a.mpi_timeout_s;
   o.threads = a.threads;
   if (auto kv_type = ParseGgmlType(a.kv_type)) o.kv_type = *kv_type;
-  return mpi::RunSplit(o, [&](Model& model, ThreadPool& pool) {
-    return Generate(a, model, pool, output_grammar, speculation);
+  return mpi::RunSplit(o, [&](mpi::SplitRank& rank) {
+    return Generate(a, rank.model, rank.pool, output_grammar, speculation);
   });
 #else
   (void)output_grammar;

@@ -163,3 +163,21 @@ TEST(SplitRun, ARankThatHangsEndsTheJobWithinTheTimeout) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// ridge bench under mpirun: rank 0's communication per forward pass beside the
+// measured link's prediction, and the roofline's ring all-reduce bytes:
+// stories260K, 1 token × 5 layers × 2 all-reduces × 2·(1/2)·64 dims·4 bytes = 2560.
+TEST(SplitBench, ReportsCommunicationPerStepBesideThePrediction) {
+  const CliResult r = RunMpi(2, "", "bench -m '" + testing::Stories260kGguf() + "' -p 16 -n 8 -r 1 -t 1 --tp 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_TRUE(r.Has("link rank 0 <-> 1 measured in this run")) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\| tg8 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9]+% \| [0-9]+ \| 2560 \|)")))
+      << r.out;
+  EXPECT_TRUE(r.Has("| 40960 |")) << r.out;  // pp16: 16 tokens
+}
+
+}  // namespace
+}  // namespace ridge

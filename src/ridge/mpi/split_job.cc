@@ -88,7 +88,7 @@ void PrintReport(const Model& model, const MpiLink& link, GgmlType kv_type, cons
 
 const char* SplitFlag(ModelPartition::Kind kind) { return kind == ModelPartition::Kind::kPipeline ? "--pp" : "--tp"; }
 
-int RunSplit(const SplitOptions& o, const std::function<int(Model& model, ThreadPool& pool)>& lead) {
+int RunSplit(const SplitOptions& o, const std::function<int(SplitRank& rank)>& lead) {
   Session session(nullptr, nullptr);
   std::optional<Communicator> comm;
   try {
@@ -109,8 +109,10 @@ int RunSplit(const SplitOptions& o, const std::function<int(Model& model, Thread
     const int threads = o.threads > 0 ? o.threads : std::max(1, HardwareThreads() / o.n_ranks);
     ThreadPool pool(threads);
     std::optional<PagedKvCache> cache;  // a follower's
+    const LinkMeasurement measured = o.measure_link ? MeasureLink(*comm) : LinkMeasurement{};
     if (comm->rank() == 0) {
-      status = lead(*model, pool);
+      SplitRank rank{*model, pool, link, measured};
+      status = lead(rank);
       link.Finish();
     } else {
       Follow(*model, pool, link, cache);

@@ -15,6 +15,7 @@
 #include "ridge/gguf/ggml_type.h"
 #include "ridge/model/model.h"
 #include "ridge/mpi/mpi_link.h"
+#include "ridge/mpi/split_bench.h"
 
 namespace ridge::mpi {
 
@@ -25,10 +26,19 @@ struct SplitOptions {
   double timeout_seconds = 60;  // any one communication
   int threads = 0;              // per rank; 0: the hardware threads ÷ ranks
   GgmlType kv_type = GgmlType::kF16;  // for rank 0's line of the report
+  bool measure_link = false;  // time rank 0 <-> 1 messages before `lead` (ridge bench)
+};
+
+// What `lead` runs with on rank 0.
+struct SplitRank {
+  Model& model;
+  ThreadPool& pool;
+  MpiLink& link;
+  LinkMeasurement link_measured;  // zero unless SplitOptions::measure_link
 };
 
 // Returns lead's status on rank 0 and 0 on the others; does not return on an error.
-int RunSplit(const SplitOptions& options, const std::function<int(Model& model, ThreadPool& pool)>& lead);
+int RunSplit(const SplitOptions& options, const std::function<int(SplitRank& rank)>& lead);
 
 // "--tp" or "--pp".
 const char* SplitFlag(ModelPartition::Kind kind);
