@@ -19,9 +19,7 @@
 #include "ridge/speculation_flags.h"
 #include "ridge/roofline/model_bench.h"
 #include "ridge/roofline/model_shape.h"
-#ifdef RIDGE_HAVE_MPI
-#include "ridge/mpi/split_job.h"
-#endif
+#include "ridge/split_flags.h"
 
 namespace ridge::app {
 namespace {
@@ -37,8 +35,7 @@ struct BenchArgs {
   bool mmap = false;
   SpeculationFlags spec;
   std::string spec_prompt_file;
-  int tp = 1, pp = 1;         // under mpirun: the model split across ranks
-  double mpi_timeout_s = 60;
+  SplitFlags split;  // --tp / --pp under mpirun
 };
 
 // The default workload of `ridge bench --spec`: a copy-heavy prompt (a short
@@ -167,27 +164,20 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
 // --tp N / --pp N under `mpirun -np N`: pp and tg of the split model with
 // rank 0's communication per forward pass beside the measured link's prediction.
 int BenchSplit(const BenchArgs& a) {
-  if (a.tp > 1 && a.pp > 1) Fail("--tp and --pp cannot be combined yet: choose one");
 #ifdef RIDGE_HAVE_MPI
-  mpi::SplitOptions o;
-  o.model_path = a.model_path;
-  o.kind = a.tp > 1 ? ModelPartition::Kind::kTensor : ModelPartition::Kind::kPipeline;
-  o.n_ranks = std::max(a.tp, a.pp);
-  o.timeout_seconds = a.mpi_timeout_s;
-  o.threads = a.options.n_threads;
-  o.kv_type = a.options.kv_type;
-  o.measure_link = true;
-  return mpi::RunSplit(o, [&](mpi::SplitRank& rank) {
-    std::fprintf(stderr, "running pp%lld and tg%lld, %d repetitions, split across %d ranks...\n",
+  return RunSplitFromFlags(a.split, a.model_path, a.options.n_threads, a.options.kv_type, true,
+                           [&](mpi::SplitRank& rank) {
+    std::fprintf(stderr, "running pp%lld and tg%lld, %d repetitions, split across ranks...\n",
                  static_cast<long long>(a.options.n_prompt), static_cast<long long>(a.options.n_gen),
-                 a.options.repetitions, o.n_ranks);
+                 a.options.repetitions);
     const auto figures = mpi::BenchSplit(rank.model, rank.pool, rank.link, rank.link_measured, a.options.n_prompt,
                                          a.options.n_gen, a.options.kv_type, a.options.repetitions);
     std::fputs(mpi::FormatSplitBench(rank.model, rank.link_measured, figures, rank.pool.n_threads()).c_str(), stdout);
     return 0;
   });
 #else
-  Fail("--tp/--pp: this ridge was built without MPI (install libopenmpi-dev and build with -DRIDGE_MPI=ON)");
+  (void)a;
+  FailWithoutMpi();
 #endif
 }
 
@@ -213,17 +203,13 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
     AddSpeculationFlags(sub, a->spec);
     sub.add_option("--spec-prompt-file", a->spec_prompt_file,
                    "with --spec: the prompt to decode from (default: a built-in copy-heavy story)");
-    sub.add_option("--tp", a->tp, "under mpirun -np N: split heads, FFN and vocabulary across N ranks")
-        ->check(CLI::PositiveNumber);
-    sub.add_option("--pp", a->pp, "under mpirun -np N: split the layers across N ranks")->check(CLI::PositiveNumber);
-    sub.add_option("--mpi-timeout", a->mpi_timeout_s, "with --tp/--pp: seconds any one communication may take")
-        ->check(CLI::PositiveNumber);
+    AddSplitFlags(sub, a->split);
     return [a]() {
       auto kv = ParseGgmlType(a->kv_type);
       if (!kv) Fail("--kv-type: unknown type '{}'", a->kv_type);
       a->options.kv_type = *kv;
       const SpeculationOptions spec = a->spec.Resolve();
-      if (a->tp > 1 || a->pp > 1) return BenchSplit(*a);
+      if (a->split.requested()) return BenchSplit(*a);
       if (spec.enabled()) return BenchSpeculation(*a, spec);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ModelBenchReport report;

@@ -15,10 +15,8 @@
 #include "ridge/grammar/regex_to_gbnf.h"
 #include "ridge/command.h"
 #include "ridge/speculation_flags.h"
+#include "ridge/split_flags.h"
 #include "ridge/tokenizer/tokenizer.h"
-#ifdef RIDGE_HAVE_MPI
-#include "ridge/mpi/split_job.h"
-#endif
 
 namespace ridge::app {
 namespace {
@@ -41,9 +39,7 @@ struct RunArgs {
   std::string json_schema_path;  // --json-schema: output is JSON valid against this schema
   std::string regex;             // --regex: output matches this regex whole
   SpeculationFlags spec;
-  int tp = 1;                 // --tp: tensor-parallel ranks (under mpirun)
-  int pp = 1;                 // --pp: pipeline-parallel ranks
-  double mpi_timeout_s = 60;  // --mpi-timeout: the longest any one communication may take
+  SplitFlags split;  // --tp / --pp under mpirun
 };
 
 // The whole text of a file a flag names.
@@ -157,22 +153,14 @@ int Generate(const RunArgs& a, Model& model, ThreadPool& pool, std::shared_ptr<c
 // --tp N / --pp N: under `mpirun -np N`, each rank loads its part of the model.
 int GenerateSplit(const RunArgs& a, std::shared_ptr<const grammar::Grammar> output_grammar,
                   const SpeculationOptions& speculation) {
-  if (a.tp > 1 && a.pp > 1) Fail("--tp and --pp cannot be combined yet: choose one");
 #ifdef RIDGE_HAVE_MPI
-  mpi::SplitOptions o;
-  o.model_path = a.model_path;
-  o.kind = a.tp > 1 ? ModelPartition::Kind::kTensor : ModelPartition::Kind::kPipeline;
-  o.n_ranks = std::max(a.tp, a.pp);
-  o.timeout_seconds = a.mpi_timeout_s;
-  o.threads = a.threads;
-  if (auto kv_type = ParseGgmlType(a.kv_type)) o.kv_type = *kv_type;
-  return mpi::RunSplit(o, [&](mpi::SplitRank& rank) {
+  const GgmlType kv_type = ParseGgmlType(a.kv_type).value_or(GgmlType::kF16);
+  return RunSplitFromFlags(a.split, a.model_path, a.threads, kv_type, false, [&](mpi::SplitRank& rank) {
     return Generate(a, rank.model, rank.pool, output_grammar, speculation);
   });
 #else
-  (void)output_grammar;
-  (void)speculation;
-  Fail("--tp/--pp: this ridge was built without MPI (install libopenmpi-dev and build with -DRIDGE_MPI=ON)");
+  (void)a, (void)output_grammar, (void)speculation;
+  FailWithoutMpi();
 #endif
 }
 
@@ -199,13 +187,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     AddSpeculationFlags(sub, a->spec);
-    sub.add_option("--tp", a->tp, "tensor parallel: split heads, FFN and vocabulary across N ranks (mpirun -np N)")
-        ->check(CLI::PositiveNumber);
-    sub.add_option("--pp", a->pp, "pipeline parallel: split the layers across N ranks (mpirun -np N)")
-        ->check(CLI::PositiveNumber);
-    sub.add_option("--mpi-timeout", a->mpi_timeout_s,
-                   "with --tp/--pp: seconds any one communication may take before the job ends with an error")
-        ->check(CLI::PositiveNumber);
+    AddSplitFlags(sub, a->split);
     auto* grammar_opt = sub.add_option("--grammar", a->grammar_path,
                                        "GBNF grammar file (llama.cpp's format): the output stays in its language");
     auto* schema_opt = sub.add_option("--json-schema", a->json_schema_path,
@@ -217,7 +199,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     return [a]() {
       std::shared_ptr<const grammar::Grammar> output_grammar = OutputGrammar(*a);  // bad input fails before loading
       const SpeculationOptions speculation = a->spec.Resolve();
-      if (a->tp > 1 || a->pp > 1) return GenerateSplit(*a, output_grammar, speculation);
+      if (a->split.requested()) return GenerateSplit(*a, output_grammar, speculation);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
       return Generate(*a, *model, pool, output_grammar, speculation);

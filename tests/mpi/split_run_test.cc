@@ -23,7 +23,8 @@ using testing::CliResult;
 // CI runs as root, which mpirun refuses unless told; CMA (single-copy shared
 // memory) is not allowed in every container.
 CliResult RunMpi(int n_ranks, const std::string& env, const std::string& args) {
-  return testing::RunCommand(env + " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " RIDGE_MPIEXEC
+  return testing::RunCommand(env +
+                             " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " RIDGE_MPIEXEC
                              " --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
                              std::to_string(n_ranks) + " " + testing::RidgeBinary() + " " + args);
 }
@@ -50,7 +51,8 @@ struct RankLine {
 // One "ridge: rank R of N" line per rank, in rank order.
 std::vector<RankLine> RankLines(const CliResult& r, int n_ranks) {
   std::vector<RankLine> lines(static_cast<size_t>(n_ranks));
-  const std::regex line_re("ridge: rank ([0-9]+) of [0-9]+ [^\n]*KV ([0-9]+) bytes/token of the whole model's ([0-9]+)[^\n]*");
+  const std::regex line_re(
+      "ridge: rank ([0-9]+) of [0-9]+ [^\n]*KV ([0-9]+) bytes/token of the whole model's ([0-9]+)[^\n]*");
   const std::string err = r.err;
   for (auto it = std::sregex_iterator(err.begin(), err.end(), line_re); it != std::sregex_iterator(); ++it) {
     const int rank = std::stoi((*it)[1]);
@@ -156,8 +158,10 @@ TEST(SplitRun, ARankThatHangsEndsTheJobWithinTheTimeout) {
   const CliResult r =
       RunMpi(2, "RIDGE_TEST_MPI_FAULT=hang:5", GreedyArgs(testing::Stories260kGguf(), 40) + " --tp 2 --mpi-timeout 2");
   EXPECT_NE(r.exit_code, 0) << r.output();
-  EXPECT_TRUE(r.Has("ridge: error: rank 0 of 2: an all-reduce did not complete within 2 s: another rank has died or "
-                    "hangs")) << r.output();
+  EXPECT_TRUE(
+      r.Has("ridge: error: rank 0 of 2: an all-reduce did not complete within 2 s: another rank has died or "
+            "hangs"))
+      << r.output();
   EXPECT_LT(SecondsSince(start), 30);  // 2 s of timeout, the job's start and MPI_Abort
 }
 
@@ -174,7 +178,8 @@ TEST(SplitBench, ReportsCommunicationPerStepBesideThePrediction) {
   const CliResult r = RunMpi(2, "", "bench -m '" + testing::Stories260kGguf() + "' -p 16 -n 8 -r 1 -t 1 --tp 2");
   ASSERT_EQ(r.exit_code, 0) << r.output();
   EXPECT_TRUE(r.Has("link rank 0 <-> 1 measured in this run")) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\| tg8 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9]+% \| [0-9]+ \| 2560 \|)")))
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\| tg8 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9]+% \| [0-9]+ \| 2560 \|)")))
       << r.out;
   EXPECT_TRUE(r.Has("| 40960 |")) << r.out;  // pp16: 16 tokens
 }

@@ -424,7 +424,8 @@ void Model::ComputeLogits(const Batch& batch, const float* x, float* logits, Thr
   const bool split = partition_.split();
   float* out = logits;  // [n_logits, n_vocab of this rank]
   if (split) {
-    if (static_cast<int64_t>(s.local_logits.size()) < row * c.n_vocab) s.local_logits.resize(static_cast<size_t>(row * c.n_vocab));
+    if (static_cast<int64_t>(s.local_logits.size()) < row * c.n_vocab)
+      s.local_logits.resize(static_cast<size_t>(row * c.n_vocab));
     out = s.local_logits.data();
   }
   kernels::MatMul(weights_.output, s.selected.data(), row, out, pool);  // [n_logits, n_vocab]
@@ -436,7 +437,8 @@ void Model::ComputeLogits(const Batch& batch, const float* x, float* logits, Thr
     return;
   }
   std::vector<int64_t> cols(static_cast<size_t>(partition_.n_ranks));
-  for (int r = 0; r < partition_.n_ranks; ++r) cols[static_cast<size_t>(r)] = PartOf(config_.n_vocab, r, partition_.n_ranks).count;
+  for (int r = 0; r < partition_.n_ranks; ++r)
+    cols[static_cast<size_t>(r)] = PartOf(config_.n_vocab, r, partition_.n_ranks).count;
   link_->GatherColumns(out, row, cols, logits);
 }
 

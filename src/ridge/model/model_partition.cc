@@ -19,9 +19,7 @@ struct Slice {
   IndexRange part;
 };
 
-int64_t SliceRowBytes(const Slice& s) {
-  return s.by_columns ? RowBytes(s.m->type, s.part.count) : s.m->row_bytes;
-}
+int64_t SliceRowBytes(const Slice& s) { return s.by_columns ? RowBytes(s.m->type, s.part.count) : s.m->row_bytes; }
 int64_t SliceRows(const Slice& s) { return s.by_columns ? s.m->n_rows : s.part.count; }
 
 void SliceVector(std::vector<float>& v, IndexRange part) {
@@ -59,12 +57,14 @@ IndexRange VocabOf(const ModelConfig& c, const ModelPartition& p) {
 void CheckPartition(const ModelConfig& c, const ModelWeights& w, const ModelPartition& p) {
   const int n = p.n_ranks;
   if (!p.split()) return;
-  if (c.is_moe()) Fail("--tp/--pp: splitting a mixture-of-experts model ({}) across ranks is not supported", c.architecture);
+  if (c.is_moe())
+    Fail("--tp/--pp: splitting a mixture-of-experts model ({}) across ranks is not supported", c.architecture);
   if (p.kind == ModelPartition::Kind::kPipeline) {
     if (c.n_layers < n) Fail("--pp {}: the model has only {} layers, fewer than the ranks", n, c.n_layers);
     return;
   }
-  if (c.n_heads % n != 0) Fail("--tp {}: the model's {} attention heads do not split into {} equal parts", n, c.n_heads, n);
+  if (c.n_heads % n != 0)
+    Fail("--tp {}: the model's {} attention heads do not split into {} equal parts", n, c.n_heads, n);
   if (c.n_kv_heads % n != 0)
     Fail("--tp {}: the model's {} KV heads do not split into {} equal parts (each rank must hold whole KV heads)", n,
          c.n_kv_heads, n);
@@ -75,9 +75,10 @@ void CheckPartition(const ModelConfig& c, const ModelWeights& w, const ModelPart
     for (const kernels::WeightMatrix* m : {&lw.wo, &lw.w_down}) {
       const int64_t block = TraitsOf(m->type).block_elems, cols = m->n_cols / n;
       if (cols % block != 0)
-        Fail("--tp {}: layer {}'s {} has {} input columns per rank, not a multiple of {}'s block of {} elements; "
-             "use fewer ranks or a type with smaller blocks", n, l, m == &lw.wo ? "attn_output" : "ffn_down", cols,
-             GgmlTypeName(m->type), block);
+        Fail(
+            "--tp {}: layer {}'s {} has {} input columns per rank, not a multiple of {}'s block of {} elements; "
+            "use fewer ranks or a type with smaller blocks",
+            n, l, m == &lw.wo ? "attn_output" : "ffn_down", cols, GgmlTypeName(m->type), block);
     }
   }
 }
@@ -124,8 +125,10 @@ void PartitionWeights(ModelWeights& w, const ModelConfig& c, const ModelPartitio
   }
 
   int64_t total = 0;
-  for (const Slice& s : slices) total += (SliceRows(s) * SliceRowBytes(s) + kSliceAlignBytes - 1) / kSliceAlignBytes * kSliceAlignBytes;
-  w.shard_memory = HugePageBuffer::Allocate(static_cast<size_t>(std::max<int64_t>(total, 1)), false, "the model's shard");
+  for (const Slice& s : slices)
+    total += (SliceRows(s) * SliceRowBytes(s) + kSliceAlignBytes - 1) / kSliceAlignBytes * kSliceAlignBytes;
+  w.shard_memory =
+      HugePageBuffer::Allocate(static_cast<size_t>(std::max<int64_t>(total, 1)), false, "the model's shard");
   uint8_t* dst = w.shard_memory.data();
   w.weight_bytes = 0;
   for (const Slice& s : slices) {
@@ -133,7 +136,8 @@ void PartitionWeights(ModelWeights& w, const ModelConfig& c, const ModelPartitio
     const int64_t rows = SliceRows(s), row_bytes = SliceRowBytes(s);
     if (s.by_columns) {
       const int64_t offset = RowBytes(m.type, s.part.first);
-      for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * row_bytes, m.data + r * m.row_bytes + offset, static_cast<size_t>(row_bytes));
+      for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(dst + r * row_bytes, m.data + r * m.row_bytes + offset, static_cast<size_t>(row_bytes));
       m.n_cols = s.part.count;
     } else {
       std::memcpy(dst, m.data + s.part.first * m.row_bytes, static_cast<size_t>(rows * row_bytes));

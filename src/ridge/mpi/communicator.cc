@@ -51,15 +51,16 @@ void Communicator::Check(int rc, const char* what) const {
 // then sleeps, so that a rank waiting for a slow one leaves it the CPU.
 void Communicator::Wait(std::vector<MPI_Request>& requests, const char* what) {
   const Clock::time_point start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_));
+  const auto deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_));
   for (int64_t polls = 0;; ++polls) {
     int done = 0;
     Check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), what);
     if (done) break;
     const Clock::time_point now = Clock::now();
     if (now > deadline)
-      throw TimeoutError(fmt::format("{} did not complete within {} s: another rank has died or hangs",
-                                     what, timeout_seconds_));
+      throw TimeoutError(
+          fmt::format("{} did not complete within {} s: another rank has died or hangs", what, timeout_seconds_));
     const double waited_s = std::chrono::duration<double>(now - start).count();
     if (waited_s > 2e-3) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -86,7 +87,8 @@ void Communicator::AllReduceSum(float* data, int64_t n) {
     if (r == rank_) continue;
     requests_.emplace_back();
     Check(MPI_Irecv(parts_.data() + static_cast<size_t>(r) * static_cast<size_t>(n), count, MPI_FLOAT, r, kTag, comm_,
-                    &requests_.back()), "MPI_Irecv");
+                    &requests_.back()),
+          "MPI_Irecv");
     requests_.emplace_back();
     Check(MPI_Isend(data, count, MPI_FLOAT, r, kTag, comm_, &requests_.back()), "MPI_Isend");
   }
@@ -95,7 +97,8 @@ void Communicator::AllReduceSum(float* data, int64_t n) {
   std::copy_n(data, n, parts_.data() + static_cast<size_t>(rank_) * static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     float sum = parts_[static_cast<size_t>(i)];
-    for (int r = 1; r < size_; ++r) sum += parts_[static_cast<size_t>(r) * static_cast<size_t>(n) + static_cast<size_t>(i)];
+    for (int r = 1; r < size_; ++r)
+      sum += parts_[static_cast<size_t>(r) * static_cast<size_t>(n) + static_cast<size_t>(i)];
     data[i] = sum;
   }
 }

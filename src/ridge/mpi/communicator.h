@@ -3,10 +3,10 @@
 // non-blocking and polled against a deadline, so that a rank that died or
 // hangs ends the job with an error naming the operation and the timeout
 // instead of leaving the others waiting forever.
+#include <mpi.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <mpi.h>
 
 #include "ridge/base/error.h"
 

@@ -41,10 +41,12 @@ double PredictCommSeconds(const Model& model, const LinkMeasurement& link, int64
   const ModelConfig& c = model.config();
   const ModelPartition& p = model.partition();
   const double n = p.n_ranks, activation = static_cast<double>(tokens * c.n_embd) * 4;
-  const double broadcast = 2 * link.latency_s;  // the step's length, then its words
+  const double broadcast = 2 * link.latency_s;    // the step's length, then its words
   if (p.kind == ModelPartition::Kind::kPipeline)  // the residual stream to rank 1, the logits back
-    return broadcast + 2 * link.latency_s + (activation + static_cast<double>(logits * c.n_vocab) * 4) / link.bytes_per_s;
-  const double all_reduces = 2.0 * static_cast<double>(c.n_layers) * (link.latency_s + (n - 1) * activation / link.bytes_per_s);
+    return broadcast + 2 * link.latency_s +
+           (activation + static_cast<double>(logits * c.n_vocab) * 4) / link.bytes_per_s;
+  const double all_reduces =
+      2.0 * static_cast<double>(c.n_layers) * (link.latency_s + (n - 1) * activation / link.bytes_per_s);
   const double gather = link.latency_s + (n - 1) / n * static_cast<double>(logits * c.n_vocab) * 4 / link.bytes_per_s;
   return broadcast + all_reduces + gather;
 }
@@ -92,7 +94,8 @@ std::vector<SplitBenchFigure> BenchSplit(Model& model, ThreadPool& pool, MpiLink
       t.tokens += batch.size();
     };
     Batch batch;
-    for (int64_t i = 0; i < n_prompt; ++i) batch.Add(static_cast<TokenId>(1 + i * 7 % (c.n_vocab - 1)), i, 0, i == n_prompt - 1);
+    for (int64_t i = 0; i < n_prompt; ++i)
+      batch.Add(static_cast<TokenId>(1 + i * 7 % (c.n_vocab - 1)), i, 0, i == n_prompt - 1);
     pass(batch, pp);
     cache.SetStoredTokens(0, n_prompt);
     for (int64_t i = 0; i < n_gen; ++i) {
@@ -114,7 +117,8 @@ std::vector<SplitBenchFigure> BenchSplit(Model& model, ThreadPool& pool, MpiLink
     f.sent_bytes_per_step = t.sent / static_cast<double>(t.steps);
     if (p.kind == ModelPartition::Kind::kTensor) {
       const double n = p.n_ranks, tokens = static_cast<double>(t.tokens) / static_cast<double>(t.steps);
-      f.ring_bytes_per_step = tokens * static_cast<double>(c.n_layers) * 2 * (2 * (n - 1) / n * static_cast<double>(c.n_embd) * 4);
+      f.ring_bytes_per_step =
+          tokens * static_cast<double>(c.n_layers) * 2 * (2 * (n - 1) / n * static_cast<double>(c.n_embd) * 4);
     }
     return f;
   };
@@ -128,16 +132,18 @@ std::string FormatSplitBench(const Model& model, const LinkMeasurement& measured
       "{} {} ranks, {} threads each; link rank 0 <-> 1 measured in this run: {:.1f} us latency, {:.2f} GB/s\n\n",
       p.kind == ModelPartition::Kind::kTensor ? "tensor parallel over" : "pipeline parallel over", p.n_ranks, n_threads,
       1e6 * measured.latency_s, measured.bytes_per_s / 1e9);
-  out += "| test | tokens/s | step ms | comm ms/step (rank 0, measured) | comm ms/step (predicted) | comm share | "
-         "bytes sent/step (rank 0) | ring all-reduce bytes/step (roofline) |\n";
+  out +=
+      "| test | tokens/s | step ms | comm ms/step (rank 0, measured) | comm ms/step (predicted) | comm share | "
+      "bytes sent/step (rank 0) | ring all-reduce bytes/step (roofline) |\n";
   out += "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const SplitBenchFigure& f : figures)
-    out += fmt::format("| {} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.0f}% | {:.0f} | {:.0f} |\n", f.test, f.tokens_per_s,
-                       f.step_ms, f.comm_ms_per_step, f.predicted_comm_ms_per_step,
+    out += fmt::format("| {} | {:.1f} | {:.3f} | {:.3f} | {:.3f} | {:.0f}% | {:.0f} | {:.0f} |\n", f.test,
+                       f.tokens_per_s, f.step_ms, f.comm_ms_per_step, f.predicted_comm_ms_per_step,
                        100 * f.comm_ms_per_step / f.step_ms, f.sent_bytes_per_step, f.ring_bytes_per_step);
   if (p.kind == ModelPartition::Kind::kPipeline)
-    out += "\nrank 0's communication time includes waiting for the later stages' layers (no micro-batches: one "
-           "stage works at a time).\n";
+    out +=
+        "\nrank 0's communication time includes waiting for the later stages' layers (no micro-batches: one "
+        "stage works at a time).\n";
   else
     out += "\nrank 0's communication time includes waiting for the slowest rank at each all-reduce.\n";
   return out;

@@ -22,13 +22,13 @@ struct LinkMeasurement {
 LinkMeasurement MeasureLink(Communicator& comm);
 
 struct SplitBenchFigure {
-  std::string test;                  // "pp128", "tg64"
-  double tokens_per_s = 0;           // mean over repetitions
-  double step_ms = 0;                // per forward pass
-  double comm_ms_per_step = 0;       // rank 0 inside MPI calls, per forward pass (waiting for the others included)
+  std::string test;                       // "pp128", "tg64"
+  double tokens_per_s = 0;                // mean over repetitions
+  double step_ms = 0;                     // per forward pass
+  double comm_ms_per_step = 0;            // rank 0 inside MPI calls, per forward pass (waiting for the others included)
   double predicted_comm_ms_per_step = 0;  // the step's messages at the measured latency and bandwidth
-  double sent_bytes_per_step = 0;    // rank 0's bytes sent, per forward pass
-  double ring_bytes_per_step = 0;    // tp: the roofline's all-reduce bytes (ring) per rank per step
+  double sent_bytes_per_step = 0;         // rank 0's bytes sent, per forward pass
+  double ring_bytes_per_step = 0;         // tp: the roofline's all-reduce bytes (ring) per rank per step
 };
 
 // pp: one prefill of n_prompt tokens; tg: n_gen decode steps after it; each

@@ -62,19 +62,19 @@ void PrintReport(const Model& model, const MpiLink& link, GgmlType kv_type, cons
   const ModelConfig& l = model.local_config();
   const ModelPartition& p = model.partition();
   const KvCacheShape shape = model.KvShape(cache ? cache->shape().type : kv_type, 16);
-  const double per_token = KvBytesPerToken(shape.n_layers, shape.n_kv_heads, shape.head_dim, KvBytesPerElement(shape.type));
+  const double per_token =
+      KvBytesPerToken(shape.n_layers, shape.n_kv_heads, shape.head_dim, KvBytesPerElement(shape.type));
   const double whole = KvBytesPerToken(c.n_layers, c.n_kv_heads, c.head_dim, KvBytesPerElement(shape.type));
   const IndexRange layers = LayersOf(c, p);
-  const std::string part =
-      p.kind == ModelPartition::Kind::kTensor
-          ? fmt::format("heads {} of {}, KV heads {} of {}, vocabulary rows {} of {}", l.n_heads, c.n_heads,
-                        l.n_kv_heads, c.n_kv_heads, l.n_vocab, c.n_vocab)
-          : fmt::format("layers [{}, {}) of {}{}", layers.first, layers.end(), c.n_layers,
-                        p.rank == p.n_ranks - 1 ? " and the LM head" : "");
-  const std::string held = cache ? fmt::format("pool {} blocks, {} sequences and {} blocks held at the end",
-                                               cache->n_blocks(), cache->Accounting().sequences,
-                                               cache->Accounting().blocks_used)
-                                 : "its KV caches are the scheduler's";
+  const std::string part = p.kind == ModelPartition::Kind::kTensor
+                               ? fmt::format("heads {} of {}, KV heads {} of {}, vocabulary rows {} of {}", l.n_heads,
+                                             c.n_heads, l.n_kv_heads, c.n_kv_heads, l.n_vocab, c.n_vocab)
+                               : fmt::format("layers [{}, {}) of {}{}", layers.first, layers.end(), c.n_layers,
+                                             p.rank == p.n_ranks - 1 ? " and the LM head" : "");
+  const std::string held =
+      cache ? fmt::format("pool {} blocks, {} sequences and {} blocks held at the end", cache->n_blocks(),
+                          cache->Accounting().sequences, cache->Accounting().blocks_used)
+            : "its KV caches are the scheduler's";
   std::fprintf(stderr,
                "ridge: rank %d of %d (%s): %s; weights held %lld bytes; KV %.0f bytes/token of the whole model's "
                "%.0f; %s; %lld steps, %.1f ms communicating, %lld bytes sent\n",

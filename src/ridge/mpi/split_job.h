@@ -23,10 +23,10 @@ struct SplitOptions {
   std::string model_path;
   ModelPartition::Kind kind = ModelPartition::Kind::kTensor;
   int n_ranks = 1;
-  double timeout_seconds = 60;  // any one communication
-  int threads = 0;              // per rank; 0: the hardware threads ÷ ranks
+  double timeout_seconds = 60;        // any one communication
+  int threads = 0;                    // per rank; 0: the hardware threads ÷ ranks
   GgmlType kv_type = GgmlType::kF16;  // for rank 0's line of the report
-  bool measure_link = false;  // time rank 0 <-> 1 messages before `lead` (ridge bench)
+  bool measure_link = false;          // time rank 0 <-> 1 messages before `lead` (ridge bench)
 };
 
 // What `lead` runs with on rank 0.

@@ -20,7 +20,8 @@ TensorParallelSweep SweepTensorParallel(const ModelShape& shape, const PhaseCost
     TensorParallelPoint p;
     p.n_ranks = n;
     p.rank_time_s = phase.time_s / n;
-    p.link_bytes = static_cast<double>(phase.tokens) * layers * AllReduceBytesPerTokenPerLayer(c.n_embd, n, activation_bytes);
+    p.link_bytes =
+        static_cast<double>(phase.tokens) * layers * AllReduceBytesPerTokenPerLayer(c.n_embd, n, activation_bytes);
     const double messages = n > 1 ? 2.0 * layers * 2.0 * (n - 1) : 0.0;  // ring steps of every all-reduce
     p.link_time_s = p.link_bytes / link.bytes_per_s + messages * link.latency_s;
     p.step_time_s = p.rank_time_s + p.link_time_s;

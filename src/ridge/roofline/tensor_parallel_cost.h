@@ -22,8 +22,8 @@
 namespace ridge {
 
 struct LinkProfile {
-  double bytes_per_s = 0;   // each rank's link bandwidth, one direction
-  double latency_s = 0;     // one message's latency (0: bandwidth only)
+  double bytes_per_s = 0;  // each rank's link bandwidth, one direction
+  double latency_s = 0;    // one message's latency (0: bandwidth only)
 };
 
 // Bytes one rank sends per token per layer: 2 all-reduces × 2·(N − 1)/N · n_embd · bytes.
@@ -31,10 +31,10 @@ double AllReduceBytesPerTokenPerLayer(int64_t n_embd, int n_ranks, double activa
 
 struct TensorParallelPoint {
   int n_ranks = 1;
-  double rank_time_s = 0;   // the step's roofline time ÷ N
-  double link_bytes = 0;    // per rank per step
-  double link_time_s = 0;   // link bytes ÷ bandwidth + latencies
-  double step_time_s = 0;   // rank + link
+  double rank_time_s = 0;  // the step's roofline time ÷ N
+  double link_bytes = 0;   // per rank per step
+  double link_time_s = 0;  // link bytes ÷ bandwidth + latencies
+  double step_time_s = 0;  // rank + link
   double tokens_per_s = 0;
   double speedup = 1;       // against N = 1
   bool link_bound = false;  // the link takes longer than the rank's share of the step
