@@ -16,6 +16,7 @@ packages=(cmake ninja-build g++ clang libclang-rt-14-dev pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev
   libcli11-dev libtomlplusplus-dev libfmt-dev libspdlog-dev libpcre2-dev libicu-dev librsvg2-bin ccache nodejs npm python3-numpy
   python3-jinja2 python3-jsonschema chromium
+  libopenmpi-dev openmpi-bin  # --tp/--pp across processes (RIDGE_MPI)
   dpkg-dev file systemd)  # deploy tests: dpkg-shlibdeps and file for cpack's .deb, systemd-analyze for the unit
 missing=()
 for p in "${packages[@]}"; do

@@ -3,7 +3,7 @@
 # Usage: scripts/test.sh              Release build in build/, the whole suite
 #        scripts/test.sh --lower-isas the kernel, model and engine suites of build/ again under
 #                                     each ISA below this CPU's best (RIDGE_ISA=scalar, avx2)
-#        scripts/test.sh --sanitize   ASan+UBSan build in build-asan/, every C++ suite
+#        scripts/test.sh --sanitize   ASan+UBSan build in build-asan/, every C++ suite (mpi: leak checks off)
 #        scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/, the engine and server suites
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,11 @@ case "${1:-}" in
   --sanitize)
     scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIDGE_SANITIZE=ON
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    ctest --test-dir build-asan --output-on-failure -j "$jobs"
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE '^mpi$'
+    # Open MPI leaks its start-up allocations in every rank (LeakSanitizer finds ~120 KB in libopen-pal, libmpi,
+    # hwloc and MCA components it has unloaded, so no suppression can name them): the mpi suite runs with leak
+    # checking off, ASan's memory errors and UBSan still on.
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest --test-dir build-asan --output-on-failure -j "$jobs" -L '^mpi$'
     ;;
   --tsan)
     # Only what the threaded layers need: the engine loop and the HTTP server

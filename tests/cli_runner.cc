@@ -11,9 +11,11 @@
 
 namespace ridge::testing {
 
-CliResult RunRidge(const std::string& args) {
+CliResult RunRidge(const std::string& args) { return RunCommand(RidgeBinary() + " " + args); }
+
+CliResult RunCommand(const std::string& command_line) {
   const std::string err_path = ScratchDir("cli-stderr") + "/stderr.txt";
-  const std::string command = RidgeBinary() + " " + args + " 2>'" + err_path + "'";
+  const std::string command = command_line + " 2>'" + err_path + "'";
   CliResult r;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;

@@ -14,5 +14,7 @@ struct CliResult {
 
 // `args` is appended to the binary's path and run by /bin/sh (quote as in a shell).
 CliResult RunRidge(const std::string& args);
+// A whole command line run by /bin/sh (e.g. `mpirun -np 2 <RidgeBinary()> run ...`).
+CliResult RunCommand(const std::string& command);
 
 }  // namespace ridge::testing

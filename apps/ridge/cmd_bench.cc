@@ -19,6 +19,7 @@
 #include "ridge/speculation_flags.h"
 #include "ridge/roofline/model_bench.h"
 #include "ridge/roofline/model_shape.h"
+#include "ridge/split_flags.h"
 
 namespace ridge::app {
 namespace {
@@ -35,6 +36,7 @@ struct BenchArgs {
   bool mmap = false;
   SpeculationFlags spec;
   std::string spec_prompt_file;
+  SplitFlags split;  // --tp / --pp under mpirun
 };
 
 // The default workload of `ridge bench --spec`: a copy-heavy prompt (a short
@@ -160,6 +162,26 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
   return same ? 0 : 1;
 }
 
+// --tp N / --pp N under `mpirun -np N`: pp and tg of the split model with
+// rank 0's communication per forward pass beside the measured link's prediction.
+int BenchSplit(const BenchArgs& a) {
+#ifdef RIDGE_HAVE_MPI
+  return RunSplitFromFlags(a.split, a.model_path, a.options.n_threads, a.options.kv_type, true,
+                           [&](mpi::SplitRank& rank) {
+    std::fprintf(stderr, "running pp%lld and tg%lld, %d repetitions, split across ranks...\n",
+                 static_cast<long long>(a.options.n_prompt), static_cast<long long>(a.options.n_gen),
+                 a.options.repetitions);
+    const auto figures = mpi::BenchSplit(rank.model, rank.pool, rank.link, rank.link_measured, a.options.n_prompt,
+                                         a.options.n_gen, a.options.kv_type, a.options.repetitions);
+    std::fputs(mpi::FormatSplitBench(rank.model, rank.link_measured, figures, rank.pool.n_threads()).c_str(), stdout);
+    return 0;
+  });
+#else
+  (void)a;
+  FailWithoutMpi();
+#endif
+}
+
 CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against this machine's probed roofline "
                                      "(`ridge bench serve` benchmarks a server)",
   [](CLI::App& sub) -> std::function<int()> {
@@ -185,11 +207,13 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
     AddSpeculationFlags(sub, a->spec);
     sub.add_option("--spec-prompt-file", a->spec_prompt_file,
                    "with --spec: the prompt to decode from (default: a built-in copy-heavy story)");
+    AddSplitFlags(sub, a->split);
     return [a]() {
       auto kv = ParseGgmlType(a->kv_type);
       if (!kv) Fail("--kv-type: unknown type '{}'", a->kv_type);
       a->options.kv_type = *kv;
       const SpeculationOptions spec = a->spec.Resolve();
+      if (a->split.requested()) return BenchSplit(*a);
       if (spec.enabled()) return BenchSpeculation(*a, spec);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ModelBenchReport report;

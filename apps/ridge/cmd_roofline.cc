@@ -23,6 +23,7 @@
 #include "ridge/roofline/model_shape.h"
 #include "ridge/roofline/probe.h"
 #include "ridge/roofline/roofline_chart.h"
+#include "ridge/roofline/tensor_parallel_cost.h"
 #include "ridge/roofline/units.h"
 
 namespace ridge::app {
@@ -52,6 +53,9 @@ struct RooflineArgs {
   std::string bench_json;
   bool probe = false, list = false;
   int threads = 0;
+  int tp = 0;                // --tp: the tensor-parallel degree to mark (0: no TP section)
+  double link_gbit_s = 0;    // --link: each rank's link, Gbit/s
+  double link_latency_us = 0;
 };
 
 GgmlType ParseType(const std::string& name, const char* flag) {
@@ -105,6 +109,31 @@ void PrintPhase(const PhaseCost& p, const HardwareProfile& hw) {
     std::printf("  → at most %.1f tokens/s in all, %.1f per sequence (TPOT ≥ %s); %.1f%% of peak compute used\n",
                 p.TokensPerSecond(), 1.0 / p.time_s, FormatSeconds(p.time_s).c_str(),
                 100.0 * p.flops / p.time_s / hw.peak_flops);
+}
+
+// The network as a third roof: the step at N = 1, 2, 4, ... ranks (tensor_parallel_cost.h).
+void PrintTensorParallel(const RooflineArgs& a, const ModelShape& shape, const PhaseCost& phase,
+                         double activation_bytes) {
+  const LinkProfile link{a.link_gbit_s * 1e9 / 8, a.link_latency_us * 1e-6};
+  const TensorParallelSweep sweep = SweepTensorParallel(shape, phase, link, activation_bytes);
+  const ModelConfig& c = shape.config;
+  std::printf("\ntensor parallel, %s step, over a %.4g Gbit/s link (%s/s), %.3g us latency: each rank does 1/N of the "
+              "step, then 2 all-reduces a layer of 2(N-1)/N x %lld x %g bytes per token\n",
+              PhaseName(phase.workload.phase), a.link_gbit_s, FormatBytes(link.bytes_per_s).c_str(),
+              a.link_latency_us, static_cast<long long>(c.n_embd), activation_bytes);
+  std::printf("  %5s %12s %12s %12s %12s %12s %8s %6s\n", "N", "rank step", "link bytes", "link time", "step",
+              "tokens/s", "speedup", "bound");
+  for (const TensorParallelPoint& p : sweep.points)
+    std::printf("  %5d %12s %12s %12s %12s %12.1f %7.2fx %6s%s\n", p.n_ranks, FormatSeconds(p.rank_time_s).c_str(),
+                FormatBytes(p.link_bytes).c_str(), FormatSeconds(p.link_time_s).c_str(),
+                FormatSeconds(p.step_time_s).c_str(), p.tokens_per_s, p.speedup, p.link_bound ? "link" : "rank",
+                p.n_ranks == a.tp ? "  <- --tp" : "");
+  std::printf("  TP pays up to N = %d here; beyond it the link's time grows faster than each rank's share shrinks%s\n",
+              sweep.best_n_ranks,
+              sweep.points.back().n_ranks == sweep.best_n_ranks ? " (or the KV heads allow no more ranks)" : "");
+  if (a.tp > 1 && (c.n_kv_heads % a.tp != 0 || a.tp > sweep.points.back().n_ranks))
+    std::printf("  --tp %d: not in the sweep (ridge splits whole KV heads: %lld of them, N a power of two)\n", a.tp,
+                static_cast<long long>(c.n_kv_heads));
 }
 
 void PrintSweep(const BatchSweep& sweep, const HardwareProfile& hw, int64_t context) {
@@ -219,6 +248,11 @@ int RunRoofline(const RooflineArgs& a) {
     decode = AnalyzePhase(shape, decode_w, hw, options);
     PrintPhase(*decode, hw);
   }
+  if (a.tp > 0 || a.link_gbit_s > 0) {
+    if (!(a.link_gbit_s > 0)) Fail("--tp {}: give the link's bandwidth with --link GBIT_S", a.tp);
+    if (prefill) PrintTensorParallel(a, shape, *prefill, options.activation_bytes);
+    if (decode) PrintTensorParallel(a, shape, *decode, options.activation_bytes);
+  }
   const BatchSweep sweep = SweepDecodeBatch(shape, a.context, hw, options, a.max_batch);
   PrintSweep(sweep, hw, a.context);
   const std::vector<GgmlType> types = {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ4_0};
@@ -302,6 +336,13 @@ CommandRegistration kRoofline{{"roofline",
     sub.add_option("--save", args->save_path, "where --probe saves its figures (default " + DefaultProbePath() + ")");
     sub.add_option("--probe-file", args->probe_file, "the probe file --hw host reads (default: the --save default)");
     sub.add_flag("--list", args->list, "list the hardware profiles and model presets");
+    sub.add_option("--tp", args->tp, "tensor parallel: add the network as a third roof and mark N ranks (needs --link)")
+        ->check(CLI::PositiveNumber);
+    sub.add_option("--link", args->link_gbit_s, "with --tp: each rank's link bandwidth in Gbit/s (100 = 100 GbE)")
+        ->check(CLI::PositiveNumber);
+    sub.add_option("--link-latency-us", args->link_latency_us,
+                   "with --tp: one message's latency in microseconds (default 0: bandwidth only)")
+        ->check(CLI::NonNegativeNumber);
     return [args] { return RunRoofline(*args); };
   }}};
 

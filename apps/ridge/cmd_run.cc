@@ -15,6 +15,7 @@
 #include "ridge/grammar/regex_to_gbnf.h"
 #include "ridge/command.h"
 #include "ridge/speculation_flags.h"
+#include "ridge/split_flags.h"
 #include "ridge/tokenizer/tokenizer.h"
 
 namespace ridge::app {
@@ -38,6 +39,7 @@ struct RunArgs {
   std::string json_schema_path;  // --json-schema: output is JSON valid against this schema
   std::string regex;             // --regex: output matches this regex whole
   SpeculationFlags spec;
+  SplitFlags split;  // --tp / --pp under mpirun
 };
 
 // The whole text of a file a flag names.
@@ -101,6 +103,7 @@ void PrintSummary(const GenerationResult& r, const Model& model, bool verbose, b
     std::fprintf(stderr, "note: generation stopped because the model's context of %lld tokens is full\n",
                  static_cast<long long>(model.config().n_ctx_train));
   if (verbose) {
+    std::fprintf(stderr, "output token ids   %s\n", fmt::format("{}", fmt::join(r.output_tokens, " ")).c_str());
     const ModelConfig& c = model.config();
     std::fprintf(stderr, "\nKV lifecycle: allocated %lld blocks of %lld tokens at request start (%lld bytes), "
                  "filled by prefill (%zu tokens), appended by decode, freed at the end\n",
@@ -115,6 +118,50 @@ void PrintSummary(const GenerationResult& r, const Model& model, bool verbose, b
     std::fprintf(stderr, "weights: %lld bytes, %s; kernels: %s\n", static_cast<long long>(model.weights().weight_bytes),
                  DescribeMemory(model.file().memory()).c_str(), IsaName(ActiveIsa()));
   }
+}
+
+// Generates on a loaded model: the whole of `ridge run` after loading, on
+// rank 0 alone when the model is split across ranks.
+int Generate(const RunArgs& a, Model& model, ThreadPool& pool, std::shared_ptr<const grammar::Grammar> output_grammar,
+             const SpeculationOptions& speculation) {
+  Tokenizer tokenizer = Tokenizer::FromGguf(model.file());
+  GenerateOptions options;
+  options.max_new_tokens = a.n_predict;
+  options.stop_strings = a.stop;
+  options.sampling = a.sampling;
+  if (!a.seed_set) options.sampling.seed = sampling::RandomSeed();
+  auto kv_type = ParseGgmlType(a.kv_type);
+  if (!kv_type) Fail("--kv-type: unknown type '{}'", a.kv_type);
+  options.kv_type = *kv_type;
+  options.kv_block_tokens = a.kv_block_tokens;
+  options.grammar = output_grammar;
+  options.speculation = speculation;
+  if (a.echo_prompt) {
+    std::fputs(a.prompt.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  Generator generator(model, tokenizer, pool);
+  GenerationResult r = generator.Generate(a.prompt, options, [](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  });
+  PrintSummary(r, model, a.verbose, speculation.enabled());
+  if (a.verbose) std::fprintf(stderr, "threads: %d\n", pool.n_threads());
+  return 0;
+}
+
+// --tp N / --pp N: under `mpirun -np N`, each rank loads its part of the model.
+int GenerateSplit(const RunArgs& a, std::shared_ptr<const grammar::Grammar> output_grammar,
+                  const SpeculationOptions& speculation) {
+#ifdef RIDGE_HAVE_MPI
+  const GgmlType kv_type = ParseGgmlType(a.kv_type).value_or(GgmlType::kF16);
+  return RunSplitFromFlags(a.split, a.model_path, a.threads, kv_type, false, [&](mpi::SplitRank& rank) {
+    return Generate(a, rank.model, rank.pool, output_grammar, speculation);
+  });
+#else
+  (void)a, (void)output_grammar, (void)speculation;
+  FailWithoutMpi();
+#endif
 }
 
 CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, then print TTFT/TPOT/E2E and KV figures",
@@ -140,6 +187,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     sub.add_flag("!--no-echo", a->echo_prompt, "do not print the prompt before the generated text");
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     AddSpeculationFlags(sub, a->spec);
+    AddSplitFlags(sub, a->split);
     auto* grammar_opt = sub.add_option("--grammar", a->grammar_path,
                                        "GBNF grammar file (llama.cpp's format): the output stays in its language");
     auto* schema_opt = sub.add_option("--json-schema", a->json_schema_path,
@@ -151,32 +199,10 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     return [a]() {
       std::shared_ptr<const grammar::Grammar> output_grammar = OutputGrammar(*a);  // bad input fails before loading
       const SpeculationOptions speculation = a->spec.Resolve();
+      if (a->split.requested()) return GenerateSplit(*a, output_grammar, speculation);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
-      Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
-      GenerateOptions options;
-      options.max_new_tokens = a->n_predict;
-      options.stop_strings = a->stop;
-      options.sampling = a->sampling;
-      if (!a->seed_set) options.sampling.seed = sampling::RandomSeed();
-      auto kv_type = ParseGgmlType(a->kv_type);
-      if (!kv_type) Fail("--kv-type: unknown type '{}'", a->kv_type);
-      options.kv_type = *kv_type;
-      options.kv_block_tokens = a->kv_block_tokens;
-      options.grammar = output_grammar;
-      options.speculation = speculation;
-      if (a->echo_prompt) {
-        std::fputs(a->prompt.c_str(), stdout);
-        std::fflush(stdout);
-      }
-      Generator generator(*model, tokenizer, pool);
-      GenerationResult r = generator.Generate(a->prompt, options, [](std::string_view text) {
-        std::fwrite(text.data(), 1, text.size(), stdout);
-        std::fflush(stdout);
-      });
-      PrintSummary(r, *model, a->verbose, speculation.enabled());
-      if (a->verbose) std::fprintf(stderr, "threads: %d\n", pool.n_threads());
-      return 0;
+      return Generate(*a, *model, pool, output_grammar, speculation);
     };
   }}};
 

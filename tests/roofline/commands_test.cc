@@ -162,3 +162,24 @@ TEST(BenchCommand, ReportsBothTestsAgainstTheRoofline) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// The network as a third roof: llama-2-7b's decode at batch 64 over 100 Gbit/s
+// with 5 µs messages stops paying past 4 ranks (tensor_parallel_cost_test.cc
+// checks the arithmetic; this, the command).
+TEST(RooflineCommand, TensorParallelAddsTheLinkAsARoof) {
+  testing::CliResult r =
+      testing::RunRidge("roofline --preset llama-2-7b --phase decode -b 64 --tp 8 --link 100 --link-latency-us 5");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_TRUE(r.Has("tensor parallel, decode step, over a 100 Gbit/s link")) << r.out;
+  EXPECT_TRUE(r.Has("<- --tp")) << r.out;
+  EXPECT_TRUE(r.Has("TP pays up to N = 4 here")) << r.out;
+  r = testing::RunRidge("roofline --preset llama-2-7b --tp 2");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.Has("--tp 2: give the link's bandwidth with --link")) << r.output();
+}
+
+}  // namespace
+}  // namespace ridge

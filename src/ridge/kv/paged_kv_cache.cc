@@ -99,6 +99,7 @@ void PagedKvCache::Release(BlockId b) {
 }
 
 bool PagedKvCache::Reserve(SeqId seq, int64_t n_tokens) {
+  RIDGE_CHECK(!borrowed_);  // a follower's cache allocates nothing itself
   auto it = seqs_.find(seq);
   int64_t have = it == seqs_.end() ? 0 : static_cast<int64_t>(it->second.blocks.size());
   int64_t need = BlocksFor(n_tokens) - have;
@@ -148,6 +149,7 @@ void PagedKvCache::CommitTokens(SeqId seq, std::span<const int32_t> tokens, int6
 }
 
 int64_t PagedKvCache::AttachPrefix(SeqId seq, std::span<const int32_t> prompt) {
+  RIDGE_CHECK(!borrowed_);
   RIDGE_CHECK(!HasSequence(seq));
   if (!prefix_caching_) return 0;
   const int64_t bt = shape_.block_tokens;
@@ -203,6 +205,25 @@ void PagedKvCache::Free(SeqId seq) {
   // first blocks (the most shareable) are evicted last.
   for (auto b = it->second.blocks.rbegin(); b != it->second.blocks.rend(); ++b) Release(*b);
   seqs_.erase(it);
+}
+
+std::span<const BlockId> PagedKvCache::BlockTable(SeqId seq) const {
+  auto it = seqs_.find(seq);
+  return it == seqs_.end() ? std::span<const BlockId>{} : std::span<const BlockId>(it->second.blocks);
+}
+
+void PagedKvCache::BorrowTable(SeqId seq, std::span<const BlockId> blocks) {
+  RIDGE_CHECK(borrowed_ || seqs_.empty());  // never mixed with the cache's own sequences
+  for (BlockId b : blocks)
+    if (b < 0 || b >= n_blocks_) Fail("KV block {} of sequence {} is outside the pool of {} blocks", b, seq, n_blocks_);
+  borrowed_ = true;
+  seqs_[seq].blocks.assign(blocks.begin(), blocks.end());
+}
+
+void PagedKvCache::ClearBorrowedTables() {
+  RIDGE_CHECK(borrowed_ || seqs_.empty());
+  seqs_.clear();
+  borrowed_ = false;
 }
 
 std::string PagedKvCache::CheckInvariants() const {

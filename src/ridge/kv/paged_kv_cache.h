@@ -129,6 +129,20 @@ class PagedKvCache {
   void HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vector<const uint8_t*>& k_blocks,
                  std::vector<const uint8_t*>& v_blocks, kernels::KvHeadView& k, kernels::KvHeadView& v) const;
 
+  // Tensor parallelism (model/tensor_parallel.h): every rank's cache has the
+  // same number of blocks, each holding that rank's KV heads, and rank 0's
+  // allocator alone decides which block holds what. Rank 0 sends each step's
+  // tables (BlockTable); a follower borrows them for the step (BorrowTable,
+  // then ClearBorrowedTables), so its own free list and prefix index are never
+  // used and it holds no sequence between steps.
+  // The blocks of `seq` in table order (empty for an unknown sequence).
+  std::span<const BlockId> BlockTable(SeqId seq) const;
+  // Makes `blocks` the table of `seq` until ClearBorrowedTables. The cache
+  // must hold no sequence of its own; throws ridge::Error for a block id
+  // outside the pool.
+  void BorrowTable(SeqId seq, std::span<const BlockId> blocks);
+  void ClearBorrowedTables();
+
   KvAccounting Accounting() const;
   // Every block's state, in block id order, run-length encoded. O(n_blocks).
   std::vector<KvBlockRun> BlockMap() const;
@@ -170,6 +184,7 @@ class PagedKvCache {
   std::vector<BlockState> blocks_;
   std::unordered_map<uint64_t, BlockId> hash_index_;
   std::map<SeqId, Sequence> seqs_;
+  bool borrowed_ = false;  // seqs_ holds borrowed tables (no reference counts)
   bool prefix_caching_ = true;
   uint64_t tick_ = 0;
   int64_t prefix_hit_blocks_ = 0;

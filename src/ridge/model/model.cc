@@ -6,6 +6,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/gguf/dequantize.h"
+#include "ridge/model/model_partition.h"
 
 namespace ridge {
 
@@ -51,6 +52,7 @@ int64_t Batch::n_logits() const {
 
 struct Model::Scratch {
   std::vector<float> x, xn, q, k, v, attn, proj, gate, up, selected;
+  std::vector<float> local_logits;  // split: [n_logits, this rank's vocabulary rows] before the gather
   std::vector<float> router, expert_in, expert_out;  // mixture of experts
   std::vector<std::vector<float>> scores;  // per thread: [kMaxAttentionRows, min(positions, split)]
   // The step's attention tiles, (first token, tokens): of layers that see the
@@ -88,9 +90,13 @@ struct Model::Scratch {
   }
 };
 
-Model::Model(GgufFile file, ModelConfig config, ModelWeights weights)
+Model::Model(GgufFile file, ModelConfig config, ModelWeights weights, const ModelPartition& partition)
     : file_(std::move(file)),
       config_(std::move(config)),
+      partition_(partition),
+      local_(LocalConfig(config_, partition_)),
+      first_layer_(LayersOf(config_, partition_).first),
+      end_layer_(LayersOf(config_, partition_).end()),
       arch_(config_.arch()),
       weights_(std::move(weights)),
       scratch_(std::make_unique<Scratch>()) {}
@@ -98,7 +104,7 @@ Model::Model(GgufFile file, ModelConfig config, ModelWeights weights)
 Model::~Model() = default;
 
 KvCacheShape Model::KvShape(GgmlType type, int64_t block_tokens) const {
-  return {config_.n_layers, config_.n_kv_heads, config_.head_dim, type, block_tokens};
+  return {end_layer_ - first_layer_, local_.n_kv_heads, local_.head_dim, type, block_tokens};
 }
 
 double Model::ForwardFlops(int64_t n_tokens, int64_t attended_positions) const {
@@ -132,13 +138,13 @@ void Model::ProjectQkv(const LayerWeights& w, int64_t n, ThreadPool& pool) {
                                     {&w.wk, s.xn.data(), n, s.k.data()},   // [n, kv_dim]
                                     {&w.wv, s.xn.data(), n, s.v.data()}};  // [n, kv_dim]
   kernels::MatMulGroup(qkv, pool);
-  if (!w.q_bias.empty()) AddBias(w.q_bias.data(), config_.q_dim(), n, s.q.data());
-  if (!w.k_bias.empty()) AddBias(w.k_bias.data(), config_.kv_dim(), n, s.k.data());
-  if (!w.v_bias.empty()) AddBias(w.v_bias.data(), config_.kv_dim(), n, s.v.data());
+  if (!w.q_bias.empty()) AddBias(w.q_bias.data(), local_.q_dim(), n, s.q.data());
+  if (!w.k_bias.empty()) AddBias(w.k_bias.data(), local_.kv_dim(), n, s.k.data());
+  if (!w.v_bias.empty()) AddBias(w.v_bias.data(), local_.kv_dim(), n, s.v.data());
 }
 
 void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache) {
-  const ModelConfig& c = config_;
+  const ModelConfig& c = local_;
   Scratch& s = *scratch_;
   const int64_t hd = c.head_dim, q_dim = c.q_dim(), kv_dim = c.kv_dim();
   const RopeTable& rope = c.IsSlidingLayer(layer) ? weights_.rope_sliding : weights_.rope_global;
@@ -157,8 +163,8 @@ void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Bat
     kernels::Rope(q, c.n_heads, hd, freqs, pos);
     kernels::Rope(k, c.n_kv_heads, hd, freqs, pos);
     const SeqId seq = batch.seq_ids[static_cast<size_t>(t)];
-    uint8_t* k_slot = cache.KSlot(seq, layer, pos);  // [n_kv_heads, head_dim]
-    uint8_t* v_slot = cache.VSlot(seq, layer, pos);
+    uint8_t* k_slot = cache.KSlot(seq, layer - first_layer_, pos);  // [n_kv_heads, head_dim]
+    uint8_t* v_slot = cache.VSlot(seq, layer - first_layer_, pos);
     for (int64_t h = 0; h < c.n_kv_heads; ++h) {
       kernels::StoreKv(k + h * hd, hd, cache.shape().type, k_slot + h * head_bytes);
       kernels::StoreKv(s.v.data() + t * kv_dim + h * hd, hd, cache.shape().type, v_slot + h * head_bytes);
@@ -170,7 +176,7 @@ void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Bat
 // (one sequence) over cache positions from `first` on, appended to rows.
 void Model::AppendAttentionRows(const LayerWeights& w, const Batch& batch, int64_t t0, int64_t n_tokens, int64_t h0,
                                 int64_t n_q, int64_t first, std::vector<kernels::AttentionRow>& rows) {
-  const int64_t hd = config_.head_dim, q_dim = config_.q_dim();
+  const int64_t hd = local_.head_dim, q_dim = local_.q_dim();
   Scratch& s = *scratch_;
   for (int64_t t = t0; t < t0 + n_tokens; ++t) {
     const int64_t n_positions = batch.positions[static_cast<size_t>(t)] + 1 - first;  // causal: up to itself
@@ -193,7 +199,7 @@ void Model::AppendAttentionRows(const LayerWeights& w, const Batch& batch, int64
 // splits are fixed by its positions, so a token's result depends neither on
 // the tiling, the thread count, nor on what else is in the batch.
 void Model::Attend(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool) {
-  const ModelConfig& c = config_;
+  const ModelConfig& c = local_;
   Scratch& s = *scratch_;
   const int64_t hd = c.head_dim;
   const int64_t group = c.n_heads / c.n_kv_heads;
@@ -220,7 +226,8 @@ void Model::Attend(const LayerWeights& w, int64_t layer, const Batch& batch, Pag
     thread_local std::vector<const uint8_t*> k_blocks, v_blocks;
     thread_local std::vector<kernels::AttentionRow> rows;
     kernels::KvHeadView kv_k, kv_v;
-    cache.HeadViews(batch.seq_ids[static_cast<size_t>(t0)], layer, kv_head, k_blocks, v_blocks, kv_k, kv_v);
+    cache.HeadViews(batch.seq_ids[static_cast<size_t>(t0)], layer - first_layer_, kv_head, k_blocks, v_blocks, kv_k,
+                    kv_v);
     const int64_t first = WindowStart(batch, t0, window);
     kv_k.first_position = kv_v.first_position = first;
     rows.clear();
@@ -239,7 +246,7 @@ void Model::Attend(const LayerWeights& w, int64_t layer, const Batch& batch, Pag
 // 22.7-22.9 ms of attention a step that way against 19.5-20.2 ms).
 void Model::AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache,
                         ThreadPool& pool, int64_t window) {
-  const ModelConfig& c = config_;
+  const ModelConfig& c = local_;
   Scratch& s = *scratch_;
   const int64_t hd = c.head_dim, group = c.n_heads / c.n_kv_heads;
   const auto& tiles = window > 0 ? s.window_tiles : s.attention_tiles;
@@ -256,7 +263,7 @@ void Model::AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch
     const auto [t0, n_tokens] = tiles[g / static_cast<size_t>(c.n_kv_heads)];
     const int64_t kv_head = static_cast<int64_t>(g) % c.n_kv_heads;
     Group& gr = groups[g];
-    cache.HeadViews(batch.seq_ids[static_cast<size_t>(t0)], layer, kv_head, s.split_blocks[2 * g],
+    cache.HeadViews(batch.seq_ids[static_cast<size_t>(t0)], layer - first_layer_, kv_head, s.split_blocks[2 * g],
                     s.split_blocks[2 * g + 1], gr.k, gr.v);
     const int64_t first = WindowStart(batch, t0, window);
     gr.k.first_position = gr.v.first_position = first;
@@ -303,6 +310,7 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   PositionQkAndStoreKv(w, layer, batch, cache);
   Attend(w, layer, batch, cache, pool);
   kernels::MatMul(w.wo, s.attn.data(), n, s.proj.data(), pool);  // [n, n_embd]
+  if (partition_.kind == ModelPartition::Kind::kTensor && link_) link_->AllReduceSum(s.proj.data(), n * c.n_embd);
   if (!w.o_bias.empty()) AddBias(w.o_bias.data(), c.n_embd, n, s.proj.data());
   AddResidual(w.post_attn_norm, n, x);
 }
@@ -451,12 +459,13 @@ void Model::FeedForwardBlock(const LayerWeights& w, int64_t layer, int64_t n, fl
     MixtureOfExperts(w, layer, n, pool);
   } else {
     GatedFfn(w.w_gate, w.w_up, w.w_down, s.xn.data(), n, s.proj.data(), pool);
+    if (partition_.kind == ModelPartition::Kind::kTensor && link_) link_->AllReduceSum(s.proj.data(), n * c.n_embd);
   }
   AddResidual(w.post_ffw_norm, n, x);
 }
 
 void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, ThreadPool& pool) {
-  const ModelConfig& c = config_;
+  const ModelConfig& c = local_;
   const int64_t n = batch.size();
   if (n == 0) return;
   int64_t max_positions = 0;
@@ -466,26 +475,62 @@ void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, Thre
       Fail("position {} is outside the model's context of {} tokens", pos, c.n_ctx_train);
     max_positions = std::max(max_positions, pos + 1);
   }
+  const bool split = partition_.split();
+  if (split && !link_) Fail("the model is split across {} ranks but has no link to them", partition_.n_ranks);
+  if (split && partition_.rank == 0) link_->ShareStep(batch, cache);
   Scratch& s = *scratch_;
   s.Resize(c, n, batch.n_logits(), pool.n_threads(), max_positions);
   TileTokens(batch, std::max<int64_t>(1, kernels::kMaxAttentionRows / (c.n_heads / c.n_kv_heads)), s.attention_tiles);
   if (c.sliding_window > 0) TileTokens(batch, 1, s.window_tiles);
   float* x = s.x.data();  // [n, n_embd], the residual stream
-  EmbedTokens(batch, x);
-  for (int64_t l = 0; l < c.n_layers; ++l) {
+  const bool pipeline = split && partition_.kind == ModelPartition::Kind::kPipeline;
+  const int rank = partition_.rank, last = partition_.n_ranks - 1;
+  if (pipeline && rank > 0) {
+    link_->Recv(x, n * c.n_embd, rank - 1);
+  } else {
+    EmbedTokens(batch, x);
+  }
+  for (int64_t l = first_layer_; l < end_layer_; ++l) {
     const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
     AttentionBlock(w, l, batch, cache, x, pool);
     FeedForwardBlock(w, l, n, x, pool);
   }
+  if (pipeline && rank < last) {
+    link_->Send(x, n * c.n_embd, rank + 1);
+    if (rank == 0) link_->Recv(logits, batch.n_logits() * c.n_vocab, last);  // from the last stage
+    return;
+  }
+  ComputeLogits(batch, x, logits, pool);
+}
+
+void Model::ComputeLogits(const Batch& batch, const float* x, float* logits, ThreadPool& pool) {
+  const ModelConfig& c = local_;
+  Scratch& s = *scratch_;
   int64_t row = 0;
-  for (int64_t t = 0; t < n; ++t) {
+  for (int64_t t = 0; t < batch.size(); ++t) {
     if (!batch.want_logits[static_cast<size_t>(t)]) continue;
     kernels::RmsNorm(x + t * c.n_embd, weights_.output_norm.data(), c.n_embd, c.rms_eps, s.selected.data() + row * c.n_embd);
     ++row;
   }
-  kernels::MatMul(weights_.output, s.selected.data(), row, logits, pool);  // [n_logits, n_vocab]
+  const bool split = partition_.split();
+  float* out = logits;  // [n_logits, n_vocab of this rank]
+  if (split) {
+    if (static_cast<int64_t>(s.local_logits.size()) < row * c.n_vocab)
+      s.local_logits.resize(static_cast<size_t>(row * c.n_vocab));
+    out = s.local_logits.data();
+  }
+  kernels::MatMul(weights_.output, s.selected.data(), row, out, pool);  // [n_logits, n_vocab]
   if (const float cap = c.final_softcap; cap > 0.0f)
-    for (int64_t i = 0; i < row * c.n_vocab; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
+    for (int64_t i = 0; i < row * c.n_vocab; ++i) out[i] = cap * std::tanh(out[i] / cap);
+  if (!split) return;
+  if (partition_.kind == ModelPartition::Kind::kPipeline) {
+    link_->Send(out, row * c.n_vocab, 0);  // the last stage's logits go to rank 0
+    return;
+  }
+  std::vector<int64_t> cols(static_cast<size_t>(partition_.n_ranks));
+  for (int r = 0; r < partition_.n_ranks; ++r)
+    cols[static_cast<size_t>(r)] = PartOf(config_.n_vocab, r, partition_.n_ranks).count;
+  link_->GatherColumns(out, row, cols, logits);
 }
 
 }  // namespace ridge

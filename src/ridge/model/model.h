@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "ridge/base/huge_page_buffer.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/gguf_file.h"
 #include "ridge/kernels/ops.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/batch.h"
 #include "ridge/model/model_config.h"
+#include "ridge/model/parallel_link.h"
 #include "ridge/model/rope_table.h"
 
 namespace ridge {
@@ -59,7 +61,9 @@ struct ModelWeights {
   kernels::WeightMatrix output;      // [n_vocab, n_embd]; token_embd when tied
   bool tied_output = false;
   RopeTable rope_global, rope_sliding;
-  int64_t weight_bytes = 0;          // every matrix, as stored
+  int64_t weight_bytes = 0;          // every matrix, as stored (split: the bytes this rank holds)
+  // Split across ranks (model_partition.h): this rank's slices, copied out of the file.
+  HugePageBuffer shard_memory;
 };
 
 // Biases of a gated FFN's three projections (null: none), as gpt-oss's experts have.
@@ -74,20 +78,31 @@ class Model {
   // Opens and validates a GGUF; throws ridge::Error naming the architecture
   // ridge does not run, the missing or mis-shaped tensor, or a tensor the
   // architecture's graph would not read.
+  // With a partition (parallel_link.h) the file is mapped, not copied, and
+  // only this rank's slices are read into memory (model_partition.h).
   static std::unique_ptr<Model> Load(const std::string& path,
-                                          FileBacking backing = FileBacking::kHugePageMemory);
+                                          FileBacking backing = FileBacking::kHugePageMemory,
+                                          const ModelPartition& partition = {});
   ~Model();
 
   const ModelConfig& config() const { return config_; }
+  // What this rank computes with (config() when the model is not split).
+  const ModelConfig& local_config() const { return local_; }
+  const ModelPartition& partition() const { return partition_; }
+  // Required before Forward when the model is split; must outlive its use.
+  void set_parallel_link(ParallelLink* link) { link_ = link; }
   const GgufFile& file() const { return file_; }
   const ModelWeights& weights() const { return weights_; }
-  // The shape a KV cache for this model must have, with the given element type and block size.
+  // The shape a KV cache for this model must have, with the given element
+  // type and block size (split: this rank's KV heads or layers).
   KvCacheShape KvShape(GgmlType type, int64_t block_tokens) const;
 
   // Runs every token of `batch` through the model. K and V of each token are
   // written to `cache` at its (sequence, position), which must be reserved;
   // attention of a token reads positions [0, position] of its sequence.
   // logits: [batch.n_logits(), n_vocab], rows in batch order of want_logits.
+  // Split across ranks: every rank calls it for the same step (rank 0 shares
+  // the step first); logits are written on rank 0 only.
   void Forward(const Batch& batch, PagedKvCache& cache, float* logits, ThreadPool& pool);
 
   // Mixture of experts: what Forward's routing made the expert matmuls read,
@@ -109,7 +124,7 @@ class Model {
   double ForwardFlops(int64_t n_tokens, int64_t attended_positions) const;
 
  private:
-  Model(GgufFile file, ModelConfig config, ModelWeights weights);
+  Model(GgufFile file, ModelConfig config, ModelWeights weights, const ModelPartition& partition);
   struct Scratch;
   void EmbedTokens(const Batch& batch, float* x);
   void AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, float* x,
@@ -133,9 +148,17 @@ class Model {
   void MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n_tokens, ThreadPool& pool);
   // x[t] += norm(proj[t]) (post_norm empty: x[t] += proj[t]) for every token.
   void AddResidual(const std::vector<float>& post_norm, int64_t n_tokens, float* x);
+  // The final norm and LM head over the rows that want logits (split: this
+  // rank's vocabulary rows, gathered to rank 0's logits).
+  void ComputeLogits(const Batch& batch, const float* x, float* logits, ThreadPool& pool);
 
   GgufFile file_;
   ModelConfig config_;
+  ModelPartition partition_;
+  ModelConfig local_;       // LocalConfig(config_, partition_)
+  int64_t first_layer_ = 0;  // this rank's layers: [first_layer_, end_layer_)
+  int64_t end_layer_ = 0;
+  ParallelLink* link_ = nullptr;
   const ArchitectureSpec& arch_;
   ModelWeights weights_;
   std::unique_ptr<Scratch> scratch_;

@@ -6,6 +6,7 @@
 #include "ridge/base/error.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/model/model.h"
+#include "ridge/model/model_partition.h"
 
 namespace ridge {
 namespace {
@@ -154,8 +155,9 @@ LayerWeights LoadLayer(const GgufFile& file, const ModelConfig& c, int64_t l, co
 
 }  // namespace
 
-std::unique_ptr<Model> Model::Load(const std::string& path, FileBacking backing) {
-  GgufFile file = GgufFile::Open(path, backing);
+std::unique_ptr<Model> Model::Load(const std::string& path, FileBacking backing, const ModelPartition& partition) {
+  // Split: map the file, so that only the bytes this rank copies are read.
+  GgufFile file = GgufFile::Open(path, partition.split() ? FileBacking::kMapped : backing);
   ModelConfig c = ModelConfig::FromGguf(file);
   const ArchitectureSpec& arch = c.arch();
   ModelWeights w;
@@ -207,7 +209,8 @@ std::unique_ptr<Model> Model::Load(const std::string& path, FileBacking backing)
       Fail("{}: tensor '{}' is not part of the {} graph ridge runs; refusing the file rather than ignoring it",
            file.path(), t.name, c.architecture);
   w.weight_bytes += MatrixBytes(w.token_embd) + (w.tied_output ? 0 : MatrixBytes(w.output));
-  return std::unique_ptr<Model>(new Model(std::move(file), c, std::move(w)));
+  PartitionWeights(w, c, partition);
+  return std::unique_ptr<Model>(new Model(std::move(file), c, std::move(w), partition));
 }
 
 }  // namespace ridge

@@ -1,0 +1,50 @@
+#pragma once
+// How one model is split across the ranks of a job, and what its forward pass
+// needs from the other ranks. The model layer knows nothing of MPI: the mpi
+// layer implements ParallelLink; a model loaded whole has no link and its
+// forward pass takes none of these branches.
+//
+// Tensor parallel (N ranks): each rank holds 1/N of every layer's attention
+// heads (Q/K/V rows and KV heads, wo's input columns) and of its FFN (gate/up
+// rows, down's input columns) and of the vocabulary rows of the LM head;
+// after wo and after down every rank's partial [n, n_embd] is summed
+// (AllReduceSum), and the logits are gathered to rank 0.
+// Pipeline parallel (N ranks): rank r holds layers [r·L/N, (r+1)·L/N); the
+// residual stream goes rank to rank (Send/Recv), the last rank computes the
+// logits and sends them to rank 0.
+// Either way rank 0 runs the tokenizer and the scheduler and, at the start of
+// every forward pass, shares the step's batch and KV block tables
+// (ShareStep); the other ranks follow (mpi/follower.h).
+#include <cstdint>
+#include <span>
+
+#include "ridge/kv/paged_kv_cache.h"
+#include "ridge/model/batch.h"
+
+namespace ridge {
+
+struct ModelPartition {
+  enum class Kind { kNone, kTensor, kPipeline };
+  Kind kind = Kind::kNone;
+  int rank = 0;
+  int n_ranks = 1;
+  bool split() const { return kind != Kind::kNone && n_ranks > 1; }
+};
+
+class ParallelLink {
+ public:
+  virtual ~ParallelLink() = default;
+  // Rank 0, before every forward pass: the other ranks run the same step.
+  virtual void ShareStep(const Batch& batch, const PagedKvCache& cache) = 0;
+  // Tensor parallel: data[i] = Σ over ranks in rank order of each rank's
+  // data[i], the same bits on every rank.
+  virtual void AllReduceSum(float* data, int64_t n) = 0;
+  // Tensor parallel: rank r's local [rows, cols[r]] becomes columns
+  // [Σ cols[<r], Σ cols[≤r]) of rank 0's out [rows, Σ cols] (out unused elsewhere).
+  virtual void GatherColumns(const float* local, int64_t rows, std::span<const int64_t> cols, float* out) = 0;
+  // Pipeline parallel: n floats to / from another rank.
+  virtual void Send(const float* data, int64_t n, int to_rank) = 0;
+  virtual void Recv(float* data, int64_t n, int from_rank) = 0;
+};
+
+}  // namespace ridge
