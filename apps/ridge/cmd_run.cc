@@ -153,6 +153,9 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
       const SpeculationOptions speculation = a->spec.Resolve();
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
+      SpeculationOptions speculation_with_draft = speculation;
+      const std::unique_ptr<Model> draft = a->spec.LoadDraft(
+          speculation_with_draft, tokenizer, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());
       GenerateOptions options;
       options.max_new_tokens = a->n_predict;
@@ -164,7 +167,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
       options.kv_type = *kv_type;
       options.kv_block_tokens = a->kv_block_tokens;
       options.grammar = output_grammar;
-      options.speculation = speculation;
+      options.speculation = speculation_with_draft;
       if (a->echo_prompt) {
         std::fputs(a->prompt.c_str(), stdout);
         std::fflush(stdout);
