@@ -232,8 +232,9 @@ void Engine::AddDrafts(Batch& batch, const std::vector<Sequence*>& fed) {
     const int64_t limit = spec.adaptive ? seq->draft_limit : spec.num_tokens;
     const int64_t room = std::min({limit, seq->params.max_new_tokens - seq->n_generated - 1, budget});
     if (!Speculates(*seq) || room <= 0) continue;
+    // A draft never preempts anyone: without free blocks it is dropped.
     if (drafter_) {
-      // The target's blocks for the whole draft first; a draft never preempts anyone.
+      // The target's blocks for the whole draft first (a draft model always fills its room).
       if (!cache_.Reserve(seq->id, length + room)) continue;
       model_requests.push_back({.seq = seq->id, .tokens = seq->tokens, .n_draft = room, .sampler = &*seq->sampler});
       model_drafting.push_back(seq);
