@@ -14,6 +14,7 @@
 #include "ridge/engine/engine.h"
 #include "ridge/engine/generator.h"
 #include "ridge/gguf/gguf_file.h"
+#include "ridge/gguf/gguf_writer.h"
 #include "ridge/gguf/model_generator.h"
 #include "speculation_runs.h"
 #include "stories_engine_fixture.h"
@@ -40,6 +41,24 @@ const std::string& RandomStoriesVocabGguf() {
     options.seed = 11;
     std::string p = testing::ScratchDir("random") + "/random-stories-vocab.gguf";
     BuildRandomModelGguf(vocab, options, nullptr).Write(p);
+    return p;
+  }();
+  return path;
+}
+
+// The same, but token 300's text changed: a vocabulary of the right size
+// that is still not the target's.
+const std::string& RenamedTokenGguf() {
+  static const std::string path = [] {
+    GgufFile vocab = GgufFile::Open(testing::Stories260kGguf());
+    RandomModelOptions options;
+    options.shape = {32, 96, 1, 4, 2, 512};
+    GgufWriter writer = BuildRandomModelGguf(vocab, options, nullptr);
+    std::vector<GgufValue> tokens = *vocab.Find("tokenizer.ggml.tokens")->AsArray();
+    tokens[300] = GgufValue::String("<renamed>");
+    writer.Set("tokenizer.ggml.tokens", GgufValue::Array(GgufValueType::kString, std::move(tokens)));
+    std::string p = testing::ScratchDir("random") + "/renamed-token.gguf";
+    writer.Write(p);
     return p;
   }();
   return path;
@@ -250,8 +269,9 @@ TEST_F(DraftModelEngineTest, GeneratorGreedyEqualsPlain) {
   }
 }
 
-// A draft with another vocabulary (the Llama 2 one, 32,000 tokens) is
-// refused when the engine is made, naming both sizes.
+// A draft with another vocabulary (the Llama 2 one, 32,000 tokens, or
+// stories260K's with one token renamed) is refused when the engine is made,
+// naming both sizes or the first token that differs.
 TEST_F(DraftModelEngineTest, AnotherVocabularyIsAClearError) {
   auto other = Model::Load(testing::RandomModelGguf(GgmlType::kF32));
   EngineOptions options = F32Options();
@@ -269,9 +289,15 @@ TEST_F(DraftModelEngineTest, AnotherVocabularyIsAClearError) {
   g.speculation = WithDraft(*other, 4);
   EXPECT_THROW(generator.GenerateFromTokens(Requests(5)[0].prompt, g, nullptr, Clock::now()), Error);
   // The same size is not enough: every token's text must match.
-  Tokenizer llama = Tokenizer::FromGguf(other->file());
-  auto same_size = Model::Load(testing::RandomModelGguf(GgmlType::kQ8_0));
-  EXPECT_NO_THROW(CheckDraftVocabulary(*same_size, llama));
+  auto renamed = Model::Load(RenamedTokenGguf());
+  options.speculation = WithDraft(*renamed, 4);
+  try {
+    Engine engine(*model_, *tokenizer_, options);
+    FAIL() << "a draft with another token 300 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("differs from the target's at token 300"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(CheckDraftVocabulary(*random_draft_, *tokenizer_));
 }
 
 // A target drafted by a Q8_0 copy of itself (random weights, the Llama 2
