@@ -31,36 +31,23 @@ SpeculationOptions WithDraft(Model& draft, int64_t k) {
   return s;
 }
 
-// A random-weight llama with stories260K's own vocabulary (512 tokens): a
-// draft whose guesses are mostly wrong.
-const std::string& RandomStoriesVocabGguf() {
-  static const std::string path = [] {
-    GgufFile vocab = GgufFile::Open(testing::Stories260kGguf());
-    RandomModelOptions options;
-    options.shape = {32, 96, 1, 4, 2, 512};
-    options.seed = 11;
-    std::string p = testing::ScratchDir("random") + "/random-stories-vocab.gguf";
-    BuildRandomModelGguf(vocab, options, nullptr).Write(p);
-    return p;
-  }();
-  return path;
-}
-
-// The same, but token 300's text changed: a vocabulary of the right size
-// that is still not the target's.
-const std::string& RenamedTokenGguf() {
-  static const std::string path = [] {
-    GgufFile vocab = GgufFile::Open(testing::Stories260kGguf());
-    RandomModelOptions options;
-    options.shape = {32, 96, 1, 4, 2, 512};
-    GgufWriter writer = BuildRandomModelGguf(vocab, options, nullptr);
+// A random-weight llama written with stories260K's own vocabulary (512
+// tokens), once per process under `name`: a draft whose guesses are mostly
+// wrong. With `renamed_token` >= 0 that token's text is changed: a
+// vocabulary of the right size that is still not the target's.
+std::string StoriesVocabRandomGguf(const std::string& name, int32_t renamed_token) {
+  const std::string path = testing::ScratchDir("random") + "/" + name + ".gguf";
+  GgufFile vocab = GgufFile::Open(testing::Stories260kGguf());
+  RandomModelOptions options;
+  options.shape = {32, 96, 1, 4, 2, 512};
+  options.seed = 11;
+  GgufWriter writer = BuildRandomModelGguf(vocab, options, nullptr);
+  if (renamed_token >= 0) {
     std::vector<GgufValue> tokens = *vocab.Find("tokenizer.ggml.tokens")->AsArray();
-    tokens[300] = GgufValue::String("<renamed>");
+    tokens[static_cast<size_t>(renamed_token)] = GgufValue::String("<renamed>");
     writer.Set("tokenizer.ggml.tokens", GgufValue::Array(GgufValueType::kString, std::move(tokens)));
-    std::string p = testing::ScratchDir("random") + "/renamed-token.gguf";
-    writer.Write(p);
-    return p;
-  }();
+  }
+  writer.Write(path);
   return path;
 }
 
@@ -69,7 +56,7 @@ class DraftModelEngineTest : public StoriesEngineTest {
   static void SetUpTestSuite() {
     StoriesEngineTest::SetUpTestSuite();
     self_draft_ = Model::Load(testing::Stories260kGguf()).release();
-    random_draft_ = Model::Load(RandomStoriesVocabGguf()).release();
+    random_draft_ = Model::Load(StoriesVocabRandomGguf("random-stories-vocab", -1)).release();
   }
   static void TearDownTestSuite() {
     delete random_draft_;
@@ -289,7 +276,7 @@ TEST_F(DraftModelEngineTest, AnotherVocabularyIsAClearError) {
   g.speculation = WithDraft(*other, 4);
   EXPECT_THROW(generator.GenerateFromTokens(Requests(5)[0].prompt, g, nullptr, Clock::now()), Error);
   // The same size is not enough: every token's text must match.
-  auto renamed = Model::Load(RenamedTokenGguf());
+  auto renamed = Model::Load(StoriesVocabRandomGguf("renamed-token-300", 300));
   options.speculation = WithDraft(*renamed, 4);
   try {
     Engine engine(*model_, *tokenizer_, options);
