@@ -63,41 +63,59 @@ struct SpecRun {
   }
 };
 
-// What a verifying pass costs against a plain decode pass: the median time of
-// a forward pass over 1 + K tokens of one sequence ÷ that of 1 token, both at
-// the position after `n_context` tokens, interleaved `repetitions` times.
-// With a tokens-per-pass figure measured elsewhere (a real model's
-// acceptance on a copy workload) it gives the speedup this shape would see.
-double VerifyPassCostRatio(Model& model, ThreadPool& pool, GgmlType kv_type, int64_t n_context, int64_t k,
-                           int repetitions) {
-  const int64_t n_total = n_context + k + 1;
-  KvCacheShape shape = model.KvShape(kv_type, 16);
-  PagedKvCache cache(shape, (n_total + 15) / 16);
-  RIDGE_CHECK(cache.Reserve(0, n_total));
-  std::vector<float> logits(static_cast<size_t>((k + 1) * model.config().n_vocab));
-  Batch prefill;
-  for (int64_t i = 0; i < n_context; ++i) prefill.Add(static_cast<TokenId>(1 + i % 100), i, 0, i == n_context - 1);
-  model.Forward(prefill, cache, logits.data(), pool);
-  std::vector<double> single_ms, verify_ms;
+// Median times (ms) of forward passes: passes[i] feeds `n_tokens` tokens of
+// one sequence to `model` at the position after `n_context` tokens (each
+// model its own KV cache holding the same context), the passes interleaved
+// `repetitions` times after a warm-up round.
+struct TimedPass {
+  Model* model;
+  int64_t n_tokens;
+};
+std::vector<double> MedianPassMs(const std::vector<TimedPass>& passes, ThreadPool& pool, GgmlType kv_type,
+                                 int64_t n_context, int repetitions) {
+  std::vector<std::unique_ptr<PagedKvCache>> caches;
+  std::vector<std::vector<double>> times(passes.size());
+  std::vector<float> logits;
+  for (const TimedPass& p : passes) {
+    const int64_t n_total = n_context + p.n_tokens;
+    caches.push_back(std::make_unique<PagedKvCache>(p.model->KvShape(kv_type, 16), (n_total + 15) / 16));
+    RIDGE_CHECK(caches.back()->Reserve(0, n_total));
+    logits.resize(std::max(logits.size(), static_cast<size_t>(p.n_tokens * p.model->config().n_vocab)));
+    Batch prefill;
+    for (int64_t i = 0; i < n_context; ++i) prefill.Add(static_cast<TokenId>(1 + i % 100), i, 0, i == n_context - 1);
+    p.model->Forward(prefill, *caches.back(), logits.data(), pool);
+  }
   for (int r = 0; r <= repetitions; ++r) {  // r == 0: warm-up
-    for (int64_t n : {int64_t{1}, k + 1}) {
+    for (size_t i = 0; i < passes.size(); ++i) {
       Batch batch;
-      for (int64_t i = 0; i < n; ++i) batch.Add(static_cast<TokenId>(7 + i), n_context + i, 0, true);
+      for (int64_t t = 0; t < passes[i].n_tokens; ++t) batch.Add(static_cast<TokenId>(7 + t), n_context + t, 0, true);
       const Clock::time_point start = Clock::now();
-      model.Forward(batch, cache, logits.data(), pool);
-      if (r > 0) (n == 1 ? single_ms : verify_ms).push_back(MillisBetween(start, Clock::now()));
+      passes[i].model->Forward(batch, *caches[i], logits.data(), pool);
+      if (r > 0) times[i].push_back(MillisBetween(start, Clock::now()));
     }
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  return median(verify_ms) / median(single_ms);
+  std::vector<double> medians;
+  for (std::vector<double>& t : times) {
+    std::sort(t.begin(), t.end());
+    medians.push_back(t[t.size() / 2]);
+  }
+  return medians;
+}
+
+// The expected speedup of draft-model speculation (Leviathan et al.): tokens
+// per verifying pass (1 - a^(K+1)) / (1 - a) for a per-token acceptance
+// probability a, over the cost of a step, 1 + K c, c being a draft pass's
+// cost in target passes.
+double ExpectedTokensPerPass(double alpha, int64_t k) {
+  if (alpha >= 1.0) return static_cast<double>(k + 1);
+  return (1.0 - std::pow(alpha, static_cast<double>(k + 1))) / (1.0 - alpha);
 }
 
 // Decode tokens/s at batch 1, greedy, of the same prompt with and without
 // speculation, the two interleaved repetition by repetition in this run.
-int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
+// With a draft model K is fixed (no adaptive K), as the analytic expectation
+// printed beside the measured speedup assumes.
+int BenchSpeculation(const BenchArgs& a, SpeculationOptions spec) {
   std::string prompt = kCopyPrompt;
   if (!a.spec_prompt_file.empty()) {
     std::ifstream in(a.spec_prompt_file, std::ios::binary);
@@ -106,8 +124,11 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
     text << in.rdbuf();
     prompt = text.str();
   }
-  auto model = Model::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
+  const FileBacking backing = a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory;
+  auto model = Model::Load(a.model_path, backing);
   Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
+  const std::unique_ptr<Model> draft = a.spec.LoadDraft(spec, tokenizer, backing);
+  if (draft) spec.adaptive = false;
   ThreadPool pool(a.options.n_threads > 0 ? a.options.n_threads : HardwareThreads());
   Generator generator(*model, tokenizer, pool);
   GenerateOptions options;
@@ -125,15 +146,31 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
     }
   }
   const bool same = plain.last.output_tokens == speculative.last.output_tokens;
-  const double verify_cost = VerifyPassCostRatio(*model, pool, a.options.kv_type,
-                                                 static_cast<int64_t>(plain.last.prompt_tokens.size()), spec.num_tokens,
-                                                 std::max(5, a.options.repetitions));
+  std::vector<TimedPass> passes = {{model.get(), 1}, {model.get(), spec.num_tokens + 1}};
+  if (draft) passes.push_back({draft.get(), 1});
+  const std::vector<double> pass_ms =
+      MedianPassMs(passes, pool, a.options.kv_type, static_cast<int64_t>(plain.last.prompt_tokens.size()),
+                   std::max(5, a.options.repetitions));
+  const double verify_cost = pass_ms[1] / pass_ms[0];
   const SpecDecodeCounts& c = speculative.last.speculation;
   const double speedup = plain.Mean() > 0 ? speculative.Mean() / plain.Mean() : 0;
+  // Draft model: the analytic expectation from the measured acceptance and step cost ratio.
+  const double alpha = c.AcceptanceRate();
+  const double draft_cost = draft ? pass_ms[2] / pass_ms[0] : 0;
+  const double tokens_per_pass = c.verify_steps > 0 ? static_cast<double>(c.emitted_tokens) / c.verify_steps : 0;
+  const double expected_tokens_per_pass = ExpectedTokensPerPass(alpha, spec.num_tokens);
+  const double expected_speedup = expected_tokens_per_pass / (1.0 + static_cast<double>(spec.num_tokens) * draft_cost);
+  // The same with the verifying pass's measured cost in place of 1: on a
+  // CPU it is well above a decode pass (the formula's assumption).
+  const double expected_speedup_with_verify_cost =
+      expected_tokens_per_pass / (verify_cost + static_cast<double>(spec.num_tokens) * draft_cost);
   const std::string model_name = model->file().GetString("general.name").value_or(a.model_path);
+  const std::string method =
+      draft ? fmt::format("draft model K={}", spec.num_tokens) : fmt::format("prompt lookup K={}", spec.num_tokens);
   if (a.output == "json") {
     nlohmann::json j = {
         {"model", model_name}, {"isa", IsaName(ActiveIsa())}, {"threads", pool.n_threads()},
+        {"method", method},
         {"prompt_tokens", plain.last.prompt_tokens.size()}, {"output_tokens", plain.last.output_tokens.size()},
         {"plain_decode_tokens_per_s", plain.decode_tokens_per_s},
         {"spec_decode_tokens_per_s", speculative.decode_tokens_per_s}, {"speedup", speedup},
@@ -141,6 +178,14 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
         {"acceptance_rate", c.AcceptanceRate()}, {"mean_accepted_length", c.MeanAcceptedLength()},
         {"plain_decode_passes", plain.last.decode_passes}, {"spec_decode_passes", speculative.last.decode_passes},
         {"identical_output", same}, {"verify_pass_cost_ratio", verify_cost}};
+    if (draft) {
+      j["draft_model"] = draft->file().GetString("general.name").value_or(a.spec.draft_path);
+      j["draft_pass_cost_ratio"] = draft_cost;
+      j["tokens_per_verifying_pass"] = tokens_per_pass;
+      j["expected_tokens_per_verifying_pass"] = expected_tokens_per_pass;
+      j["expected_speedup"] = expected_speedup;
+      j["expected_speedup_with_verify_cost"] = expected_speedup_with_verify_cost;
+    }
     std::puts(j.dump(2).c_str());
   } else {
     std::printf("model %s, %s, %d threads, batch 1, greedy, %zu prompt tokens, %zu output tokens\n\n",
@@ -151,13 +196,25 @@ int BenchSpeculation(const BenchArgs& a, const SpeculationOptions& spec) {
     std::printf("|---|---|---|---|---|---|---|\n");
     std::printf("| plain | %.1f ± %.1f | %lld | | | | |\n", plain.Mean(), plain.Stddev(),
                 static_cast<long long>(plain.last.decode_passes));
-    std::printf("| prompt lookup K=%lld | %.1f ± %.1f | %lld | %lld | %lld | %.1f%% | %.2f |\n",
-                static_cast<long long>(spec.num_tokens), speculative.Mean(), speculative.Stddev(),
-                static_cast<long long>(speculative.last.decode_passes), static_cast<long long>(c.draft_tokens),
-                static_cast<long long>(c.accepted_tokens), 100.0 * c.AcceptanceRate(), c.MeanAcceptedLength());
+    std::printf("| %s | %.1f ± %.1f | %lld | %lld | %lld | %.1f%% | %.2f |\n", method.c_str(), speculative.Mean(),
+                speculative.Stddev(), static_cast<long long>(speculative.last.decode_passes),
+                static_cast<long long>(c.draft_tokens), static_cast<long long>(c.accepted_tokens),
+                100.0 * c.AcceptanceRate(), c.MeanAcceptedLength());
     std::printf("\nspeedup %.2fx (same run, interleaved); outputs identical: %s\n", speedup, same ? "yes" : "NO");
     std::printf("a verifying pass of 1 + %lld tokens costs %.2fx a 1-token decode pass (median, this model, same run)\n",
                 static_cast<long long>(spec.num_tokens), verify_cost);
+    if (draft) {
+      std::printf("\n| | measured | analytic, from alpha = %.3f, c = %.3f, K = %lld | the same with the verifying "
+                  "pass's cost v = %.2f |\n|---|---|---|---|\n",
+                  alpha, draft_cost, static_cast<long long>(spec.num_tokens), verify_cost);
+      std::printf("| tokens per verifying pass | %.2f | %.2f = (1 - a^(K+1)) / (1 - a) | |\n", tokens_per_pass,
+                  expected_tokens_per_pass);
+      std::printf("| speedup | %.2fx | %.2fx = that / (1 + K c) | %.2fx = that / (v + K c) |\n", speedup,
+                  expected_speedup, expected_speedup_with_verify_cost);
+      std::printf("\nalpha: accepted / drafted tokens; c: a 1-token pass of the draft %s ÷ one of the target "
+                  "(median, same run); the formula takes a verifying pass to cost one decode pass\n",
+                  draft->file().GetString("general.name").value_or(a.spec.draft_path).c_str());
+    }
   }
   return same ? 0 : 1;
 }
@@ -206,7 +263,7 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     AddSpeculationFlags(sub, a->spec);
     sub.add_option("--spec-prompt-file", a->spec_prompt_file,
-                   "with --spec: the prompt to decode from (default: a built-in copy-heavy story)");
+                   "with --spec or --draft: the prompt to decode from (default: a built-in copy-heavy story)");
     AddSplitFlags(sub, a->split);
     return [a]() {
       auto kv = ParseGgmlType(a->kv_type);

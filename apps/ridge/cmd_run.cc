@@ -125,6 +125,9 @@ void PrintSummary(const GenerationResult& r, const Model& model, bool verbose, b
 int Generate(const RunArgs& a, Model& model, ThreadPool& pool, std::shared_ptr<const grammar::Grammar> output_grammar,
              const SpeculationOptions& speculation) {
   Tokenizer tokenizer = Tokenizer::FromGguf(model.file());
+  SpeculationOptions speculation_with_draft = speculation;
+  const std::unique_ptr<Model> draft = a.spec.LoadDraft(
+      speculation_with_draft, tokenizer, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
   GenerateOptions options;
   options.max_new_tokens = a.n_predict;
   options.stop_strings = a.stop;
@@ -135,7 +138,7 @@ int Generate(const RunArgs& a, Model& model, ThreadPool& pool, std::shared_ptr<c
   options.kv_type = *kv_type;
   options.kv_block_tokens = a.kv_block_tokens;
   options.grammar = output_grammar;
-  options.speculation = speculation;
+  options.speculation = speculation_with_draft;
   if (a.echo_prompt) {
     std::fputs(a.prompt.c_str(), stdout);
     std::fflush(stdout);

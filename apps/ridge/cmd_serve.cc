@@ -173,6 +173,8 @@ int Serve(const ServeArgs& a) {
     if (!host) host = ProbeHost(*model, threads);
     return *host;
   };
+  const std::unique_ptr<Model> draft =
+      a.spec.LoadDraft(engine.speculation, tokenizer, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
   std::string spec_cap_source = "--spec-max-decode-tokens";
   if (engine.speculation.enabled()) {
     engine.speculation.max_decode_tokens = a.spec_max_decode_tokens;
@@ -218,7 +220,15 @@ int Serve(const ServeArgs& a) {
               static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
               static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),
               FormatBytes(static_cast<double>(stats.kv.bytes_total)).c_str(), a.kv_type.c_str(), kv_note.c_str());
-  if (engine.speculation.enabled())
+  if (draft)
+    std::printf("ridge serve: speculative decoding by the draft model %s (%s weights, KV pool %lld blocks, %s), "
+                "up to %lld draft tokens per sequence and step, none once a step holds %lld decode tokens (%s)\n",
+                a.spec.draft_path.c_str(), FormatBytes(static_cast<double>(draft->weights().weight_bytes)).c_str(),
+                static_cast<long long>(stats.draft_kv.blocks_total),
+                FormatBytes(static_cast<double>(stats.draft_kv.bytes_total)).c_str(),
+                static_cast<long long>(engine.speculation.num_tokens),
+                static_cast<long long>(engine.speculation.max_decode_tokens), spec_cap_source.c_str());
+  else if (engine.speculation.enabled())
     std::printf("ridge serve: speculative decoding by prompt lookup, up to %lld draft tokens per sequence and step, "
                 "n-grams %lld..%lld, none once a step holds %lld decode tokens (%s)\n",
                 static_cast<long long>(engine.speculation.num_tokens),

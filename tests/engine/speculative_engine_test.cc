@@ -9,6 +9,7 @@
 #include "ridge/engine/engine.h"
 #include "ridge/engine/generator.h"
 #include "ridge/grammar/gbnf.h"
+#include "speculation_runs.h"
 #include "stories_engine_fixture.h"
 
 namespace ridge {
@@ -21,37 +22,6 @@ SpeculationOptions Ngram(int64_t k) {
   s.ngram_min = 1;
   s.ngram_max = 3;
   return s;
-}
-
-std::vector<TokenId> DrainNow(RequestStream& stream) {
-  std::vector<TokenId> out;
-  StreamUpdate update;
-  while (stream.Wait(update, std::chrono::milliseconds(0)))
-    for (auto& t : update.tokens) out.push_back(t.token);
-  return out;
-}
-
-struct RunOutcome {
-  std::vector<std::vector<TokenId>> outputs;
-  EngineStats stats;
-};
-
-// Every request submitted at once and run to the end.
-RunOutcome RunAll(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
-                  const std::vector<RequestParams>& requests) {
-  Engine engine(model, tokenizer, options);
-  std::vector<std::shared_ptr<RequestStream>> streams;
-  for (const RequestParams& p : requests) streams.push_back(engine.Submit(p));
-  engine.RunUntilIdle();
-  RunOutcome outcome;
-  for (auto& s : streams) {
-    EXPECT_TRUE(s->finished());
-    outcome.outputs.push_back(DrainNow(*s));
-  }
-  outcome.stats = engine.Stats();
-  EXPECT_EQ(outcome.stats.kv.blocks_used, 0);
-  EXPECT_EQ(outcome.stats.kv.sequences, 0);
-  return outcome;
 }
 
 class SpeculativeEngineTest : public StoriesEngineTest {

@@ -3,9 +3,11 @@
 // token follows the target's row-0 distribution and, after an accepted draft
 // token, the next one follows row 1, by a chi-square test at p = 0.001. The
 // same test rejects the classic mistake (resampling from p itself after a
-// rejection), so it has the power to see a wrong implementation.
+// rejection), so it has the power to see a wrong implementation. A draft
+// model's drafts, drawn from a real distribution q, are tested the same way.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -109,6 +111,81 @@ INSTANTIATE_TEST_SUITE_P(Settings, SpeculativeSampling,
                          ::testing::Values(Case{1.0f, 0, {1, 3}}, Case{0.7f, 0, {4, 2}}, Case{1.3f, 3, {1, 5}},
                                            // a draft token the filter dropped: never accepted
                                            Case{1.0f, 3, {3, 0}}));
+
+// A draft model's draft: each draft token drawn from a real distribution q
+// (DraftToken over the draft's own logits, by the same sampler as the engine
+// does), verified with min(1, p/q) and the residual max(0, p - q). The
+// emitted tokens follow p; the first is accepted with probability
+// sum(min(p, q)).
+const std::vector<float> kDraftRow0 = {1.5f, 1.0f, 0.0f, 0.5f, 2.5f, -0.5f};
+const std::vector<float> kDraftRow1 = {0.0f, 0.3f, 1.0f, 2.4f, -1.0f, 1.1f};
+
+class DraftModelSampling : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DraftModelSampling, EmittedTokensFollowTheTargetDistribution) {
+  const Case c = GetParam();
+  SamplingParams params;
+  params.temperature = c.temperature;
+  params.top_k = c.top_k;
+  params.seed = 2027;
+  Sampler sampler(params, kVocab);
+  std::vector<int> first(kVocab, 0), second(kVocab, 0), drafted(kVocab, 0);
+  int64_t accepted = 0;
+  std::vector<float> q(2 * kVocab);
+  for (int i = 0; i < kDraws; ++i) {
+    const std::vector<int32_t> draft = {sampler.DraftToken(kDraftRow0, std::span<float>(q).first(kVocab)),
+                                        sampler.DraftToken(kDraftRow1, std::span<float>(q).last(kVocab))};
+    ++drafted[static_cast<size_t>(draft[0])];
+    std::vector<float> rows = kRow0;
+    rows.insert(rows.end(), kRow1.begin(), kRow1.end());
+    rows.insert(rows.end(), kRow0.begin(), kRow0.end());
+    const std::vector<SampledToken> out = sampler.VerifyDraft(rows, draft, {}, q);
+    ASSERT_GE(out.size(), 1u);
+    for (size_t j = 0; j + 1 < out.size(); ++j) ASSERT_EQ(out[j].token, draft[j]);
+    ++first[static_cast<size_t>(out[0].token)];
+    if (out.size() >= 2) {
+      ++second[static_cast<size_t>(out[1].token)];
+      ++accepted;
+    }
+  }
+  const std::vector<double> p0 = Target(kRow0, c.temperature, c.top_k);
+  const std::vector<double> q0 = Target(kDraftRow0, c.temperature, c.top_k);
+  ExpectDistributed(drafted, q0, "draft token (q)");
+  ExpectDistributed(first, p0, "first token");
+  ExpectDistributed(second, Target(kRow1, c.temperature, c.top_k), "token after the accepted draft token");
+  double overlap = 0;
+  for (int t = 0; t < kVocab; ++t) overlap += std::min(p0[static_cast<size_t>(t)], q0[static_cast<size_t>(t)]);
+  EXPECT_NEAR(static_cast<double>(accepted) / kDraws, overlap, 0.005);
+}
+
+INSTANTIATE_TEST_SUITE_P(Settings, DraftModelSampling,
+                         ::testing::Values(Case{1.0f, 0, {}}, Case{0.7f, 0, {}}, Case{1.3f, 3, {}}));
+
+// Greedy drafting is the draft's argmax, q untouched: a point mass.
+TEST(DraftModelSampling, GreedyDraftsTheArgmax) {
+  Sampler sampler(SamplingParams{}, kVocab);
+  std::vector<float> q(kVocab, -1.0f);
+  EXPECT_EQ(sampler.DraftToken(kDraftRow0, q), 4);
+  EXPECT_EQ(q, std::vector<float>(kVocab, -1.0f));
+  EXPECT_THROW(sampler.DraftToken(kDraftRow0, std::span<float>(q).first(2)), Error);
+}
+
+// The residual draw alone: p - q keeps only where p exceeds q.
+TEST(DraftModelSampling, ResidualDrawsOnlyWherePExceedsQ) {
+  CandidateList candidates;
+  FillCandidates(kRow0, 1.0f, candidates);
+  std::vector<float> p(kVocab);
+  CandidateProbabilities(candidates, p);
+  std::vector<float> q = p;
+  q[1] += 0.2f;  // take mass from token 1's rivals: 0 and 4 lose 0.1 each
+  q[0] -= 0.1f;
+  q[4] -= 0.1f;
+  std::vector<int> counts(kVocab, 0);
+  Rng rng(3);
+  for (int i = 0; i < 20000; ++i) ++counts[static_cast<size_t>(DrawFromResidual(candidates, q, rng.Uniform()))];
+  EXPECT_EQ(counts[1] + counts[2] + counts[3] + counts[5], 0);
+  EXPECT_NEAR(static_cast<double>(counts[0]) / 20000, 0.5, 0.02);  // equal residuals of 0.1
+}
 
 // The mistake a chi-square test must catch: after rejecting the draft token,
 // drawing from p itself (instead of p without it) over-weights that token.

@@ -1,4 +1,4 @@
-// A server that speculates (prompt lookup) answers greedy requests with the
+// A server that speculates (prompt lookup or a draft model) answers greedy requests with the
 // text of one that does not, streamed or not, and reports what speculation
 // did per request (usage.speculative_decoding) and in /metrics under vLLM's
 // spec_decode counter names.
@@ -76,6 +76,29 @@ TEST(SpeculationHttp, SameGreedyTextWithPerRequestAndServerCounters) {
   EXPECT_EQ(MetricValue(metrics->body, "ridge_spec_decode_num_emitted_tokens_total"),
             2.0 * s["emitted_tokens"].get<double>());
   EXPECT_EQ(plain_draft_metric, 0.0);
+}
+
+// A server drafting with a draft model (its own loaded copy of stories260K:
+// the server's model is not shared with the draft) answers with the plain
+// server's text and counts what it drafted.
+TEST(SpeculationHttp, SameGreedyTextWithADraftModel) {
+  const std::unique_ptr<Model> draft = Model::Load(ridge::testing::Stories260kGguf());
+  EngineOptions spec_options = TestEngineOptions();
+  spec_options.speculation.method = SpeculationOptions::Method::kDraftModel;
+  spec_options.speculation.draft = draft.get();
+  spec_options.speculation.num_tokens = 4;
+  const json body = {{"prompt", kCopyPrompt}, {"max_tokens", 60}, {"temperature", 0}};
+  const json a = PlainCompletion(body);
+  TestServer spec(spec_options);
+  const json b = Completion(spec.port(), body);
+  EXPECT_EQ(b["choices"][0]["text"], a["choices"][0]["text"]);
+  const json& s = b["usage"]["speculative_decoding"];
+  ASSERT_TRUE(s.is_object()) << b.dump();
+  EXPECT_GT(s["accepted_tokens"].get<int64_t>(), 0);  // it drafts for itself
+  auto metrics = Get(spec.port(), "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(MetricValue(metrics->body, "ridge_spec_decode_num_accepted_tokens_total"),
+            s["accepted_tokens"].get<double>());
 }
 
 // A stop string inside a run of accepted tokens ends the text exactly where

@@ -24,6 +24,7 @@ struct Engine::Sequence {
   // This step's draft (speculative decoding): tokens proposed to follow
   // tokens.back(), fed after it at positions tokens.size() on.
   std::vector<TokenId> draft;
+  std::vector<float> draft_probs;  // [draft, n_vocab]: the q each draft-model token was drawn from; empty otherwise
   int64_t draft_limit = 0;  // adaptive K: this sequence's current most draft tokens
   uint64_t admitted_at = 0;     // admission order, for choosing preemption victims
   bool scheduled_once = false;
@@ -70,6 +71,13 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
   const int64_t n_vocab = model.config().n_vocab;
   if (tokenizer.n_vocab() != n_vocab)
     Fail("the tokenizer has {} tokens but the model's vocabulary has {}", tokenizer.n_vocab(), n_vocab);
+  if (options_.speculation.method == SpeculationOptions::Method::kDraftModel) {
+    CheckDraftVocabulary(*options_.speculation.draft, tokenizer);
+    // As many blocks as the target's pool: the draft holds at most a
+    // sequence's positions plus its draft, as the target does.
+    drafter_.emplace(*options_.speculation.draft, n_vocab, options_.kv_type, options_.kv_block_tokens,
+                     cache_.n_blocks());
+  }
   end_of_generation_.resize(static_cast<size_t>(n_vocab));
   for (int32_t t = 0; t < n_vocab; ++t) end_of_generation_[static_cast<size_t>(t)] = tokenizer.IsEndOfGeneration(t);
   bos_id_ = tokenizer.bos_id();
@@ -142,6 +150,7 @@ void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error) {
   // settled before the stream tells it the request is over.
   const int64_t kv_blocks = observer_ ? cache_.SequenceBlocks(seq.id) : 0;
   cache_.Free(seq.id);
+  if (drafter_) drafter_->Free(seq.id);
   seq.finished = true;
   ++counters_.finished;
   const Clock::time_point now = Clock::now();
@@ -179,6 +188,7 @@ void Engine::Preempt(Sequence& seq) {
   // Recompute: give every block back; the tokens so far become the prompt of
   // a later prefill (prefix caching may still hold some of its blocks).
   cache_.Free(seq.id);
+  if (drafter_) drafter_->Free(seq.id);
   seq.n_computed = 0;
   ++counters_.preemptions;
   auto it = std::find_if(running_.begin(), running_.end(), [&](auto& p) { return p.get() == &seq; });
@@ -212,22 +222,61 @@ void Engine::AddDrafts(Batch& batch, const std::vector<Sequence*>& fed) {
   int64_t budget = options_.max_batch_tokens - batch.size();
   if (spec.max_decode_tokens > 0) budget = std::min(budget, spec.max_decode_tokens - batch.size());
   batch.Clear();
+  std::vector<DraftModel::Request> model_requests;
+  std::vector<Sequence*> model_drafting;
   for (Sequence* seq : fed) {
     const int64_t length = static_cast<int64_t>(seq->tokens.size());
     seq->draft.clear();
+    seq->draft_probs.clear();
     // Room: the step emits at most draft + 1 tokens, within max_new_tokens.
     const int64_t limit = spec.adaptive ? seq->draft_limit : spec.num_tokens;
     const int64_t room = std::min({limit, seq->params.max_new_tokens - seq->n_generated - 1, budget});
-    if (Speculates(*seq) && room > 0) {
-      seq->draft = ProposeByPromptLookup(seq->tokens, spec.ngram_min, spec.ngram_max, room);
-      const int64_t n_draft = static_cast<int64_t>(seq->draft.size());
-      // A draft never preempts anyone: without free blocks it is dropped.
-      if (n_draft > 0 && !cache_.Reserve(seq->id, length + n_draft)) seq->draft.clear();
-      budget -= static_cast<int64_t>(seq->draft.size());
+    if (!Speculates(*seq) || room <= 0) continue;
+    // A draft never preempts anyone: without free blocks it is dropped.
+    if (drafter_) {
+      // The target's blocks for the whole draft first (a draft model always fills its room).
+      if (!cache_.Reserve(seq->id, length + room)) continue;
+      model_requests.push_back({.seq = seq->id, .tokens = seq->tokens, .n_draft = room, .sampler = &*seq->sampler});
+      model_drafting.push_back(seq);
+      budget -= room;
+      continue;
     }
+    seq->draft = ProposeByPromptLookup(seq->tokens, spec.ngram_min, spec.ngram_max, room);
+    const int64_t n_draft = static_cast<int64_t>(seq->draft.size());
+    if (n_draft > 0 && !cache_.Reserve(seq->id, length + n_draft)) seq->draft.clear();
+    budget -= static_cast<int64_t>(seq->draft.size());
+  }
+  if (!model_requests.empty()) ProposeByDraftModel(model_requests, model_drafting);
+  for (Sequence* seq : fed) {
+    const int64_t length = static_cast<int64_t>(seq->tokens.size());
     batch.Add(seq->tokens.back(), length - 1, seq->id, true);
     for (size_t i = 0; i < seq->draft.size(); ++i)
       batch.Add(seq->draft[i], length + static_cast<int64_t>(i), seq->id, true);
+  }
+}
+
+void Engine::ProposeByDraftModel(std::vector<DraftModel::Request>& requests, const std::vector<Sequence*>& drafting) {
+  try {
+    drafter_->Propose(requests, pool_);
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory: Step dies
+  } catch (const std::exception& e) {
+    // Speculation is an optimisation: the step goes on without drafts, and
+    // the draft's cache forgets these sequences (their K/V may be half-written).
+    std::fprintf(stderr, "ridge engine: the draft model's pass failed: %s; decoding this step without drafts\n",
+                 e.what());
+    for (DraftModel::Request& r : requests) {
+      drafter_->Free(r.seq);
+      r.draft.clear();
+      r.probs.clear();
+    }
+  }
+  for (size_t i = 0; i < drafting.size(); ++i) {
+    Sequence& seq = *drafting[i];
+    seq.draft = std::move(requests[i].draft);
+    seq.draft_probs = std::move(requests[i].probs);
+    // Give back the target blocks reserved for draft positions that got no token.
+    cache_.Truncate(seq.id, static_cast<int64_t>(seq.tokens.size() + seq.draft.size()));
   }
 }
 
@@ -326,7 +375,7 @@ void Engine::SampleAndStream(const std::vector<Sequence*>& fed, const std::vecto
         if (!ConstrainLogits(seq, rows)) continue;
         emitted.push_back(seq.sampler->SampleToken(rows, seq.tokens));
       } else {
-        emitted = seq.sampler->VerifyDraft(rows, seq.draft, seq.tokens);
+        emitted = seq.sampler->VerifyDraft(rows, seq.draft, seq.tokens, seq.draft_probs);
       }
     } catch (const std::bad_alloc&) {
       throw;  // out of memory: not this request's fault, and nothing can be trusted to go on (Step dies)
@@ -371,8 +420,11 @@ void Engine::EmitTokens(Sequence& seq, const std::vector<sampling::SampledToken>
     // Commit what was accepted (its full blocks become shareable), drop the rest.
     cache_.CommitTokens(seq.id, seq.tokens, seq.n_computed);
     cache_.Truncate(seq.id, seq.n_computed);
+    // The draft model keeps the K/V of the accepted tokens it fed, not of the rejected ones.
+    if (drafter_) drafter_->Rollback(seq.id, seq.tokens);
   }
   seq.draft.clear();
+  seq.draft_probs.clear();
 }
 
 std::shared_ptr<grammar::TokenMasker> Engine::MaskerFor(const std::shared_ptr<const grammar::Grammar>& g) {
@@ -572,6 +624,7 @@ void Engine::PublishStats() {
   s.running = std::count_if(running_.begin(), running_.end(), [](const auto& seq) { return !seq->finished; });
   s.waiting = queued_.load();
   s.kv = cache_.Accounting();
+  if (drafter_) s.draft_kv = drafter_->cache().Accounting();
   int64_t contiguous_slots = 0;
   for (const auto& seq : running_)
     if (!seq->finished) contiguous_slots += seq->max_length();

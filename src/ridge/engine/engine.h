@@ -20,14 +20,19 @@
 //      finished sequences leave and free their blocks.
 //
 // Speculative decoding (options.speculation): in step 2 a decoding sequence
-// may also carry up to K drafted tokens (prompt lookup), when their blocks are
-// free without preempting anyone; they are more positions of that sequence in
-// the batch, each with its logits. Sampler::VerifyDraft accepts a prefix of
+// may also carry up to K drafted tokens (prompt lookup, or a draft model's
+// K batched passes over every speculating sequence, on the same thread pool
+// before the target's pass), when their blocks are free without preempting
+// anyone; they are more positions of that sequence in the batch, each with
+// its logits. Sampler::VerifyDraft accepts a prefix of
 // the draft and adds one token of the target's own, so a step emits 1..K+1
 // tokens with exactly the distribution of plain decoding. The K/V written for
 // rejected tokens are abandoned: the sequence's stored length stops before
 // them, blocks holding only them go back to the pool, and no prefix-cache key
-// is ever computed over them (keys are made from committed tokens only).
+// is ever computed over them (keys are made from committed tokens only). A
+// draft model's cache is rolled back to the accepted tokens alike, and frees
+// a sequence's blocks wherever the target's cache does (finish, cancel,
+// preemption).
 // Requests with a grammar do not speculate: their mask depends on the
 // grammar state after each token.
 //
@@ -54,6 +59,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/base/thread_pool.h"
+#include "ridge/engine/draft_model.h"
 #include "ridge/engine/engine_observer.h"
 #include "ridge/engine/prompt_lookup.h"
 #include "ridge/engine/request_stream.h"
@@ -146,6 +152,7 @@ struct EngineStats {
   int64_t finished = 0;
   SpecDecodeCounts speculation;  // every request's, since the engine started
   KvAccounting kv;
+  KvAccounting draft_kv;  // the draft model's own cache (all 0 without draft-model speculation)
   // Utilization if every running sequence had reserved its maximum length
   // contiguously (prompt + max_new_tokens): what paging saves.
   double contiguous_utilization = 1.0;
@@ -208,6 +215,9 @@ class Engine {
   // free, and rebuilds `batch` (decode tokens only) with them.
   void AddDrafts(Batch& batch, const std::vector<Sequence*>& fed);
   bool Speculates(const Sequence& seq) const;
+  // Fills the drafts of `drafting` (requests[i] is drafting[i]'s) in the
+  // draft model's batched passes; a failed pass leaves them without drafts.
+  void ProposeByDraftModel(std::vector<DraftModel::Request>& requests, const std::vector<Sequence*>& drafting);
   void UnscheduleFromBatch(Sequence& seq, Batch& batch, std::vector<Sequence*>& fed);
   void SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t budget);
   bool Admit(Sequence& seq);
@@ -240,6 +250,7 @@ class Engine {
   EngineOptions options_;
   ThreadPool pool_;
   PagedKvCache cache_;
+  std::optional<DraftModel> drafter_;  // draft-model speculation: the draft and its own KV cache
   std::vector<float> logits_;
   std::vector<bool> end_of_generation_;  // [n_vocab]
   TokenId bos_id_ = -1;

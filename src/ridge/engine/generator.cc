@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ridge/base/error.h"
+#include "ridge/engine/draft_model.h"
 #include "ridge/grammar/grammar_vocabulary.h"
 #include "ridge/grammar/matcher.h"
 #include "ridge/grammar/token_masker.h"
@@ -133,7 +134,16 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
   const SpeculationOptions& spec = options.speculation;
   if (spec.enabled()) Validate(spec);
   const bool speculate = spec.enabled() && !matcher;
+  // Draft-model speculation: the draft's own cache, with room for every
+  // position this request can reach; the draft's prefill belongs to the prefill.
+  std::optional<DraftModel> drafter;
+  if (speculate && spec.method == SpeculationOptions::Method::kDraftModel) {
+    drafter.emplace(*spec.draft, config.n_vocab, options.kv_type, options.kv_block_tokens, cache.n_blocks());
+    drafter->Prefill(seq, std::span<const TokenId>(history).first(static_cast<size_t>(n_prompt - 1)), pool_);
+    result.prefill_ms = MillisBetween(prefill_start, Clock::now());
+  }
   std::vector<TokenId> draft;  // fed after the last token in the latest decode pass
+  std::vector<float> draft_probs;  // [draft, n_vocab]: a draft model's q for each draft token (sampling only)
   int64_t draft_limit = spec.num_tokens;  // adaptive K
   Clock::time_point decode_start{};
   bool stopped = false;
@@ -153,7 +163,8 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
       }
       next.push_back(token);
     } else {
-      for (const sampling::SampledToken& t : sampler.VerifyDraft(logits, draft, history)) next.push_back(t.token);
+      for (const sampling::SampledToken& t : sampler.VerifyDraft(logits, draft, history, draft_probs))
+        next.push_back(t.token);
     }
     if (!draft.empty()) {
       result.speculation.AddStep(static_cast<int64_t>(draft.size()), static_cast<int64_t>(next.size()));
@@ -190,15 +201,25 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
       }
     }
     if (done) break;
+    // The draft model keeps the K/V of the accepted tokens only.
+    if (drafter && !draft.empty()) drafter->Rollback(seq, history);
     // Decode: the last token, and a draft to verify, appended to the KV cache.
     const int64_t position = static_cast<int64_t>(history.size()) - 1;
     draft.clear();
+    draft_probs.clear();
     if (speculate) {
       // The pass emits at most draft + 1 tokens, within max_new_tokens and the reserved positions.
       const int64_t left = options.max_new_tokens - static_cast<int64_t>(result.output_tokens.size());
       const int64_t room =
           std::min({spec.adaptive ? draft_limit : spec.num_tokens, left - 1, n_total - 1 - position});
-      if (room > 0) draft = ProposeByPromptLookup(history, spec.ngram_min, spec.ngram_max, room);
+      if (room > 0 && drafter) {
+        DraftModel::Request request{.seq = seq, .tokens = history, .n_draft = room, .sampler = &sampler};
+        drafter->Propose({&request, 1}, pool_);
+        draft = std::move(request.draft);
+        draft_probs = std::move(request.probs);
+      } else if (room > 0) {
+        draft = ProposeByPromptLookup(history, spec.ngram_min, spec.ngram_max, room);
+      }
     }
     batch.Clear();
     batch.Add(history.back(), position, seq, true);
@@ -217,6 +238,7 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
   Clock::time_point end = Clock::now();
   if (!result.output_tokens.empty()) result.decode_ms = MillisBetween(decode_start, end);
   result.kv = cache.Accounting();
+  if (drafter) result.draft_kv = drafter->cache().Accounting();
   cache.Free(seq);
   result.e2e_ms = MillisBetween(start, Clock::now());
   if (result.output_tokens.empty()) result.ttft_ms = result.e2e_ms;

@@ -56,6 +56,7 @@ struct GenerationResult {
   double decode_ms = 0;   // all decode steps
   // KV cache as it stood at the end, before it was freed.
   KvAccounting kv;
+  KvAccounting draft_kv;  // the draft model's cache likewise (all 0 without one)
   SpecDecodeCounts speculation;  // all 0 without speculation
   int64_t decode_passes = 0;  // forward passes after the prefill
   double TpotMs() const;  // (E2E − TTFT) / (output tokens − 1); 0 for one token

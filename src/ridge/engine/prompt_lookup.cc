@@ -13,6 +13,8 @@ void Validate(const SpeculationOptions& o) {
   if (o.ngram_min < 1 || o.ngram_min > o.ngram_max || o.ngram_max > kMax)
     Fail("prompt-lookup n-gram sizes need 1 <= min <= max <= {}, got min {} and max {}", kMax, o.ngram_min,
          o.ngram_max);
+  if (o.method == SpeculationOptions::Method::kDraftModel && o.draft == nullptr)
+    Fail("draft-model speculation needs a draft model");
   if (o.max_decode_tokens < 0)
     Fail("the decode-token cap for speculation must be 0 (none) or more, got {}", o.max_decode_tokens);
 }

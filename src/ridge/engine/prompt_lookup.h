@@ -15,9 +15,13 @@
 
 namespace ridge {
 
+class Model;
+
 struct SpeculationOptions {
-  enum class Method { kOff, kNgram };
+  // kNgram: prompt lookup (below); kDraftModel: `draft` proposes (draft_model.h).
+  enum class Method { kOff, kNgram, kDraftModel };
   Method method = Method::kOff;
+  Model* draft = nullptr;  // kDraftModel: the draft model (not owned; outlives whoever speculates with it)
   int64_t num_tokens = 4;  // K: draft tokens verified per sequence and step (vLLM's num_speculative_tokens)
   // n-gram sizes tried, longest first (vLLM's prompt_lookup_max / prompt_lookup_min).
   int64_t ngram_max = 4;
@@ -36,7 +40,7 @@ struct SpeculationOptions {
 };
 
 // Throws ridge::Error naming the first setting out of range (K in [1, 64],
-// 1 <= ngram_min <= ngram_max <= 64).
+// 1 <= ngram_min <= ngram_max <= 64, a draft model for kDraftModel).
 void Validate(const SpeculationOptions& options);
 
 // "off" or "ngram" (the --spec flag); throws ridge::Error naming the others.

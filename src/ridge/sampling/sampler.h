@@ -57,8 +57,22 @@ class Sampler {
   // emitted tokens follow the target distribution exactly. Penalties see
   // the accepted tokens before each later row. Rows are penalty-adjusted in
   // place, as SampleToken's logits.
+  // draft_probs ([draft.size(), n_vocab], a draft model's): row i is the
+  // distribution q that draft[i] was drawn from (DraftToken's). With
+  // temperature, draft[i] is then accepted with probability min(1, p/q) and
+  // a rejection draws from the normalised max(0, p - q); greedy ignores q.
   std::vector<SampledToken> VerifyDraft(std::span<float> rows, std::span<const int32_t> draft,
-                                        std::span<const int32_t> previous_tokens);
+                                        std::span<const int32_t> previous_tokens,
+                                        std::span<const float> draft_probs = {});
+
+  // Draft-model speculation: the next draft token from the draft model's
+  // logits ([n_vocab]). Greedy: their argmax (q is a point mass there and
+  // `q` is left as it is). Otherwise a draw, with one draw from the RNG,
+  // from this request's temperature, top-k, top-p and min-p applied to
+  // them (no penalties: q may be any distribution, verification makes the
+  // output the target's), and `q` ([n_vocab]) receives that distribution,
+  // for VerifyDraft.
+  int32_t DraftToken(std::span<const float> logits, std::span<float> q);
 
   // SampleToken without the log-probabilities.
   int32_t Sample(std::span<float> logits, std::span<const int32_t> previous_tokens) {
@@ -70,10 +84,13 @@ class Sampler {
 
  private:
   // Penalties, then greedy or the filtered draw when `draft` < 0; with a draft
-  // token, its acceptance test (and on rejection a draw without it) instead.
-  // `accepted` tells which.
+  // token, its acceptance test (and on rejection a draw from the residual)
+  // instead, against the draft's distribution `q` ([n_vocab]; empty: a point
+  // mass at the draft token). `accepted` tells which.
   SampledToken SampleOrAccept(std::span<float> logits, std::span<const int32_t> previous_tokens, int32_t draft,
-                              bool* accepted);
+                              std::span<const float> q, bool* accepted);
+  // Temperature, top-k, top-p and min-p over logits into candidates_.
+  void FilterCandidates(std::span<const float> logits);
 
   SamplingParams params_;
   int32_t n_vocab_;

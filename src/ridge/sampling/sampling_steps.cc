@@ -154,6 +154,43 @@ void RemoveCandidate(CandidateList& list, int32_t id) {
   std::erase_if(list.items, [id](const Candidate& c) { return c.id == id; });
 }
 
+void CandidateProbabilities(const CandidateList& list, std::span<float> probs) {
+  const double max_logit = MaxLogit(list.items);
+  RIDGE_CHECK(std::isfinite(max_logit));
+  double total = 0.0;
+  for (const Candidate& c : list.items) total += std::exp(c.logit - max_logit);
+  std::fill(probs.begin(), probs.end(), 0.0f);
+  for (const Candidate& c : list.items)
+    probs[static_cast<size_t>(c.id)] = static_cast<float>(std::exp(c.logit - max_logit) / total);
+}
+
+int32_t DrawFromResidual(const CandidateList& list, std::span<const float> q, double u) {
+  const auto& items = list.items;
+  RIDGE_CHECK(!items.empty());
+  const double max_logit = MaxLogit(items);
+  RIDGE_CHECK(std::isfinite(max_logit));
+  double total_p = 0.0;
+  for (const Candidate& c : items) total_p += std::exp(c.logit - max_logit);
+  // Tokens outside the candidates have p = 0: max(0, 0 - q) adds nothing.
+  auto residual = [&](const Candidate& c) {
+    return std::max(0.0, std::exp(c.logit - max_logit) / total_p - static_cast<double>(q[static_cast<size_t>(c.id)]));
+  };
+  double total = 0.0;
+  for (const Candidate& c : items) total += residual(c);
+  if (total <= 0.0) return Draw(list, u);
+  const double target = u * total;
+  double cumulative = 0.0;
+  int32_t last_possible = -1;
+  for (const Candidate& c : items) {
+    const double weight = residual(c);
+    if (weight == 0.0) continue;
+    cumulative += weight;
+    last_possible = c.id;
+    if (cumulative > target) return c.id;
+  }
+  return last_possible;  // u x total rounded up to the full sum
+}
+
 int32_t Draw(const CandidateList& list, double u) {
   const auto& items = list.items;
   RIDGE_CHECK(!items.empty());

@@ -80,6 +80,17 @@ double CandidateProbability(const CandidateList& list, int32_t id);
 // Takes token `id` out of the candidates, if it is one; keeps the order.
 void RemoveCandidate(CandidateList& list, int32_t id);
 
+// probs: [n_vocab]; receives softmax(logit) of each candidate and 0 for every
+// other token. Needs at least one finite logit.
+void CandidateProbabilities(const CandidateList& list, std::span<float> probs);
+
+// Speculative sampling's correction after a rejected draft token drawn from
+// q (q: [n_vocab] probabilities): draws from max(0, p - q) normalised, p
+// being the candidates' softmax, for u in [0, 1). Where p - q has no positive
+// mass (p == q up to rounding, when a rejection is all but impossible) it
+// draws from p.
+int32_t DrawFromResidual(const CandidateList& list, std::span<const float> q, double u);
+
 // Draws one candidate with probability softmax(logit): the first whose
 // cumulative weight exceeds u x total, for u in [0, 1). Needs a non-empty list
 // with at least one finite logit.
