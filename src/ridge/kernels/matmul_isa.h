@@ -89,6 +89,13 @@ const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
 const TypeKernels* Avx2QuantKernels(GgmlType type);
 const TypeKernels* Avx2FloatKernels(GgmlType type);
 
+// The kernels whose panel path reads panels in the layout of weight_panels.h, so
+// that weights repacked at load (kernels::RepackInPlace) are multiplied without
+// packing (nullptr: none for the type).
+const TypeKernels* Avx512WeightPanelKernels(GgmlType type);  // Q8_0, Q4_0
+// The active ISA's (repack.cc).
+const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
+
 // The other 32-element block types (Q4_1, Q5_0, Q5_1, IQ4_NL): rows and panels
 // on AVX-512, the rows path only on AVX2.
 const TypeKernels* Avx512Q32Kernels(GgmlType type);

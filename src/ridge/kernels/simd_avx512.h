@@ -94,15 +94,20 @@ inline void Transpose8x8(__m256 r[8]) {
 // Helpers of the rows kernels of the 32-element block types (8 rows a tile).
 
 // The f16 values at base + offsets[i] (block scales or minimums; 16 bytes are
-// read at each), as floats in lanes 0..7: 16-byte loads and a word transpose (7 shuffles), a third of the cost of a
+// read at each), in words 0..7: 16-byte loads and a word transpose (7 shuffles), a third of the cost of a
 // vpgatherdd on Zen 4, the single largest cost of decode here when gathered.
-inline __m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
+inline __m128i HalvesOf8(const uint8_t* base, const int64_t offsets[8]) {
   __m128i v[8];
   for (int i = 0; i < 8; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + offsets[i]));
   const __m128i w01 = _mm_unpacklo_epi16(v[0], v[1]), w23 = _mm_unpacklo_epi16(v[2], v[3]);
   const __m128i w45 = _mm_unpacklo_epi16(v[4], v[5]), w67 = _mm_unpacklo_epi16(v[6], v[7]);
   const __m128i d0123 = _mm_unpacklo_epi32(w01, w23), d4567 = _mm_unpacklo_epi32(w45, w67);
-  return _mm256_cvtph_ps(_mm_unpacklo_epi64(d0123, d4567));
+  return _mm_unpacklo_epi64(d0123, d4567);
+}
+
+// The same values as floats in lanes 0..7.
+inline __m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
+  return _mm256_cvtph_ps(HalvesOf8(base, offsets));
 }
 
 // Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact), where lanes

@@ -207,6 +207,7 @@ std::unique_ptr<Model> Model::Load(const std::string& path, FileBacking backing)
       Fail("{}: tensor '{}' is not part of the {} graph ridge runs; refusing the file rather than ignoring it",
            file.path(), t.name, c.architecture);
   w.weight_bytes += MatrixBytes(w.token_embd) + (w.tied_output ? 0 : MatrixBytes(w.output));
+  w.layout = RepackWeights(file, w);
   return std::unique_ptr<Model>(new Model(std::move(file), c, std::move(w)));
 }
 
