@@ -42,6 +42,8 @@ Matrix Repacked(const Matrix& m) {
   return p;
 }
 
+constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4};
+
 bool HasWeightPanels() { return HardwareIsa() == Isa::kAvx512; }
 
 // Shapes: 1 block (less than a Q8_0 load of 2 and a Q4_0 load of 4), odd block
@@ -53,7 +55,7 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
   for (Isa isa : SupportedIsas()) {
     SetIsaOverride(isa);
     const bool panels = isa == Isa::kAvx512;
-    for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    for (GgmlType type : kPanelTypes) {
       Matrix m = RandomMatrix(type, 64, 64, rng);
       EXPECT_EQ(panels, CanRepack(m.w)) << IsaName(isa) << " " << GgmlTypeName(type);
       EXPECT_FALSE(CanRepack(RandomMatrix(type, 48, 64, rng).w)) << "48 rows are not whole panels";
@@ -69,7 +71,7 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
 TEST(Repack, UnpackGivesTheFileBytesBack) {
   if (!HasWeightPanels()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
   std::mt19937 rng(5);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType type : kPanelTypes) {
     for (const auto& shape : kShapes) {
       const Matrix m = RandomMatrix(type, shape[0], shape[1], rng);
       const Matrix p = Repacked(m);
@@ -86,7 +88,7 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
   if (!HasWeightPanels()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType type : kPanelTypes) {
     for (const auto& shape : kShapes) {
       const int64_t n_rows = shape[0], n_cols = shape[1];
       const Matrix m = RandomMatrix(type, n_rows, n_cols, rng);
@@ -120,7 +122,7 @@ TEST(Repack, MatMulGroupMixesRepackedAndFileLayout) {
   // Gate and up of a few experts: one of each pair repacked, the other not.
   std::vector<Matrix> file, mixed;
   for (int i = 0; i < 6; ++i) {
-    file.push_back(RandomMatrix(i % 4 < 2 ? GgmlType::kQ8_0 : GgmlType::kQ4_0, n_rows, n_cols, rng));
+    file.push_back(RandomMatrix(kPanelTypes[i % 4], n_rows, n_cols, rng));
     mixed.push_back(i % 2 == 0 ? Repacked(file.back()) : file.back());
     mixed.back().w.data = mixed.back().bytes.data();
   }

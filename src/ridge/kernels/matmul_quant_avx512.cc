@@ -163,67 +163,17 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
 // per 4-element group, f16 scales). Weights repacked at load are already
 // panels; file-layout weights are packed into one per task (PackPanel).
 constexpr int64_t kPanelRows = panels::kRows;
-static_assert(panels::kQ8_0BlockBytes == kPanelRows * sizeof(BlockQ8_0));
-static_assert(panels::kQ4_0BlockBytes == kPanelRows * sizeof(BlockQ4_0));
+static_assert(panels::kQ8_0.file_block_bytes == sizeof(BlockQ8_0));
+static_assert(panels::kQ4_0.file_block_bytes == sizeof(BlockQ4_0));
 
 template <bool kQ4>
-constexpr int64_t kPanelBlockBytes = kQ4 ? panels::kQ4_0BlockBytes : panels::kQ8_0BlockBytes;
+constexpr int64_t kPanelBlockBytes = kQ4 ? panels::kQ4_0.block_bytes() : panels::kQ8_0.block_bytes();
 template <bool kQ4>
-constexpr int64_t kPanelQuantBytes = kQ4 ? panels::kQ4_0QuantBytes : panels::kQ8_0QuantBytes;
+constexpr int64_t kPanelQuantBytes = kQ4 ? panels::kQ4_0.quant_bytes : panels::kQ8_0.quant_bytes;
 
 template <bool kQ4>
 int64_t PanelBytes(int64_t n_cols) {
   return n_cols / kBlock * kPanelBlockBytes<kQ4>;
-}
-
-constexpr int64_t kPackAheadBlocks = 16;  // ~0.5 KiB ahead in every row
-
-// Packs 16 rows (rows[i] == nullptr: zeros) of blocks [b, b + kBlocksPerLoad)
-// into the panel's half `half`. Each row's quants of those blocks are 16
-// dwords (Q8_0: 2 blocks of 8, Q4_0: 4 blocks of 4 groups), transposed so that
-// each register holds one group of the 16 rows.
-template <bool kQ4>
-void PackHalfQuants(const uint8_t* const rows[16], int64_t b, int64_t n_blocks, int64_t half, uint8_t* panel) {
-  constexpr int64_t kFileBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  constexpr int kBlocksPerLoad = kQ4 ? 4 : 2;
-  constexpr int kGroups = kQ4 ? 4 : 8;  // dwords of a block
-  const int n_here = static_cast<int>(std::min<int64_t>(kBlocksPerLoad, n_blocks - b));
-  __m512 v[16];
-  for (int i = 0; i < 16; ++i) {
-    if (rows[i] == nullptr) {
-      v[i] = _mm512_setzero_ps();
-      continue;
-    }
-    // 16 row streams outrun the hardware prefetcher: at batch 16 the packing
-    // is where the weights come from memory, and it ran at ~17 GB/s.
-    const uint8_t* ahead = rows[i] + (b + kPackAheadBlocks) * kFileBlockBytes;
-    _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
-    const uint8_t* qs = rows[i] + b * kFileBlockBytes + 2;  // block b's quants
-    __m512i r;
-    if constexpr (kQ4) {
-      auto block = [&](int k) {
-        return k < n_here ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + k * kFileBlockBytes))
-                          : _mm_setzero_si128();
-      };
-      r = _mm512_inserti32x4(_mm512_castsi128_si512(block(0)), block(1), 1);
-      r = _mm512_inserti32x4(_mm512_inserti32x4(r, block(2), 2), block(3), 3);
-    } else {
-      const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-      auto block = [&](int k) {
-        return k < n_here
-                   ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + k * kFileBlockBytes)), flip)
-                   : _mm256_setzero_si256();
-      };
-      r = _mm512_inserti64x4(_mm512_castsi256_si512(block(0)), block(1), 1);
-    }
-    v[i] = _mm512_castsi512_ps(r);
-  }
-  avx512::Transpose16x16(v);
-  for (int d = 0; d < kGroups * n_here; ++d) {
-    uint8_t* dst = panel + (b + d / kGroups) * kPanelBlockBytes<kQ4> + (d % kGroups) * kPanelRows * 4 + half * 64;
-    _mm512_storeu_ps(reinterpret_cast<float*>(dst), v[d]);
-  }
 }
 
 // Packs rows [r_begin, r_begin + 32) of the file-layout matrix w (rows past
@@ -232,13 +182,8 @@ template <bool kQ4>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   const int64_t n_blocks = w.n_cols / kBlock;
   constexpr int64_t kFileBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  constexpr int kBlocksPerLoad = kQ4 ? 4 : 2;
-  for (int64_t half = 0; half < 2; ++half) {
-    const int64_t r0 = r_begin + half * 16;
-    const uint8_t* rows[16];
-    for (int i = 0; i < 16; ++i) rows[i] = r0 + i < w.n_rows ? w.data + (r0 + i) * w.row_bytes : nullptr;
-    for (int64_t b = 0; b < n_blocks; b += kBlocksPerLoad) PackHalfQuants<kQ4>(rows, b, n_blocks, half, panel);
-  }
+  avx512::PackPanelQuants<kQ4 ? 4 : 8>(w.data, w.n_rows, w.row_bytes, r_begin, n_blocks, kFileBlockBytes, 2,
+                                       kQ4 ? 0 : 0x80, kPanelBlockBytes<kQ4>, panel);
   // The f16 scales, 8 rows at a time (a scalar copy per (row, block) was as
   // costly as the rest of the packing at batch 16).
   for (int64_t j0 = 0; j0 < kPanelRows; j0 += 8) {
@@ -258,6 +203,7 @@ struct TilePrefetch {
   const uint8_t* rows[kPanelRows];
   int n = 0;
   int64_t step = 0;  // bytes of a row per block
+  int64_t ahead = 0;  // > 0: prefetch the panel's own stream this far ahead of each block
 };
 
 // The rows of `next` that tile k of n_tiles prefetches (every n_tiles-th):
@@ -266,6 +212,7 @@ TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t 
   TilePrefetch pf;
   pf.step = next.n_rows > 0 ? (next.row_bytes + n_blocks - 1) / n_blocks : 0;
   for (int64_t j = k; j < next.n_rows && pf.n < kPanelRows; j += n_tiles) pf.rows[pf.n++] = next.first + j * next.row_bytes;
+  pf.ahead = k == 0 ? next.stream_ahead_bytes : 0;  // the first tile brings the weights for the others
   return pf;
 }
 
@@ -290,6 +237,11 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
   for (int64_t b = 0; b < n_blocks; ++b) {
     const uint8_t* p = panel + b * kPanelBlockBytes<kQ4>;
     for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T1);
+    if (pf.ahead > 0) {
+#pragma GCC unroll 17
+      for (int64_t line = 0; line < kPanelBlockBytes<kQ4>; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + pf.ahead + line), _MM_HINT_T1);
+    }
     __m512i dot0[kT], dot1[kT];
     for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(xbias[t][b]);
     auto group = [&](__m512i w0, __m512i w1, int element) {

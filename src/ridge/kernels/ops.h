@@ -35,7 +35,7 @@ struct MatMulJob {
 void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool);
 
 // Weights repacked once at load into the layout the active ISA's panel kernels
-// read (kernels/weight_panels.h: Q8_0 and Q4_0 on AVX-512 today), so that
+// read (kernels/weight_panels.h: Q8_0, Q4_0, IQ4_NL and MXFP4 on AVX-512 today), so that
 // prefill and batched decode do not pack panels per call and decode and small
 // batches take the panel kernel (no reduction across lanes). The repacked
 // matrix takes the same bytes as the file's.

@@ -13,7 +13,9 @@
 namespace ridge::kernels {
 
 const internal::TypeKernels* internal::ActiveWeightPanelKernels(GgmlType type) {
-  return ActiveIsa() == Isa::kAvx512 ? Avx512WeightPanelKernels(type) : nullptr;
+  if (ActiveIsa() != Isa::kAvx512) return nullptr;
+  if (const TypeKernels* k = Avx512WeightPanelKernels(type)) return k;
+  return Avx512Q32WeightPanelKernels(type);
 }
 
 bool CanRepack(const WeightMatrix& w) {
@@ -38,26 +40,37 @@ void RepackInPlace(WeightMatrix& w, uint8_t* bytes) {
   w.panels = true;
 }
 
+namespace {
+
+// The weight-panel format of a type that has one.
+const panels::Format* FormatOf(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ8_0: return &panels::kQ8_0;
+    case GgmlType::kQ4_0: return &panels::kQ4_0;
+    case GgmlType::kIQ4_NL: return &panels::kIQ4_NL;
+    case GgmlType::kMXFP4: return &panels::kMXFP4;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
 void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
-  RIDGE_CHECK(w.panels && (w.type == GgmlType::kQ8_0 || w.type == GgmlType::kQ4_0));
-  const bool q8 = w.type == GgmlType::kQ8_0;
+  const panels::Format* f = FormatOf(w.type);
+  RIDGE_CHECK(w.panels && f != nullptr && f->file_block_bytes == static_cast<int64_t>(TraitsOf(w.type).block_bytes));
   const int64_t n_blocks = w.n_cols / panels::kBlockElems;
-  const int64_t file_block_bytes = q8 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
-  const int64_t panel_block_bytes = q8 ? panels::kQ8_0BlockBytes : panels::kQ4_0BlockBytes;
-  const int64_t quant_bytes = q8 ? panels::kQ8_0QuantBytes : panels::kQ4_0QuantBytes;
-  const int64_t n_groups = q8 ? 8 : 4;
-  const uint8_t flip = q8 ? 0x80 : 0x00;  // Q8_0 panels hold w + 128
+  const int64_t n_groups = f->quant_bytes / (panels::kRows * 4);
   for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
     const uint8_t* panel = w.data + r0 * w.row_bytes;
     for (int64_t j = 0; j < panels::kRows; ++j) {
       uint8_t* row = rows + (r0 + j) * w.row_bytes;
       for (int64_t b = 0; b < n_blocks; ++b) {
-        const uint8_t* src = panel + b * panel_block_bytes;
-        uint8_t* block = row + b * file_block_bytes;
-        std::memcpy(block, src + quant_bytes + j * 2, 2);  // the f16 scale
+        const uint8_t* src = panel + b * f->block_bytes();
+        uint8_t* block = row + b * f->file_block_bytes;
+        std::memcpy(block, src + f->quant_bytes + j * f->scale_bytes, static_cast<size_t>(f->scale_bytes));
         for (int64_t g = 0; g < n_groups; ++g)
           for (int64_t i = 0; i < 4; ++i)
-            block[2 + g * 4 + i] = static_cast<uint8_t>(src[(g * panels::kRows + j) * 4 + i] ^ flip);
+            block[f->scale_bytes + g * 4 + i] = static_cast<uint8_t>(src[(g * panels::kRows + j) * 4 + i] ^ f->flip);
       }
     }
   }
