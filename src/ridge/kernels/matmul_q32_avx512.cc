@@ -365,12 +365,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
     }
     const __m512 s0 = _mm512_load_ps(scales + b * kPanelRows);
     const __m512 s1 = _mm512_load_ps(scales + b * kPanelRows + 16);
-#pragma GCC unroll 8
-    for (int t = 0; t < kT; ++t) {
-      const __m512 dx = _mm512_set1_ps(xd[t][b]);
-      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
-      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
-    }
+    avx512::PanelScaleBlock<kT>(s0, s1, xd, b, dot0, dot1, acc0, acc1);
     if constexpr (Codes::kHasMin) {
       const __m512 m0 = _mm512_load_ps(mins + b * kPanelRows);
       const __m512 m1 = _mm512_load_ps(mins + b * kPanelRows + 16);
@@ -382,14 +377,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
       }
     }
   }
-  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
-  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
-                       : n_valid_rows <= 16 ? __mmask16(0)
-                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
-  for (int t = 0; t < kT; ++t) {
-    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
-    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
-  }
+  avx512::StorePanelTile<kT>(acc0, acc1, n_valid_rows, y, y_stride);
 }
 
 // 2^(e − 128) for 16 E8M0 bytes, as E8M0Half.
@@ -434,14 +422,7 @@ void WeightPanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_row
     __m512i dot0[kT], dot1[kT];
     for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(Codes::kBiasFactor * xqsum[t][b]);
     auto group = [&](__m512i w0, __m512i w1, int element) {
-#pragma GCC unroll 8
-      for (int t = 0; t < kT; ++t) {
-        int32_t x4;
-        std::memcpy(&x4, xq[t] + b * kBlock + element, 4);
-        const __m512i xb = _mm512_set1_epi32(x4);
-        dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
-        dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
-      }
+      avx512::PanelGroupDots<kT>(w0, w1, xq, b * kBlock + element, dot0, dot1);
     };
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
@@ -461,21 +442,9 @@ void WeightPanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_row
       s0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
       s1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32)));
     }
-#pragma GCC unroll 8
-    for (int t = 0; t < kT; ++t) {
-      const __m512 dx = _mm512_set1_ps(xd[t][b]);
-      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
-      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
-    }
+    avx512::PanelScaleBlock<kT>(s0, s1, xd, b, dot0, dot1, acc0, acc1);
   }
-  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
-  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
-                       : n_valid_rows <= 16 ? __mmask16(0)
-                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
-  for (int t = 0; t < kT; ++t) {
-    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
-    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
-  }
+  avx512::StorePanelTile<kT>(acc0, acc1, n_valid_rows, y, y_stride);
 }
 
 template <typename Codes, int kT>

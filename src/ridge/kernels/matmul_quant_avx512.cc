@@ -245,14 +245,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
     __m512i dot0[kT], dot1[kT];
     for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(xbias[t][b]);
     auto group = [&](__m512i w0, __m512i w1, int element) {
-#pragma GCC unroll 8
-      for (int t = 0; t < kT; ++t) {
-        int32_t x4;
-        std::memcpy(&x4, xq[t] + b * kBlock + element, 4);
-        const __m512i xb = _mm512_set1_epi32(x4);
-        dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
-        dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
-      }
+      avx512::PanelGroupDots<kT>(w0, w1, xq, b * kBlock + element, dot0, dot1);
     };
     if constexpr (kQ4) {
       const __m512i low4 = _mm512_set1_epi8(0x0f);
@@ -272,21 +265,9 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
     const uint8_t* scales = p + kPanelQuantBytes<kQ4>;
     const __m512 s0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
     const __m512 s1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32)));
-#pragma GCC unroll 8
-    for (int t = 0; t < kT; ++t) {
-      const __m512 dx = _mm512_set1_ps(xd[t][b]);
-      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
-      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
-    }
+    avx512::PanelScaleBlock<kT>(s0, s1, xd, b, dot0, dot1, acc0, acc1);
   }
-  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
-  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
-                       : n_valid_rows <= 16 ? __mmask16(0)
-                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
-  for (int t = 0; t < kT; ++t) {
-    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
-    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
-  }
+  avx512::StorePanelTile<kT>(acc0, acc1, n_valid_rows, y, y_stride);
 }
 
 template <bool kQ4>

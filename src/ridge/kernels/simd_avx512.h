@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace ridge::kernels::avx512 {
 
@@ -168,6 +169,49 @@ inline void PackPanelQuants(const uint8_t* data, int64_t n_rows, int64_t row_byt
         _mm512_storeu_ps(reinterpret_cast<float*>(dst), v[d]);
       }
     }
+  }
+}
+
+// Helpers of the panel tiles: 32 rows (two zmm of 16) × kT tokens.
+
+// dot{0,1}[t] += the 4-byte group of unsigned weights w{0,1} (16 rows each)
+// times token t's 4 int8 activations at xq[t] + offset, broadcast.
+template <int kT>
+inline void PanelGroupDots(__m512i w0, __m512i w1, const int8_t* const xq[kT], int64_t offset, __m512i dot0[kT],
+                           __m512i dot1[kT]) {
+#pragma GCC unroll 8
+  for (int t = 0; t < kT; ++t) {
+    int32_t x4;
+    std::memcpy(&x4, xq[t] + offset, 4);
+    const __m512i xb = _mm512_set1_epi32(x4);
+    dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
+    dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
+  }
+}
+
+// The block's float step of every (row, token): acc = fma(float(dot), s · d_x, acc).
+template <int kT>
+inline void PanelScaleBlock(__m512 s0, __m512 s1, const float* const xd[kT], int64_t b, const __m512i dot0[kT],
+                            const __m512i dot1[kT], __m512 acc0[kT], __m512 acc1[kT]) {
+#pragma GCC unroll 8
+  for (int t = 0; t < kT; ++t) {
+    const __m512 dx = _mm512_set1_ps(xd[t][b]);
+    acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
+    acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
+  }
+}
+
+// y[t * y_stride + j] = row j's result for token t, j < n_valid_rows.
+template <int kT>
+inline void StorePanelTile(const __m512 acc0[kT], const __m512 acc1[kT], int64_t n_valid_rows, float* y,
+                           int64_t y_stride) {
+  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
+  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
+                       : n_valid_rows <= 16 ? __mmask16(0)
+                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
+  for (int t = 0; t < kT; ++t) {
+    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
+    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
   }
 }
 
