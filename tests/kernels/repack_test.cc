@@ -17,27 +17,13 @@
 namespace ridge::kernels {
 namespace {
 
-struct Matrix {
-  std::vector<uint8_t> bytes;
-  WeightMatrix w;
-};
-
-Matrix RandomMatrix(GgmlType type, int64_t n_rows, int64_t n_cols, std::mt19937& rng) {
-  Matrix m;
-  const int64_t row_bytes = RowBytes(type, n_cols);
-  m.bytes.resize(static_cast<size_t>(n_rows * row_bytes));
-  for (int64_t r = 0; r < n_rows; ++r) RandomWeightRow(type, n_cols, 0.05f, rng, m.bytes.data() + r * row_bytes);
-  m.w = {type, m.bytes.data(), n_rows, n_cols, row_bytes};
-  return m;
-}
-
 // A repacked copy of m (under the ISA with weight-panel kernels).
-Matrix Repacked(const Matrix& m) {
-  Matrix p = m;
-  p.w.data = p.bytes.data();
+Weights Repacked(const Weights& m) {
+  Weights p = m;
+  p.matrix.data = p.bytes.data();
   SetIsaOverride(Isa::kAvx512);
-  EXPECT_TRUE(CanRepack(p.w));
-  RepackInPlace(p.w, p.bytes.data());
+  EXPECT_TRUE(CanRepack(p.matrix));
+  RepackInPlace(p.matrix, p.bytes.data());
   ClearIsaOverride();
   return p;
 }
@@ -56,14 +42,14 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
     SetIsaOverride(isa);
     const bool panels = isa == Isa::kAvx512;
     for (GgmlType type : kPanelTypes) {
-      Matrix m = RandomMatrix(type, 64, 64, rng);
-      EXPECT_EQ(panels, CanRepack(m.w)) << IsaName(isa) << " " << GgmlTypeName(type);
-      EXPECT_FALSE(CanRepack(RandomMatrix(type, 48, 64, rng).w)) << "48 rows are not whole panels";
-      m.w.panels = true;
-      EXPECT_FALSE(CanRepack(m.w)) << "already repacked";
+      Weights m = RandomWeights(type, 64, 64, rng);
+      EXPECT_EQ(panels, CanRepack(m.matrix)) << IsaName(isa) << " " << GgmlTypeName(type);
+      EXPECT_FALSE(CanRepack(RandomWeights(type, 48, 64, rng).matrix)) << "48 rows are not whole panels";
+      m.matrix.panels = true;
+      EXPECT_FALSE(CanRepack(m.matrix)) << "already repacked";
     }
-    EXPECT_FALSE(CanRepack(RandomMatrix(GgmlType::kQ4_K, 64, 256, rng).w));
-    EXPECT_FALSE(CanRepack(RandomMatrix(GgmlType::kF16, 64, 64, rng).w));
+    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ4_K, 64, 256, rng).matrix));
+    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kF16, 64, 64, rng).matrix));
     ClearIsaOverride();
   }
 }
@@ -73,12 +59,12 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
   std::mt19937 rng(5);
   for (GgmlType type : kPanelTypes) {
     for (const auto& shape : kShapes) {
-      const Matrix m = RandomMatrix(type, shape[0], shape[1], rng);
-      const Matrix p = Repacked(m);
-      EXPECT_TRUE(p.w.panels);
+      const Weights m = RandomWeights(type, shape[0], shape[1], rng);
+      const Weights p = Repacked(m);
+      EXPECT_TRUE(p.matrix.panels);
       EXPECT_NE(m.bytes, p.bytes) << "the layout changed";
       std::vector<uint8_t> back(m.bytes.size());
-      UnpackPanels(p.w, back.data());
+      UnpackPanels(p.matrix, back.data());
       EXPECT_EQ(m.bytes, back) << GgmlTypeName(type) << " " << shape[0] << "x" << shape[1];
     }
   }
@@ -91,8 +77,8 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
   for (GgmlType type : kPanelTypes) {
     for (const auto& shape : kShapes) {
       const int64_t n_rows = shape[0], n_cols = shape[1];
-      const Matrix m = RandomMatrix(type, n_rows, n_cols, rng);
-      const Matrix p = Repacked(m);
+      const Weights m = RandomWeights(type, n_rows, n_cols, rng);
+      const Weights p = Repacked(m);
       for (int64_t n_tokens : {1, 2, 3, 4, 5, 7, 8, 13, 33, 70}) {
         std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
         for (float& v : x) v = uniform(rng);
@@ -101,8 +87,8 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
           for (Isa isa : SupportedIsas()) {
             SetIsaOverride(isa);
             std::vector<float> want(static_cast<size_t>(n_tokens * n_rows), 0.0f), got(want.size(), -1.0f);
-            MatMul(m.w, x.data(), n_tokens, want.data(), pool);
-            MatMul(p.w, x.data(), n_tokens, got.data(), pool);
+            MatMul(m.matrix, x.data(), n_tokens, want.data(), pool);
+            MatMul(p.matrix, x.data(), n_tokens, got.data(), pool);
             ClearIsaOverride();
             ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
                 << GgmlTypeName(type) << " " << n_rows << "x" << n_cols << " tokens=" << n_tokens
@@ -120,11 +106,11 @@ TEST(Repack, MatMulGroupMixesRepackedAndFileLayout) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const int64_t n_rows = 64, n_cols = 96;
   // Gate and up of a few experts: one of each pair repacked, the other not.
-  std::vector<Matrix> file, mixed;
+  std::vector<Weights> file, mixed;
   for (int i = 0; i < 6; ++i) {
-    file.push_back(RandomMatrix(kPanelTypes[i % 4], n_rows, n_cols, rng));
+    file.push_back(RandomWeights(kPanelTypes[i % 4], n_rows, n_cols, rng));
     mixed.push_back(i % 2 == 0 ? Repacked(file.back()) : file.back());
-    mixed.back().w.data = mixed.back().bytes.data();
+    mixed.back().matrix.data = mixed.back().bytes.data();
   }
   const int64_t token_counts[] = {1, 2, 9};
   std::vector<float> x(static_cast<size_t>(12 * n_cols));
@@ -139,8 +125,8 @@ TEST(Repack, MatMulGroupMixesRepackedAndFileLayout) {
       const int64_t n = token_counts[i / 2];
       want[i].assign(static_cast<size_t>(n * n_rows), 0.0f);
       got[i].assign(want[i].size(), -1.0f);
-      MatMul(file[i].w, x.data() + first * n_cols, n, want[i].data(), pool);
-      jobs.push_back({&mixed[i].w, x.data() + first * n_cols, n, got[i].data()});
+      MatMul(file[i].matrix, x.data() + first * n_cols, n, want[i].data(), pool);
+      jobs.push_back({&mixed[i].matrix, x.data() + first * n_cols, n, got[i].data()});
       if (i % 2 == 1) first += n;
     }
     MatMulGroup(jobs, pool);
