@@ -274,7 +274,8 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
       if (spec.enabled()) return BenchSpeculation(*a, spec);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ModelBenchReport report;
-      report.weight_memory = DescribeMemory(model->file().memory());
+      report.weight_memory =
+          DescribeMemory(model->file().memory()) + "; " + DescribeWeightLayout(model->weights().layout);
       const ModelShape shape = ShapeFromGguf(model->file());
       report.model_name = model->file().GetString("general.name").value_or(a->model_path);
       report.weight_types = shape.weight_types;

@@ -34,7 +34,10 @@ TokenId Greedy(const std::vector<float>& logits) {
 }
 
 int RunForward(const ForwardArgs& a) {
-  auto model = Model::Load(a.model_path, FileBacking::kMapped);
+  // The weights as run, bench and serve hold them (a private copy, repacked at
+  // load where the ISA's kernels want it), so that the reference suite
+  // compares the layout those commands compute with.
+  auto model = Model::Load(a.model_path, FileBacking::kHugePageMemory);
   const ModelConfig& config = model->config();
   const auto kv_type = ParseGgmlType(a.kv_type);
   if (!kv_type) Fail("--kv-type: unknown type '{}'", a.kv_type);

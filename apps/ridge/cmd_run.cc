@@ -115,8 +115,9 @@ void PrintSummary(const GenerationResult& r, const Model& model, bool verbose, b
                  r.kv.bytes_per_token / (2.0 * c.n_layers * c.n_kv_heads * c.head_dim), r.kv.bytes_per_token,
                  static_cast<long long>(r.kv.tokens_stored), formula_bytes, static_cast<long long>(r.kv.token_slots_allocated),
                  100.0 * r.kv.utilization);
-    std::fprintf(stderr, "weights: %lld bytes, %s; kernels: %s\n", static_cast<long long>(model.weights().weight_bytes),
-                 DescribeMemory(model.file().memory()).c_str(), IsaName(ActiveIsa()));
+    std::fprintf(stderr, "weights: %lld bytes, %s, %s; kernels: %s\n",
+                 static_cast<long long>(model.weights().weight_bytes), DescribeMemory(model.file().memory()).c_str(),
+                 DescribeWeightLayout(model.weights().layout).c_str(), IsaName(ActiveIsa()));
   }
 }
 

@@ -214,8 +214,9 @@ int Serve(const ServeArgs& a) {
     std::printf("ridge serve: the GGUF's tokenizer.chat_template does not parse (%s): the built-in '%s' family "
                 "renders instead\n",
                 server.chat_template().jinja_error.c_str(), server::ChatFamilyName(server.chat_template().family));
-  std::printf("ridge serve: weights %s, %s\n", FormatBytes(static_cast<double>(model->weights().weight_bytes)).c_str(),
-              DescribeMemory(model->file().memory()).c_str());
+  std::printf("ridge serve: weights %s, %s, %s\n",
+              FormatBytes(static_cast<double>(model->weights().weight_bytes)).c_str(),
+              DescribeMemory(model->file().memory()).c_str(), DescribeWeightLayout(model->weights().layout).c_str());
   std::printf("ridge serve: KV pool %lld blocks x %lld tokens = %lld tokens, %s (%s%s)\n",
               static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
               static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),

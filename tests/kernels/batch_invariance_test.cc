@@ -20,20 +20,6 @@
 namespace ridge::kernels {
 namespace {
 
-struct Weights {
-  std::vector<uint8_t> bytes;
-  WeightMatrix matrix;
-};
-
-Weights RandomWeights(GgmlType type, int64_t n_rows, int64_t n_cols, std::mt19937& rng) {
-  Weights w;
-  const int64_t row_bytes = RowBytes(type, n_cols);
-  w.bytes.resize(static_cast<size_t>(row_bytes * n_rows));
-  for (int64_t r = 0; r < n_rows; ++r) RandomWeightRow(type, n_cols, 0.05f, rng, w.bytes.data() + r * row_bytes);
-  w.matrix = {type, w.bytes.data(), n_rows, n_cols, row_bytes};
-  return w;
-}
-
 // Each token alone, then the tokens in calls of many sizes (random subsets,
 // in random order): every row of every call must equal the token's own.
 void CheckInvariant(GgmlType type, int64_t n_rows, int64_t n_cols, uint32_t seed) {

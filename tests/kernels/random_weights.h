@@ -8,6 +8,7 @@
 
 #include "ridge/base/half.h"
 #include "ridge/gguf/dequantize.h"
+#include "ridge/kernels/kernel_types.h"
 
 namespace ridge::kernels {
 
@@ -55,6 +56,21 @@ inline void RandomKQuantBytesRow(GgmlType type, int64_t n_cols, float scale, std
       std::memcpy(dst + b * block_bytes + f.offset, &h, 2);
     }
   }
+}
+
+// A random matrix [n_rows, n_cols] of `type` and the view MatMul takes of it.
+struct Weights {
+  std::vector<uint8_t> bytes;
+  WeightMatrix matrix;
+};
+
+inline Weights RandomWeights(GgmlType type, int64_t n_rows, int64_t n_cols, std::mt19937& rng) {
+  Weights w;
+  const int64_t row_bytes = RowBytes(type, n_cols);
+  w.bytes.resize(static_cast<size_t>(row_bytes * n_rows));
+  for (int64_t r = 0; r < n_rows; ++r) RandomWeightRow(type, n_cols, 0.05f, rng, w.bytes.data() + r * row_bytes);
+  w.matrix = {type, w.bytes.data(), n_rows, n_cols, row_bytes};
+  return w;
 }
 
 }  // namespace ridge::kernels

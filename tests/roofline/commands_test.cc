@@ -149,12 +149,13 @@ TEST(BenchCommand, ReportsBothTestsAgainstTheRoofline) {
   CliResult r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8");
   ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "weights: copied into 2 MiB pages (");
+  ExpectHas(r, "; file layout (no weight-panel kernels for these types on ");  // F32: nothing to repack
   ExpectHas(r, "| pp16 |");
   ExpectHas(r, "| tg8 |");
   ExpectHas(r, "paired roofline: median over decode steps");
   r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8 --mmap");
   ASSERT_EQ(r.exit_code, 0) << r.output();
-  ExpectHas(r, "weights: mapped from the file (4 KiB page cache)");
+  ExpectHas(r, "weights: mapped from the file (4 KiB page cache); file layout (mapped: read in place, not repacked");
   r = RunRidge("bench -m '" + model + "' -p 0 --probe-buffer-mib 8");
   EXPECT_NE(r.exit_code, 0);
   ExpectHas(r, "must be at least 1");

@@ -60,6 +60,10 @@ void HugePageBuffer::MakeReadOnly() {
   if (region_) ::mprotect(region_, region_bytes_, PROT_READ);
 }
 
+void HugePageBuffer::MakeWritable() {
+  if (region_) ::mprotect(region_, region_bytes_, PROT_READ | PROT_WRITE);
+}
+
 void HugePageBuffer::Release() {
   if (region_) ::munmap(region_, region_bytes_);
   region_ = nullptr;

@@ -27,6 +27,8 @@ class HugePageBuffer {
   size_t size_bytes() const { return size_bytes_; }
   // No more writes: the pages become read-only.
   void MakeReadOnly();
+  // Writable again (until the next MakeReadOnly).
+  void MakeWritable();
 
  private:
   void Release();

@@ -63,6 +63,17 @@ MappedFile MappedFile::Open(const std::string& path, FileBacking backing) {
   return file;
 }
 
+bool MappedFile::Rewrite(const std::function<void(uint8_t* bytes)>& edit) {
+  if (backing_ != FileBacking::kHugePageMemory || size_bytes_ == 0) return false;
+  struct ReadOnlyAgain {
+    HugePageBuffer& copy;
+    ~ReadOnlyAgain() { copy.MakeReadOnly(); }
+  } guard{copy_};
+  copy_.MakeWritable();
+  edit(copy_.data());
+  return true;
+}
+
 size_t MappedFile::HugePageBytes() const {
   return backing_ == FileBacking::kHugePageMemory ? ridge::HugePageBytes(data_, size_bytes_) : 0;
 }

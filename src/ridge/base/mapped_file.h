@@ -12,6 +12,7 @@
 // page cache between processes.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -42,6 +43,10 @@ class MappedFile {
   std::span<const uint8_t> bytes() const { return {data_, size_bytes_}; }
   const std::string& path() const { return path_; }
   FileBacking backing() const { return backing_; }
+  // kHugePageMemory: runs edit(bytes) with the copy writable, then makes it
+  // read-only again (how weights are repacked at load) and returns true.
+  // kMapped: false, and the file's bytes stay as they are.
+  bool Rewrite(const std::function<void(uint8_t* bytes)>& edit);
   // Bytes of this file's memory the kernel currently backs with huge pages
   // (from /proc/self/smaps; 0 for kMapped or where THP is off).
   size_t HugePageBytes() const;

@@ -40,6 +40,7 @@ class GgufFile {
   uint64_t data_offset() const { return data_offset_; }
   uint64_t file_bytes() const { return file_.size_bytes(); }
   const MappedFile& memory() const { return file_; }
+  MappedFile& memory() { return file_; }
 
   // Keys in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return metadata_; }

@@ -16,6 +16,10 @@ struct WeightMatrix {
   int64_t n_rows = 0;     // output features
   int64_t n_cols = 0;     // input features
   int64_t row_bytes = 0;  // RowBytes(type, n_cols)
+  // The rows are repacked into weight panels (kernels/weight_panels.h; see
+  // RepackInPlace): the same bytes, not the file's layout. Only MatMul,
+  // MatMulGroup and UnpackPanels may read them.
+  bool panels = false;
 };
 
 // Cached keys or values of one KV head, possibly spread over fixed-size blocks

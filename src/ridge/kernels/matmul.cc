@@ -7,7 +7,9 @@
 // panel_min_tokens on (where the ISA has a panel path for it) batches take the
 // "panels" path: each task packs panel_rows weight rows into a per-thread
 // scratch panel and multiplies it by every token, so the weights are reused
-// from cache (prefill).
+// from cache (prefill). Weights repacked at load (WeightMatrix::panels) are
+// already panels: every batch, decode included, takes the panel kernel on
+// them in place, without packing.
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -35,6 +37,10 @@ constexpr double kInlinePanelFlops = 4e6;
 constexpr int64_t kInlinePrepareElems = 32 << 10;
 // Weights a rows-path task keeps in L2 while several token groups pass.
 constexpr int64_t kRowsChunkBytes = 192 << 10;
+// How far ahead a panel kernel prefetches weights repacked at load (one stream
+// a task): about what one core has in flight at ~25 GB/s and ~150 ns of
+// latency, doubled for a busy host.
+constexpr int64_t kStreamAheadBytes = 32 << 10;
 
 const TypeKernels* FindKernels(Isa isa, GgmlType type) {
   switch (isa) {
@@ -119,8 +125,19 @@ void RowsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64
 // panels, so that while it multiplies one panel the kernel can prefetch the
 // rows of the next (in small batches packing is where the weights come from
 // memory; without the overlap a thread waits for memory and computes in turn).
-void PanelsTask(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, int64_t p_begin,
-                int64_t p_end, float* y) {
+// Repacked weights (`packed`) are read in place: one contiguous stream a
+// task, which the hardware prefetcher follows.
+void PanelsTask(const TypeKernels& k, const MatView& w, bool packed, const ActView& acts, int64_t n_tokens,
+                int64_t p_begin, int64_t p_end, float* y) {
+  if (packed) {
+    const int64_t panel_bytes = k.panel_rows * w.row_bytes;
+    for (int64_t p = p_begin; p < p_end; ++p) {
+      const int64_t r_begin = p * k.panel_rows;
+      k.panel_matmul(w.data + p * panel_bytes, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens,
+                     y + r_begin, w.n_rows, internal::PanelPrefetch{nullptr, 0, 0, kStreamAheadBytes});
+    }
+    return;
+  }
   thread_local ScratchBuffer panel_scratch;  // the running thread's
   uint8_t* panel = panel_scratch.Get(k.panel_bytes(w.n_cols));
   for (int64_t p = p_begin; p < p_end; ++p) {
@@ -139,6 +156,12 @@ double PanelsFlops(const MatView& w, int64_t n_tokens) {
   return 2.0 * static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols) * static_cast<double>(n_tokens);
 }
 
+// Whether a panels-path call is too small to wake the pool for: few products,
+// and for repacked weights (decode reads them too) few bytes.
+bool PanelsInline(const MatView& w, bool packed, int64_t n_tokens) {
+  return PanelsFlops(w, n_tokens) <= kInlinePanelFlops && (!packed || w.n_rows * w.row_bytes <= kInlineRowsBytes);
+}
+
 // Panels per task: small batches take about four tasks per thread, each a
 // run of panels that prefetch one another. From 128 tokens on the products
 // outweigh the reads (prefill): one panel per task, so that a slow thread
@@ -147,14 +170,26 @@ int64_t PanelsPerTask(int64_t n_panels, int64_t n_tokens, int n_threads) {
   return n_tokens >= 128 ? 1 : std::max<int64_t>(1, n_panels / (4 * static_cast<int64_t>(n_threads)));
 }
 
-void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64_t n_tokens, float* y,
+void PanelsPath(const TypeKernels& k, const MatView& w, bool packed, const ActView& acts, int64_t n_tokens, float* y,
                 ThreadPool& pool) {
   const int64_t n_panels = CeilDiv(w.n_rows, k.panel_rows);
-  if (PanelsFlops(w, n_tokens) <= kInlinePanelFlops) return PanelsTask(k, w, acts, n_tokens, 0, n_panels, y);
+  if (PanelsInline(w, packed, n_tokens)) return PanelsTask(k, w, packed, acts, n_tokens, 0, n_panels, y);
   const int64_t per_task = PanelsPerTask(n_panels, n_tokens, pool.n_threads());
   pool.ParallelFor(CeilDiv(n_panels, per_task), [&](int64_t task, int) {
-    PanelsTask(k, w, acts, n_tokens, task * per_task, std::min(n_panels, (task + 1) * per_task), y);
+    PanelsTask(k, w, packed, acts, n_tokens, task * per_task, std::min(n_panels, (task + 1) * per_task), y);
   });
+}
+
+// MatMul of repacked weights under an ISA without weight-panel kernels (a
+// test that switched ISA after loading): the file's rows back, then MatMul.
+void MatMulUnpacked(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
+  thread_local ScratchBuffer rows_scratch;
+  WeightMatrix rows = w;
+  rows.panels = false;
+  uint8_t* bytes = rows_scratch.Get(w.n_rows * w.row_bytes);
+  UnpackPanels(w, bytes);
+  rows.data = bytes;
+  MatMul(rows, x, n_tokens, y, pool);
 }
 
 // One job of a MatMulGroup call, its activations prepared: tasks
@@ -163,6 +198,7 @@ void PanelsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int
 struct GroupJob {
   const TypeKernels* k;
   MatView w;
+  bool packed;  // repacked weights (panels path)
   ActView acts;
   int64_t n_tokens;
   float* y;
@@ -173,7 +209,8 @@ struct GroupJob {
   void RunTask(int64_t task) const {
     const int64_t begin = (task - first_task) * per_task;
     if (panels) {
-      PanelsTask(*k, w, acts, n_tokens, begin, std::min(CeilDiv(w.n_rows, k->panel_rows), begin + per_task), y);
+      PanelsTask(*k, w, packed, acts, n_tokens, begin, std::min(CeilDiv(w.n_rows, k->panel_rows), begin + per_task),
+                 y);
     } else {
       RowsTask(*k, w, acts, n_tokens, begin, std::min(w.n_rows, begin + per_task), y);
     }
@@ -222,12 +259,19 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
   RIDGE_CHECK(w.n_cols % traits.block_elems == 0);
   RIDGE_CHECK(w.row_bytes >= RowBytes(w.type, w.n_cols));
   if (w.n_rows == 0 || n_tokens == 0) return;
+  if (w.panels) {
+    const TypeKernels* k = internal::ActiveWeightPanelKernels(w.type);
+    if (k == nullptr) return MatMulUnpacked(w, x, n_tokens, y, pool);
+    const MatView view{w.data, w.n_rows, w.n_cols, w.row_bytes};
+    return PanelsPath(*k, view, true, PrepareActivations(k->panel_acts, x, w.n_cols, n_tokens, pool), n_tokens, y,
+                      pool);
+  }
   const TypeKernels* k = FindKernels(ActiveIsa(), w.type);
   if (k == nullptr || w.n_cols == 0) return scalar::MatMul(w, x, n_tokens, y, pool);
 
   const MatView view{w.data, w.n_rows, w.n_cols, w.row_bytes};
   if (k->panel_matmul != nullptr && n_tokens >= k->panel_min_tokens) {
-    PanelsPath(*k, view, PrepareActivations(k->panel_acts, x, w.n_cols, n_tokens, pool), n_tokens, y, pool);
+    PanelsPath(*k, view, false, PrepareActivations(k->panel_acts, x, w.n_cols, n_tokens, pool), n_tokens, y, pool);
   } else {
     RowsPath(*k, view, PrepareActivations(k->row_acts, x, w.n_cols, n_tokens, pool), n_tokens, y, pool);
   }
@@ -249,7 +293,8 @@ void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool) {
   for (const MatMulJob& job : jobs) {
     const WeightMatrix& w = *job.w;
     const TypeKernels* k = w.n_cols == 0 || w.n_rows == 0 || job.n_tokens == 0 ? nullptr
-                                                                               : FindKernels(ActiveIsa(), w.type);
+                           : w.panels ? internal::ActiveWeightPanelKernels(w.type)
+                                      : FindKernels(ActiveIsa(), w.type);
     if (k == nullptr) {
       MatMul(w, job.x, job.n_tokens, job.y, pool);
       continue;
@@ -257,17 +302,18 @@ void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool) {
     RIDGE_CHECK(TraitsOf(w.type).can_dequantize && w.n_cols % TraitsOf(w.type).block_elems == 0);
     RIDGE_CHECK(w.row_bytes >= RowBytes(w.type, w.n_cols));
     const MatView view{w.data, w.n_rows, w.n_cols, w.row_bytes};
-    if (k->panel_matmul != nullptr && job.n_tokens >= k->panel_min_tokens) {
+    if (w.panels || (k->panel_matmul != nullptr && job.n_tokens >= k->panel_min_tokens)) {
       const ActView acts = group_acts.Get(k->panel_acts, job.x, w.n_cols, job.n_tokens, pool);
       const int64_t n_panels = CeilDiv(w.n_rows, k->panel_rows);
       const int64_t per_task = PanelsPerTask(n_panels, job.n_tokens, pool.n_threads());
-      group_jobs.push_back({k, view, acts, job.n_tokens, job.y, true, per_task, n_tasks});
+      group_jobs.push_back({k, view, w.panels, acts, job.n_tokens, job.y, true, per_task, n_tasks});
       n_tasks += CeilDiv(n_panels, per_task);
       panels_flops += PanelsFlops(view, job.n_tokens);
+      if (w.panels) rows_bytes += w.n_rows * w.row_bytes;
     } else {
       const ActView acts = group_acts.Get(k->row_acts, job.x, w.n_cols, job.n_tokens, pool);
       const int64_t chunk_rows = RowsChunk(*k, view, job.n_tokens, pool.n_threads());
-      group_jobs.push_back({k, view, acts, job.n_tokens, job.y, false, chunk_rows, n_tasks});
+      group_jobs.push_back({k, view, false, acts, job.n_tokens, job.y, false, chunk_rows, n_tasks});
       n_tasks += CeilDiv(w.n_rows, chunk_rows);
       rows_bytes += w.n_rows * w.row_bytes * CeilDiv(job.n_tokens, k->max_row_tokens);
     }

@@ -56,6 +56,9 @@ struct PanelPrefetch {
   const uint8_t* first;
   int64_t n_rows;
   int64_t row_bytes;
+  // > 0: the panel itself streams from memory (weights repacked at load):
+  // prefetch this many bytes ahead of the block being multiplied.
+  int64_t stream_ahead_bytes = 0;
 };
 
 struct TypeKernels {
@@ -88,6 +91,14 @@ const TypeKernels* Avx512QuantKernels(GgmlType type);  // Q8_0, Q4_0 (rows and p
 const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
 const TypeKernels* Avx2QuantKernels(GgmlType type);
 const TypeKernels* Avx2FloatKernels(GgmlType type);
+
+// The kernels whose panel path reads panels in the layout of weight_panels.h, so
+// that weights repacked at load (kernels::RepackInPlace) are multiplied without
+// packing (nullptr: none for the type).
+const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
+const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // IQ4_NL, MXFP4
+// The active ISA's (repack.cc).
+const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 
 // The other 32-element block types (Q4_1, Q5_0, Q5_1, IQ4_NL): rows and panels
 // on AVX-512, the rows path only on AVX2.

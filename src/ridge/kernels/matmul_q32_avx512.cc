@@ -21,6 +21,7 @@
 
 #include "ridge/kernels/matmul_isa.h"
 #include "ridge/kernels/simd_avx512.h"
+#include "ridge/kernels/weight_panels.h"
 
 namespace ridge::kernels::internal {
 namespace {
@@ -110,7 +111,7 @@ __m256 E8M0HalfOf8(const uint8_t* base, const int64_t offsets[8]) {
 struct Q4_1Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
   static constexpr int kHighShift = 4, kBiasFactor = 0;
-  static constexpr bool kHasMin = true, kE8M0Scale = false;
+  static constexpr bool kHasMin = true, kE8M0Scale = false, kWeightPanels = false;
   static __m256i Unsigned(const uint8_t* block) {
     const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 4)));
     return _mm256_and_si256(both, _mm256_setr_m128i(_mm_set1_epi8(0x0f), _mm_set1_epi8(static_cast<char>(0xf0))));
@@ -121,7 +122,7 @@ struct Q4_1Codes {
 struct Q5_0Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
   static constexpr int kHighShift = 0, kBiasFactor = -16;
-  static constexpr bool kHasMin = false, kE8M0Scale = false;
+  static constexpr bool kHasMin = false, kE8M0Scale = false, kWeightPanels = false;
   static __m256i Unsigned(const uint8_t* block) { return FiveBitCodes(block + 2, block + 6); }
   static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
 };
@@ -129,7 +130,7 @@ struct Q5_0Codes {
 struct Q5_1Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
   static constexpr int kHighShift = 0, kBiasFactor = 0;
-  static constexpr bool kHasMin = true, kE8M0Scale = false;
+  static constexpr bool kHasMin = true, kE8M0Scale = false, kWeightPanels = false;
   static __m256i Unsigned(const uint8_t* block) { return FiveBitCodes(block + 4, block + 8); }
   static __m256i InOrder(const uint8_t* block) { return Unsigned(block); }
 };
@@ -137,7 +138,9 @@ struct Q5_1Codes {
 struct IQ4_NLCodes {
   static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_NL);
   static constexpr int kHighShift = 0, kBiasFactor = -128;
-  static constexpr bool kHasMin = false, kE8M0Scale = false;
+  static constexpr bool kHasMin = false, kE8M0Scale = false, kWeightPanels = true;
+  static constexpr panels::Format kPanelFormat = panels::kIQ4_NL;
+  static constexpr const int8_t* kLevels = kIq4NlLevels;
   static __m256i Unsigned(const uint8_t* block) {
     // The levels + 128 (1..241: the sign bit flipped), in both 128-bit lanes for vpshufb.
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
@@ -150,7 +153,9 @@ struct IQ4_NLCodes {
 struct MXFP4Codes {
   static constexpr int64_t kBlockBytes = sizeof(BlockMXFP4);
   static constexpr int kHighShift = 0, kBiasFactor = -128;
-  static constexpr bool kHasMin = false, kE8M0Scale = true;
+  static constexpr bool kHasMin = false, kE8M0Scale = true, kWeightPanels = true;
+  static constexpr panels::Format kPanelFormat = panels::kMXFP4;
+  static constexpr const int8_t* kLevels = kMxfp4Levels;
   static __m256i Unsigned(const uint8_t* block) {
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Levels)));
     const __m256i table = _mm256_xor_si256(levels, _mm256_set1_epi8(static_cast<char>(0x80)));
@@ -250,6 +255,7 @@ constexpr int64_t kPanelRows = 32;
 template <typename Codes>
 int64_t PanelBytes(int64_t n_cols) {
   const int64_t n_blocks = n_cols / kBlock;
+  if constexpr (Codes::kWeightPanels) return n_blocks * Codes::kPanelFormat.block_bytes();
   return n_blocks * 8 * kPanelRows * 4 + (Codes::kHasMin ? 2 : 1) * n_blocks * kPanelRows * 4;
 }
 
@@ -259,8 +265,27 @@ float F16At(const uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
+// IQ4_NL and MXFP4: the weight panels of weight_panels.h (codes still packed,
+// scales as in the file), as repacked at load.
+template <typename Codes>
+void PackWeightPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  constexpr panels::Format kFormat = Codes::kPanelFormat;
+  static_assert(kFormat.file_block_bytes == Codes::kBlockBytes);
+  const int64_t n_blocks = w.n_cols / kBlock;
+  avx512::PackPanelQuants<4>(w.data, w.n_rows, w.row_bytes, r_begin, n_blocks, kFormat.file_block_bytes,
+                             kFormat.scale_bytes, 0, kFormat.block_bytes(), panel);
+  // Rows past the matrix repeat its last row's scales: their outputs are never stored.
+  for (int64_t j = 0; j < kPanelRows; ++j) {
+    const uint8_t* row = w.data + std::min(r_begin + j, w.n_rows - 1) * w.row_bytes;
+    for (int64_t b = 0; b < n_blocks; ++b)
+      std::memcpy(panel + b * kFormat.block_bytes() + kFormat.quant_bytes + j * kFormat.scale_bytes,
+                  row + b * kFormat.file_block_bytes, kFormat.scale_bytes);
+  }
+}
+
 template <typename Codes>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  if constexpr (Codes::kWeightPanels) return PackWeightPanel<Codes>(w, r_begin, panel);
   const int64_t n_blocks = w.n_cols / kBlock;
   constexpr int64_t kBlockBytes = Codes::kBlockBytes;
   auto* scales = reinterpret_cast<float*>(panel + n_blocks * 8 * kPanelRows * 4);
@@ -340,12 +365,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
     }
     const __m512 s0 = _mm512_load_ps(scales + b * kPanelRows);
     const __m512 s1 = _mm512_load_ps(scales + b * kPanelRows + 16);
-#pragma GCC unroll 8
-    for (int t = 0; t < kT; ++t) {
-      const __m512 dx = _mm512_set1_ps(xd[t][b]);
-      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
-      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
-    }
+    avx512::PanelScaleBlock<kT>(s0, s1, xd, b, dot0, dot1, acc0, acc1);
     if constexpr (Codes::kHasMin) {
       const __m512 m0 = _mm512_load_ps(mins + b * kPanelRows);
       const __m512 m1 = _mm512_load_ps(mins + b * kPanelRows + 16);
@@ -357,34 +377,108 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
       }
     }
   }
-  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
-  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
-                       : n_valid_rows <= 16 ? __mmask16(0)
-                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
+  avx512::StorePanelTile<kT>(acc0, acc1, n_valid_rows, y, y_stride);
+}
+
+// 2^(e − 128) for 16 E8M0 bytes, as E8M0Half.
+__m512 E8M0HalfOf16(const uint8_t* bytes) {
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  const __mmask16 small = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, subnormal));
+}
+
+// The same sums and float steps as PanelTile, on a weight panel: each 64-byte
+// load gives two groups of 16 rows' codes (low and high nibbles), looked up
+// into levels + 128 by one vpshufb each.
+template <typename Codes, int kT>
+void WeightPanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, const ActLayout& layout,
+                     const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int64_t stream_ahead) {
+  constexpr panels::Format kFormat = Codes::kPanelFormat;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xqsum[kT];
   for (int t = 0; t < kT; ++t) {
-    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
-    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
+    const uint8_t* a = acts + t * act_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xqsum[t] = reinterpret_cast<const int32_t*>(a + layout.qsum_off);
+  }
+  const __m512i table = _mm512_xor_si512(
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(Codes::kLevels))),
+      _mm512_set1_epi8(static_cast<char>(0x80)));
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  __m512 acc0[kT], acc1[kT];
+  for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* p = panel + b * kFormat.block_bytes();
+    if (stream_ahead > 0) {  // weights repacked at load stream from memory (see matmul_quant_avx512.cc)
+      constexpr int64_t kBlockBytes = kFormat.block_bytes();
+#pragma GCC unroll 9
+      for (int64_t line = 0; line < kBlockBytes; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + stream_ahead + line), _MM_HINT_T0);
+    }
+    __m512i dot0[kT], dot1[kT];
+    for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(Codes::kBiasFactor * xqsum[t][b]);
+    auto group = [&](__m512i w0, __m512i w1, int element) {
+      avx512::PanelGroupDots<kT>(w0, w1, xq, b * kBlock + element, dot0, dot1);
+    };
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      const __m512i w0 = _mm512_loadu_si512(p + g * kPanelRows * 4);
+      const __m512i w1 = _mm512_loadu_si512(p + g * kPanelRows * 4 + 64);
+      group(_mm512_shuffle_epi8(table, _mm512_and_si512(w0, low4)),
+            _mm512_shuffle_epi8(table, _mm512_and_si512(w1, low4)), 4 * g);
+      group(_mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(w0, 4), low4)),
+            _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(w1, 4), low4)), 16 + 4 * g);
+    }
+    const uint8_t* scales = p + kFormat.quant_bytes;
+    __m512 s0, s1;
+    if constexpr (Codes::kE8M0Scale) {
+      s0 = E8M0HalfOf16(scales);
+      s1 = E8M0HalfOf16(scales + 16);
+    } else {
+      s0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
+      s1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32)));
+    }
+    avx512::PanelScaleBlock<kT>(s0, s1, xd, b, dot0, dot1, acc0, acc1);
+  }
+  avx512::StorePanelTile<kT>(acc0, acc1, n_valid_rows, y, y_stride);
+}
+
+template <typename Codes, int kT>
+void AnyPanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, const ActLayout& layout,
+                  const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int64_t stream_ahead) {
+  if constexpr (Codes::kWeightPanels) {
+    WeightPanelTile<Codes, kT>(panel, n_blocks, n_valid_rows, layout, acts, act_stride, y, y_stride, stream_ahead);
+  } else {
+    PanelTile<Codes, kT>(panel, n_blocks, n_valid_rows, layout, acts, act_stride, y, y_stride);  // never repacked
   }
 }
 
 template <typename Codes>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride, const PanelPrefetch& /*next*/) {
+                 float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
+  const int64_t n = layout.n_blocks;
   constexpr int kT = 6;
   int64_t t = 0;
-  for (; t + kT <= n_tokens; t += kT)
-    PanelTile<Codes, kT>(panel, layout.n_blocks, n_valid_rows, layout, acts.data + t * acts.row_stride,
-                         acts.row_stride, y + t * y_stride, y_stride);
+  // The first tile brings a repacked panel's weights for the others.
+  int64_t ahead = next.stream_ahead_bytes;
+  for (; t + kT <= n_tokens; t += kT, ahead = 0)
+    AnyPanelTile<Codes, kT>(panel, n, n_valid_rows, layout, acts.data + t * acts.row_stride, acts.row_stride,
+                            y + t * y_stride, y_stride, ahead);
   const uint8_t* a = acts.data + t * acts.row_stride;
   float* yt = y + t * y_stride;
+  const int64_t s = acts.row_stride;
   switch (n_tokens - t) {
     case 0: break;
-    case 1: PanelTile<Codes, 1>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    case 2: PanelTile<Codes, 2>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    case 3: PanelTile<Codes, 3>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    case 4: PanelTile<Codes, 4>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
-    default: PanelTile<Codes, 5>(panel, layout.n_blocks, n_valid_rows, layout, a, acts.row_stride, yt, y_stride); break;
+    case 1: AnyPanelTile<Codes, 1>(panel, n, n_valid_rows, layout, a, s, yt, y_stride, ahead); break;
+    case 2: AnyPanelTile<Codes, 2>(panel, n, n_valid_rows, layout, a, s, yt, y_stride, ahead); break;
+    case 3: AnyPanelTile<Codes, 3>(panel, n, n_valid_rows, layout, a, s, yt, y_stride, ahead); break;
+    case 4: AnyPanelTile<Codes, 4>(panel, n, n_valid_rows, layout, a, s, yt, y_stride, ahead); break;
+    default: AnyPanelTile<Codes, 5>(panel, n, n_valid_rows, layout, a, s, yt, y_stride, ahead); break;
   }
 }
 
@@ -403,6 +497,14 @@ constexpr TypeKernels kIQ4_NLKernels = MakeKernels<IQ4_NLCodes>();
 constexpr TypeKernels kMXFP4Kernels = MakeKernels<MXFP4Codes>();
 
 }  // namespace
+
+const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type) {
+  switch (type) {
+    case GgmlType::kIQ4_NL: return &kIQ4_NLKernels;
+    case GgmlType::kMXFP4: return &kMXFP4Kernels;
+    default: return nullptr;
+  }
+}
 
 const TypeKernels* Avx512Q32Kernels(GgmlType type) {
   switch (type) {

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/weight_panels.h"
 
 namespace ridge::kernels::internal {
 namespace {
@@ -50,20 +51,6 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     __m256i lane_sums;
     d[b] = avx512::QuantizeBlock32(x + b * kBlock, q + b * kBlock, &lane_sums);
     block_bias[b] = kBlockFactor * avx512::HorizontalSumI32(lane_sums);
-  }
-}
-
-// The 32 weights as unsigned bytes in element order: w + 128 (Q8_0) or the
-// nibble 0..15 (Q4_0: low nibbles are elements 0..15, high ones 16..31).
-template <bool kQ4>
-__m256i PanelBlockU8(const uint8_t* block) {
-  if constexpr (kQ4) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-  } else {
-    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-    return _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80)));
   }
 }
 
@@ -171,79 +158,52 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
   }
 }
 
-// ---- panels (prefill) ----------------------------------------------------
-// A panel holds 32 rows (two zmm of 16 rows). For each block b and each
-// group g of 4 elements (8 groups per block), 32 rows × 4 unsigned bytes:
-//   bytes  [n_blocks][8 groups][32 rows][4]
-//   scales float [n_blocks][32 rows]   (the rows' block scales; 0 for padding)
-constexpr int64_t kPanelRows = 32;
+// ---- panels (prefill, batched decode, weights repacked at load) ---------
+// A panel holds 32 rows in the layout of weight_panels.h (two zmm of 16 rows
+// per 4-element group, f16 scales). Weights repacked at load are already
+// panels; file-layout weights are packed into one per task (PackPanel).
+constexpr int64_t kPanelRows = panels::kRows;
+static_assert(panels::kQ8_0.file_block_bytes == sizeof(BlockQ8_0));
+static_assert(panels::kQ4_0.file_block_bytes == sizeof(BlockQ4_0));
 
+template <bool kQ4>
+constexpr int64_t kPanelBlockBytes = kQ4 ? panels::kQ4_0.block_bytes() : panels::kQ8_0.block_bytes();
+template <bool kQ4>
+constexpr int64_t kPanelQuantBytes = kQ4 ? panels::kQ4_0.quant_bytes : panels::kQ8_0.quant_bytes;
+
+template <bool kQ4>
 int64_t PanelBytes(int64_t n_cols) {
-  const int64_t n_blocks = n_cols / kBlock;
-  return n_blocks * 8 * kPanelRows * 4 + n_blocks * kPanelRows * 4;
+  return n_cols / kBlock * kPanelBlockBytes<kQ4>;
 }
 
-constexpr int64_t kPackAheadBlocks = 16;  // ~0.5 KiB ahead in every row
-
+// Packs rows [r_begin, r_begin + 32) of the file-layout matrix w (rows past
+// w.n_rows: zero quants, the last row's scales; their outputs are never stored).
 template <bool kQ4>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   const int64_t n_blocks = w.n_cols / kBlock;
-  constexpr int64_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  auto* scales = reinterpret_cast<float*>(panel + n_blocks * 8 * kPanelRows * 4);
-  // Two blocks of 16 rows at a time: 16 rows × 16 four-byte groups, transposed
-  // so that each register holds one group of the 16 rows.
-  for (int64_t half = 0; half < 2; ++half) {
-    const int64_t r0 = r_begin + half * 16;
-    const uint8_t* rows[16];
-    for (int i = 0; i < 16; ++i) rows[i] = r0 + i < w.n_rows ? w.data + (r0 + i) * w.row_bytes : nullptr;
-    for (int64_t b = 0; b < n_blocks; b += 2) {
-      const bool pair = b + 1 < n_blocks;
-      __m512 v[16];
-      for (int i = 0; i < 16; ++i) {
-        if (rows[i] == nullptr) {
-          v[i] = _mm512_setzero_ps();
-          continue;
-        }
-        // 16 row streams outrun the hardware prefetcher: at batch 16 the packing
-        // is where the weights come from memory, and it ran at ~17 GB/s.
-        const uint8_t* ahead = rows[i] + (b + kPackAheadBlocks) * kBlockBytes;
-        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-        if constexpr (!kQ4) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
-        const __m256i lo = PanelBlockU8<kQ4>(rows[i] + b * kBlockBytes);
-        const __m256i hi = pair ? PanelBlockU8<kQ4>(rows[i] + (b + 1) * kBlockBytes) : _mm256_setzero_si256();
-        v[i] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
-      }
-      avx512::Transpose16x16(v);
-      for (int g = 0; g < (pair ? 16 : 8); ++g)
-        _mm512_store_ps(reinterpret_cast<float*>(panel + ((b * 8 + g) * kPanelRows + half * 16) * 4), v[g]);
-    }
-  }
-  // The scales, 8 rows at a time (a scalar convert per (row, block) was as
-  // costly as the rest of the packing: at batch 16 packing took as long as
-  // the products). Rows past the matrix repeat its last row: their outputs
-  // are never stored.
+  constexpr int64_t kFileBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  avx512::PackPanelQuants<kQ4 ? 4 : 8>(w.data, w.n_rows, w.row_bytes, r_begin, n_blocks, kFileBlockBytes, 2,
+                                       kQ4 ? 0 : 0x80, kPanelBlockBytes<kQ4>, panel);
+  // The f16 scales, 8 rows at a time (a scalar copy per (row, block) was as
+  // costly as the rest of the packing at batch 16).
   for (int64_t j0 = 0; j0 < kPanelRows; j0 += 8) {
-    if (r_begin + j0 >= w.n_rows) {
-      for (int64_t b = 0; b < n_blocks; ++b) _mm256_store_ps(scales + b * kPanelRows + j0, _mm256_setzero_ps());
-      continue;
-    }
-    const int64_t n_valid = std::min<int64_t>(8, w.n_rows - (r_begin + j0));
+    const int64_t first = std::min(r_begin + j0, w.n_rows - 1);
+    const int64_t n_valid = std::max<int64_t>(1, std::min<int64_t>(8, w.n_rows - first));
     int64_t row_offsets[8];
     for (int i = 0; i < 8; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
-    const uint8_t* base = w.data + (r_begin + j0) * w.row_bytes;
+    const uint8_t* base = w.data + first * w.row_bytes;
     for (int64_t b = 0; b < n_blocks; ++b)
-      _mm256_store_ps(scales + b * kPanelRows + j0, avx512::ScalesOf8(base + b * kBlockBytes, row_offsets));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(panel + b * kPanelBlockBytes<kQ4> + kPanelQuantBytes<kQ4> + j0 * 2),
+                       avx512::HalvesOf8(base + b * kFileBlockBytes, row_offsets));
   }
 }
 
-// 32 panel rows × kT tokens. Integer accumulators per block start at the
-// block's bias and take 8 vpdpbusd (one per 4-element group, activation
-// bytes broadcast); then one convert and one FMA scale them into floats.
 // Rows of the next panel a tile prefetches into L2, a slice of each per block.
 struct TilePrefetch {
   const uint8_t* rows[kPanelRows];
   int n = 0;
   int64_t step = 0;  // bytes of a row per block
+  int64_t ahead = 0;  // > 0: prefetch the panel's own stream this far ahead of each block
 };
 
 // The rows of `next` that tile k of n_tiles prefetches (every n_tiles-th):
@@ -252,13 +212,17 @@ TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t 
   TilePrefetch pf;
   pf.step = next.n_rows > 0 ? (next.row_bytes + n_blocks - 1) / n_blocks : 0;
   for (int64_t j = k; j < next.n_rows && pf.n < kPanelRows; j += n_tiles) pf.rows[pf.n++] = next.first + j * next.row_bytes;
+  pf.ahead = k == 0 ? next.stream_ahead_bytes : 0;  // the first tile brings the weights for the others
   return pf;
 }
 
-template <int kT>
+// 32 panel rows × kT tokens. Integer accumulators per block start at the
+// block's bias and take one vpdpbusd per 4-element group (activation bytes
+// broadcast); then one convert and one FMA scale them into floats, in the
+// rows kernel's order.
+template <bool kQ4, int kT>
 void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, const ActLayout& layout,
                const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
-  const auto* scales = reinterpret_cast<const float*>(panel + n_blocks * 8 * kPanelRows * 4);
   const int8_t* xq[kT];
   const float* xd[kT];
   const int32_t* xbias[kT];
@@ -270,43 +234,43 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
   }
   __m512 acc0[kT], acc1[kT];
   for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
-  const uint8_t* p = panel;
   for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* p = panel + b * kPanelBlockBytes<kQ4>;
     for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T1);
+    if (pf.ahead > 0) {
+#pragma GCC unroll 17
+      for (int64_t line = 0; line < kPanelBlockBytes<kQ4>; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + pf.ahead + line), _MM_HINT_T1);
+    }
     __m512i dot0[kT], dot1[kT];
     for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(xbias[t][b]);
-#pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g, p += kPanelRows * 4) {
-      const __m512i w0 = _mm512_load_si512(p);
-      const __m512i w1 = _mm512_load_si512(p + 64);
-#pragma GCC unroll 8
-      for (int t = 0; t < kT; ++t) {
-        int32_t x4;
-        std::memcpy(&x4, xq[t] + b * kBlock + g * 4, 4);
-        const __m512i xb = _mm512_set1_epi32(x4);
-        dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
-        dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
+    auto group = [&](__m512i w0, __m512i w1, int element) {
+      avx512::PanelGroupDots<kT>(w0, w1, xq, b * kBlock + element, dot0, dot1);
+    };
+    if constexpr (kQ4) {
+      const __m512i low4 = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        const __m512i w0 = _mm512_loadu_si512(p + g * kPanelRows * 4);
+        const __m512i w1 = _mm512_loadu_si512(p + g * kPanelRows * 4 + 64);
+        group(_mm512_and_si512(w0, low4), _mm512_and_si512(w1, low4), 4 * g);
+        group(_mm512_and_si512(_mm512_srli_epi16(w0, 4), low4), _mm512_and_si512(_mm512_srli_epi16(w1, 4), low4),
+              16 + 4 * g);
       }
-    }
-    const __m512 s0 = _mm512_load_ps(scales + b * kPanelRows);
-    const __m512 s1 = _mm512_load_ps(scales + b * kPanelRows + 16);
+    } else {
 #pragma GCC unroll 8
-    for (int t = 0; t < kT; ++t) {
-      const __m512 dx = _mm512_set1_ps(xd[t][b]);
-      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
-      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
+      for (int g = 0; g < 8; ++g)
+        group(_mm512_loadu_si512(p + g * kPanelRows * 4), _mm512_loadu_si512(p + g * kPanelRows * 4 + 64), 4 * g);
     }
+    const uint8_t* scales = p + kPanelQuantBytes<kQ4>;
+    const __m512 s0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
+    const __m512 s1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32)));
+    avx512::PanelScaleBlock<kT>(s0, s1, xd, b, dot0, dot1, acc0, acc1);
   }
-  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
-  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
-                       : n_valid_rows <= 16 ? __mmask16(0)
-                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
-  for (int t = 0; t < kT; ++t) {
-    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
-    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
-  }
+  avx512::StorePanelTile<kT>(acc0, acc1, n_valid_rows, y, y_stride);
 }
 
+template <bool kQ4>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
@@ -314,29 +278,29 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   const int64_t n_tiles = (n_tokens + kT - 1) / kT;
   int64_t t = 0, k = 0;
   for (; t + kT <= n_tokens; t += kT, ++k)
-    PanelTile<kT>(panel, layout.n_blocks, n_valid_rows, layout, acts.data + t * acts.row_stride, acts.row_stride,
-                  y + t * y_stride, y_stride, PrefetchSlice(next, layout.n_blocks, k, n_tiles));
+    PanelTile<kQ4, kT>(panel, layout.n_blocks, n_valid_rows, layout, acts.data + t * acts.row_stride,
+                       acts.row_stride, y + t * y_stride, y_stride, PrefetchSlice(next, layout.n_blocks, k, n_tiles));
   const uint8_t* a = acts.data + t * acts.row_stride;
   float* yt = y + t * y_stride;
   const TilePrefetch pf = PrefetchSlice(next, layout.n_blocks, k, n_tiles);
   const int64_t n = layout.n_blocks;
   switch (n_tokens - t) {
     case 0: break;
-    case 1: PanelTile<1>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
-    case 2: PanelTile<2>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
-    case 3: PanelTile<3>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
-    case 4: PanelTile<4>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
-    default: PanelTile<5>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    case 1: PanelTile<kQ4, 1>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    case 2: PanelTile<kQ4, 2>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    case 3: PanelTile<kQ4, 3>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    case 4: PanelTile<kQ4, 4>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    default: PanelTile<kQ4, 5>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
   }
 }
 
 constexpr int64_t kPanelMinTokens = 8;
 constexpr TypeKernels kQ8_0Kernels{{ActRowBytes, PrepareActRow<false>}, 4, Rows<false>,
                                    {ActRowBytes, PrepareActRow<false>}, kPanelRows, kPanelMinTokens,
-                                   PanelBytes, PackPanel<false>, PanelMatMul};
+                                   PanelBytes<false>, PackPanel<false>, PanelMatMul<false>};
 constexpr TypeKernels kQ4_0Kernels{{ActRowBytes, PrepareActRow<true>}, 4, Rows<true>,
                                    {ActRowBytes, PrepareActRow<true>}, kPanelRows, kPanelMinTokens,
-                                   PanelBytes, PackPanel<true>, PanelMatMul};
+                                   PanelBytes<true>, PackPanel<true>, PanelMatMul<true>};
 
 }  // namespace
 
@@ -347,5 +311,7 @@ const TypeKernels* Avx512QuantKernels(GgmlType type) {
     default: return nullptr;
   }
 }
+
+const TypeKernels* Avx512WeightPanelKernels(GgmlType type) { return Avx512QuantKernels(type); }
 
 }  // namespace ridge::kernels::internal

@@ -34,6 +34,22 @@ struct MatMulJob {
 // tokens, and ~100 barriers a layer would otherwise cost more than the products.
 void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool);
 
+// Weights repacked once at load into the layout the active ISA's panel kernels
+// read (kernels/weight_panels.h: Q8_0, Q4_0, IQ4_NL and MXFP4 on AVX-512 today), so that
+// prefill and batched decode do not pack panels per call and decode and small
+// batches take the panel kernel (no reduction across lanes). The repacked
+// matrix takes the same bytes as the file's.
+// Whether RepackInPlace applies to w under the active ISA (whole panels of 32
+// rows, a type with weight-panel kernels, not already repacked).
+bool CanRepack(const WeightMatrix& w);
+// Rewrites w's bytes in place into weight panels and sets w.panels; `bytes`
+// is w.data, writable. MatMul of the result gives the same bits as before on
+// every ISA (an ISA without weight-panel kernels unpacks them per call: slow,
+// for tests that switch ISA after loading).
+void RepackInPlace(WeightMatrix& w, uint8_t* bytes);
+// The file's rows of a repacked matrix: rows [n_rows × row_bytes] (exactly the bytes before RepackInPlace).
+void UnpackPanels(const WeightMatrix& w, uint8_t* rows);
+
 // out[i] = x[i] / sqrt(mean(x²) + eps) · weight[i]; x, weight, out: [n]. out may alias x.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);
 

@@ -11,6 +11,7 @@
 namespace ridge::kernels::scalar {
 
 void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
+  RIDGE_CHECK(!w.panels);  // the file's rows only (kernels::MatMul unpacks repacked weights)
   pool.ParallelFor(w.n_rows, [&](int64_t r, int) {
     thread_local std::vector<float> row;
     row.resize(static_cast<size_t>(w.n_cols));

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace ridge::kernels::avx512 {
 
@@ -94,15 +95,124 @@ inline void Transpose8x8(__m256 r[8]) {
 // Helpers of the rows kernels of the 32-element block types (8 rows a tile).
 
 // The f16 values at base + offsets[i] (block scales or minimums; 16 bytes are
-// read at each), as floats in lanes 0..7: 16-byte loads and a word transpose (7 shuffles), a third of the cost of a
+// read at each), in words 0..7: 16-byte loads and a word transpose (7 shuffles), a third of the cost of a
 // vpgatherdd on Zen 4, the single largest cost of decode here when gathered.
-inline __m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
+inline __m128i HalvesOf8(const uint8_t* base, const int64_t offsets[8]) {
   __m128i v[8];
   for (int i = 0; i < 8; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + offsets[i]));
   const __m128i w01 = _mm_unpacklo_epi16(v[0], v[1]), w23 = _mm_unpacklo_epi16(v[2], v[3]);
   const __m128i w45 = _mm_unpacklo_epi16(v[4], v[5]), w67 = _mm_unpacklo_epi16(v[6], v[7]);
   const __m128i d0123 = _mm_unpacklo_epi32(w01, w23), d4567 = _mm_unpacklo_epi32(w45, w67);
-  return _mm256_cvtph_ps(_mm_unpacklo_epi64(d0123, d4567));
+  return _mm_unpacklo_epi64(d0123, d4567);
+}
+
+// The same values as floats in lanes 0..7.
+inline __m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
+  return _mm256_cvtph_ps(HalvesOf8(base, offsets));
+}
+
+// Weight panels (kernels/weight_panels.h): the quants of rows [r_begin,
+// r_begin + 32) of a file-layout matrix (rows past n_rows: zeros) into a
+// panel of panel_block_bytes per block; the scales are the caller's. A
+// file block holds kDwords 4-byte groups of quants (8: Q8_0's 32 bytes, 4: 16
+// bytes of nibbles) from qs_offset, each byte xor flip. Per 16 rows, 16
+// dwords of each row (two or four blocks) fill a register, and a 16 × 16
+// transpose leaves one group of the 16 rows in each.
+template <int kDwords>
+inline void PackPanelQuants(const uint8_t* data, int64_t n_rows, int64_t row_bytes, int64_t r_begin, int64_t n_blocks,
+                            int64_t file_block_bytes, int64_t qs_offset, uint8_t flip, int64_t panel_block_bytes,
+                            uint8_t* panel) {
+  constexpr int kBlocksPerLoad = 16 / kDwords;
+  // 16 row streams outrun the hardware prefetcher: at batch 16 the packing
+  // is where the weights come from memory, and it ran at ~17 GB/s.
+  constexpr int64_t kAheadBlocks = 16;
+  const __m512i flip_bytes = _mm512_set1_epi8(static_cast<char>(flip));
+  for (int64_t half = 0; half < 2; ++half) {
+    const uint8_t* rows[16];
+    for (int i = 0; i < 16; ++i) {
+      const int64_t r = r_begin + half * 16 + i;
+      rows[i] = r < n_rows ? data + r * row_bytes : nullptr;
+    }
+    for (int64_t b = 0; b < n_blocks; b += kBlocksPerLoad) {
+      const int n_here = static_cast<int>(n_blocks - b < kBlocksPerLoad ? n_blocks - b : kBlocksPerLoad);
+      __m512 v[16];
+      for (int i = 0; i < 16; ++i) {
+        if (rows[i] == nullptr) {
+          v[i] = _mm512_setzero_ps();
+          continue;
+        }
+        const uint8_t* ahead = rows[i] + (b + kAheadBlocks) * file_block_bytes;
+        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
+        const uint8_t* qs = rows[i] + b * file_block_bytes + qs_offset;  // block b's quants
+        __m512i r;
+        if constexpr (kDwords == 4) {
+          auto block = [&](int k) {
+            return k < n_here ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + k * file_block_bytes))
+                              : _mm_setzero_si128();
+          };
+          r = _mm512_inserti32x4(_mm512_castsi128_si512(block(0)), block(1), 1);
+          r = _mm512_inserti32x4(_mm512_inserti32x4(r, block(2), 2), block(3), 3);
+        } else {
+          static_assert(kDwords == 8);
+          auto block = [&](int k) {
+            return k < n_here ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + k * file_block_bytes))
+                              : _mm256_setzero_si256();
+          };
+          r = _mm512_inserti64x4(_mm512_castsi256_si512(block(0)), block(1), 1);
+        }
+        v[i] = _mm512_castsi512_ps(_mm512_xor_si512(r, flip_bytes));
+      }
+      Transpose16x16(v);
+      for (int d = 0; d < kDwords * n_here; ++d) {
+        uint8_t* dst = panel + (b + d / kDwords) * panel_block_bytes + (d % kDwords) * 128 + half * 64;
+        _mm512_storeu_ps(reinterpret_cast<float*>(dst), v[d]);
+      }
+    }
+  }
+}
+
+// Helpers of the panel tiles: 32 rows (two zmm of 16) × kT tokens.
+
+// dot{0,1}[t] += the 4-byte group of unsigned weights w{0,1} (16 rows each)
+// times token t's 4 int8 activations at xq[t] + offset, broadcast.
+template <int kT>
+inline void PanelGroupDots(__m512i w0, __m512i w1, const int8_t* const xq[kT], int64_t offset, __m512i dot0[kT],
+                           __m512i dot1[kT]) {
+#pragma GCC unroll 8
+  for (int t = 0; t < kT; ++t) {
+    int32_t x4;
+    std::memcpy(&x4, xq[t] + offset, 4);
+    const __m512i xb = _mm512_set1_epi32(x4);
+    dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
+    dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
+  }
+}
+
+// The block's float step of every (row, token): acc = fma(float(dot), s · d_x, acc).
+template <int kT>
+inline void PanelScaleBlock(__m512 s0, __m512 s1, const float* const xd[kT], int64_t b, const __m512i dot0[kT],
+                            const __m512i dot1[kT], __m512 acc0[kT], __m512 acc1[kT]) {
+#pragma GCC unroll 8
+  for (int t = 0; t < kT; ++t) {
+    const __m512 dx = _mm512_set1_ps(xd[t][b]);
+    acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
+    acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
+  }
+}
+
+// y[t * y_stride + j] = row j's result for token t, j < n_valid_rows.
+template <int kT>
+inline void StorePanelTile(const __m512 acc0[kT], const __m512 acc1[kT], int64_t n_valid_rows, float* y,
+                           int64_t y_stride) {
+  const __mmask16 m0 = n_valid_rows >= 16 ? __mmask16(0xffff) : __mmask16((1u << n_valid_rows) - 1);
+  const __mmask16 m1 = n_valid_rows >= 32   ? __mmask16(0xffff)
+                       : n_valid_rows <= 16 ? __mmask16(0)
+                                            : __mmask16((1u << (n_valid_rows - 16)) - 1);
+  for (int t = 0; t < kT; ++t) {
+    _mm512_mask_storeu_ps(y + t * y_stride, m0, acc0[t]);
+    _mm512_mask_storeu_ps(y + t * y_stride + 16, m1, acc1[t]);
+  }
 }
 
 // Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact), where lanes

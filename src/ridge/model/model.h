@@ -54,6 +54,15 @@ struct LayerWeights {
   kernels::WeightMatrix shared_down;              // [n_embd, n_ff_shexp]
 };
 
+// What loading did to the matrices' layout (see RepackWeights).
+struct WeightLayout {
+  int64_t repacked_matrices = 0;
+  int64_t repacked_bytes = 0;  // rewritten in place: the resident bytes are the file's
+  double repack_ms = 0;
+  bool mapped = false;         // --mmap: the file's pages, read in place, never rewritten
+  std::string isa;             // the ISA whose kernels the panels are laid out for
+};
+
 struct ModelWeights {
   kernels::WeightMatrix token_embd;  // [n_vocab, n_embd]
   std::vector<LayerWeights> layers;
@@ -64,7 +73,17 @@ struct ModelWeights {
   int64_t weight_bytes = 0;          // every matrix, as stored (split: the bytes this rank holds)
   // Split across ranks (model_partition.h): this rank's slices, copied out of the file.
   HugePageBuffer shard_memory;
+  WeightLayout layout;
 };
+
+// Repacks every matrix the active ISA has weight-panel kernels for (kernels::
+// RepackInPlace) in the file's memory, when that memory is a private copy
+// (FileBacking::kHugePageMemory); a mapped file keeps its layout. The token
+// embedding (read by row, and the output too when tied) is never repacked.
+WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights);
+// One line for load logs and bench reports, e.g. "repacked at load for avx512:
+// 154 matrices, 1050 MiB in place in 180 ms" or "file layout (mapped: ...)".
+std::string DescribeWeightLayout(const WeightLayout& layout);
 
 // Biases of a gated FFN's three projections (null: none), as gpt-oss's experts have.
 struct FfnBiases {

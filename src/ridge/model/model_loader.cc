@@ -209,6 +209,9 @@ std::unique_ptr<Model> Model::Load(const std::string& path, FileBacking backing,
       Fail("{}: tensor '{}' is not part of the {} graph ridge runs; refusing the file rather than ignoring it",
            file.path(), t.name, c.architecture);
   w.weight_bytes += MatrixBytes(w.token_embd) + (w.tied_output ? 0 : MatrixBytes(w.output));
+  // Repacking rewrites the file's private copy in place; a split rank maps
+  // the file (nothing to rewrite) and keeps its slices in the file's layout.
+  w.layout = RepackWeights(file, w);
   PartitionWeights(w, c, partition);
   return std::unique_ptr<Model>(new Model(std::move(file), c, std::move(w), partition));
 }

@@ -76,7 +76,7 @@ struct ModelBenchReport {
   std::string weight_types;
   double weight_bytes = 0;
   int64_t n_params = 0;
-  std::string weight_memory;  // DescribeMemory of the model file: page size matters to bandwidth
+  std::string weight_memory;  // DescribeMemory of the model file (page size matters to bandwidth) and its layout
   int n_threads = 0;
   std::string isa;
   ProbeSeries probes;         // the bounds are against probes.best

@@ -1,0 +1,79 @@
+// Repacking weights into weight panels at load (RepackInPlace), and back
+// (UnpackPanels) for an ISA without weight-panel kernels. See weight_panels.h
+// for the layout and matmul.cc for how MatMul reads it.
+#include <cstring>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/error.h"
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/ops.h"
+#include "ridge/kernels/scratch.h"
+#include "ridge/kernels/weight_panels.h"
+
+namespace ridge::kernels {
+
+const internal::TypeKernels* internal::ActiveWeightPanelKernels(GgmlType type) {
+  if (ActiveIsa() != Isa::kAvx512) return nullptr;
+  if (const TypeKernels* k = Avx512WeightPanelKernels(type)) return k;
+  return Avx512Q32WeightPanelKernels(type);
+}
+
+bool CanRepack(const WeightMatrix& w) {
+  return !w.panels && internal::ActiveWeightPanelKernels(w.type) != nullptr && w.n_rows > 0 &&
+         w.n_rows % panels::kRows == 0 && w.n_cols > 0 && w.n_cols % panels::kBlockElems == 0 &&
+         w.row_bytes == RowBytes(w.type, w.n_cols);
+}
+
+void RepackInPlace(WeightMatrix& w, uint8_t* bytes) {
+  RIDGE_CHECK(CanRepack(w) && bytes == w.data);
+  const internal::TypeKernels& k = *internal::ActiveWeightPanelKernels(w.type);
+  const int64_t panel_bytes = panels::kRows * w.row_bytes;
+  RIDGE_CHECK(k.panel_rows == panels::kRows && k.panel_bytes(w.n_cols) == panel_bytes);
+  ScratchBuffer panel;
+  uint8_t* packed = panel.Get(panel_bytes);
+  const internal::MatView rows{w.data, w.n_rows, w.n_cols, w.row_bytes};
+  // Panel p reads only its own rows, so it can overwrite them once packed.
+  for (int64_t r = 0; r < w.n_rows; r += panels::kRows) {
+    k.pack_panel(rows, r, packed);
+    std::memcpy(bytes + r * w.row_bytes, packed, static_cast<size_t>(panel_bytes));
+  }
+  w.panels = true;
+}
+
+namespace {
+
+// The weight-panel format of a type that has one.
+const panels::Format* FormatOf(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ8_0: return &panels::kQ8_0;
+    case GgmlType::kQ4_0: return &panels::kQ4_0;
+    case GgmlType::kIQ4_NL: return &panels::kIQ4_NL;
+    case GgmlType::kMXFP4: return &panels::kMXFP4;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
+  const panels::Format* f = FormatOf(w.type);
+  RIDGE_CHECK(w.panels && f != nullptr && f->file_block_bytes == static_cast<int64_t>(TraitsOf(w.type).block_bytes));
+  const int64_t n_blocks = w.n_cols / panels::kBlockElems;
+  const int64_t n_groups = f->quant_bytes / (panels::kRows * 4);
+  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
+    const uint8_t* panel = w.data + r0 * w.row_bytes;
+    for (int64_t j = 0; j < panels::kRows; ++j) {
+      uint8_t* row = rows + (r0 + j) * w.row_bytes;
+      for (int64_t b = 0; b < n_blocks; ++b) {
+        const uint8_t* src = panel + b * f->block_bytes();
+        uint8_t* block = row + b * f->file_block_bytes;
+        std::memcpy(block, src + f->quant_bytes + j * f->scale_bytes, static_cast<size_t>(f->scale_bytes));
+        for (int64_t g = 0; g < n_groups; ++g)
+          for (int64_t i = 0; i < 4; ++i)
+            block[f->scale_bytes + g * 4 + i] = static_cast<uint8_t>(src[(g * panels::kRows + j) * 4 + i] ^ f->flip);
+      }
+    }
+  }
+}
+
+}  // namespace ridge::kernels

@@ -1,0 +1,47 @@
+#pragma once
+// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices take in memory once they
+// are repacked at load (kernels::RepackInPlace), and the layout the AVX-512
+// panel kernels read. Rows are taken 32 at a time (a panel); panel p holds
+// rows [32p, 32p + 32) in exactly the bytes those rows take in the file, so a
+// repacked matrix occupies the same memory and a slice of whole panels (Q/K/V
+// of a fused tensor, one expert of a stack) is still a matrix. Per block b of
+// 32 columns, one after the other:
+//   Q8_0 (1088 bytes): u8  [8 groups g][32 rows j][4]  w[j][32b + 4g + i] + 128
+//                      f16 [32 rows]                    the rows' block scales
+//   Q4_0 ( 576 bytes): u8  [4 groups g][32 rows j][4]  file byte 4g + i of row j's block:
+//                                                       low nibble element 4g + i, high 16 + 4g + i
+//                      f16 [32 rows]
+//   IQ4_NL (576 bytes): as Q4_0 (nibbles are codes into its levels)
+//   MXFP4  (544 bytes): u8  [4 groups g][32 rows j][4]  as Q4_0 (codes into its levels)
+//                      u8  [32 rows]                    the rows' E8M0 scale bytes
+// so one 64-byte load gives a vpdpbusd operand for 16 rows (Q4_0: two, the low
+// and the high nibbles), and one vcvtph2ps 16 rows' scales. The bytes are a
+// permutation of the file's (Q8_0: each quant + 128), so unpacking gives the
+// file's bytes back exactly.
+//
+// Plain constants only: included by the ISA files.
+#include <cstdint>
+
+namespace ridge::kernels::panels {
+
+constexpr int64_t kRows = 32;          // rows of a panel
+constexpr int64_t kBlockElems = 32;    // Q8_0 / Q4_0 elements per block
+
+// One type's panel block: quant_bytes of groups, then kRows scales of
+// scale_bytes; a file block is the scale then the quants (xor flip).
+struct Format {
+  int64_t file_block_bytes;  // sizeof the file's block
+  int64_t scale_bytes;       // of one row's scale (f16: 2, E8M0: 1)
+  int64_t quant_bytes;       // of a panel block's groups: n_groups × kRows × 4
+  uint8_t flip;              // panel byte = file byte ^ flip
+  constexpr int64_t block_bytes() const { return quant_bytes + kRows * scale_bytes; }
+};
+constexpr Format kQ8_0{34, 2, 8 * kRows * 4, 0x80};
+constexpr Format kQ4_0{18, 2, 4 * kRows * 4, 0x00};
+constexpr Format kIQ4_NL{18, 2, 4 * kRows * 4, 0x00};
+constexpr Format kMXFP4{17, 1, 4 * kRows * 4, 0x00};
+static_assert(kQ8_0.block_bytes() == kRows * kQ8_0.file_block_bytes);
+static_assert(kQ4_0.block_bytes() == kRows * kQ4_0.file_block_bytes);
+static_assert(kMXFP4.block_bytes() == kRows * kMXFP4.file_block_bytes);
+
+}  // namespace ridge::kernels::panels

@@ -1,0 +1,48 @@
+// RepackWeights: the model's matrices rewritten once at load into the layout
+// the active ISA's kernels read (kernels::RepackInPlace), in the file's own
+// memory, so that the repacked weights replace the file's rather than adding
+// to them.
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/model/model.h"
+
+namespace ridge {
+
+WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights) {
+  WeightLayout layout;
+  layout.isa = IsaName(ActiveIsa());
+  std::vector<kernels::WeightMatrix*> matrices;
+  for (LayerWeights& l : weights.layers) {
+    for (auto* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router, &l.shared_gate,
+                    &l.shared_up, &l.shared_down})
+      matrices.push_back(m);
+    for (auto* stack : {&l.exp_gate, &l.exp_up, &l.exp_down})
+      for (kernels::WeightMatrix& m : *stack) matrices.push_back(&m);
+  }
+  if (!weights.tied_output) matrices.push_back(&weights.output);
+  const auto start = std::chrono::steady_clock::now();
+  const uint8_t* file_start = file.memory().data();
+  const bool rewritten = file.memory().Rewrite([&](uint8_t* bytes) {
+    for (kernels::WeightMatrix* m : matrices) {
+      if (!kernels::CanRepack(*m)) continue;
+      kernels::RepackInPlace(*m, bytes + (m->data - file_start));
+      ++layout.repacked_matrices;
+      layout.repacked_bytes += m->n_rows * m->row_bytes;
+    }
+  });
+  layout.mapped = !rewritten;
+  layout.repack_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return layout;
+}
+
+std::string DescribeWeightLayout(const WeightLayout& layout) {
+  if (layout.mapped) return "file layout (mapped: read in place, not repacked; prefill packs panels per call)";
+  if (layout.repacked_matrices == 0) return fmt::format("file layout (no weight-panel kernels for these types on {})", layout.isa);
+  return fmt::format("repacked at load for {}: {} matrices, {:.0f} MiB in place in {:.0f} ms", layout.isa,
+                     layout.repacked_matrices, static_cast<double>(layout.repacked_bytes) / (1 << 20), layout.repack_ms);
+}
+
+}  // namespace ridge

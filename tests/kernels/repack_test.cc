@@ -1,0 +1,141 @@
+// Weights repacked at load (kernels::RepackInPlace): the bytes unpack to the
+// file's exactly, and MatMul / MatMulGroup of the repacked matrix give the
+// same bits as of the file's rows on every dispatch target (the ISA with
+// weight-panel kernels reads them in place; the others unpack per call),
+// whatever the token count (decode, small batches, prefill) and thread count.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ridge/base/cpu_features.h"
+#include "ridge/base/thread_pool.h"
+#include "ridge/kernels/ops.h"
+#include "random_weights.h"
+
+namespace ridge::kernels {
+namespace {
+
+// A repacked copy of m (under the ISA with weight-panel kernels).
+Weights Repacked(const Weights& m) {
+  Weights p = m;
+  p.matrix.data = p.bytes.data();
+  SetIsaOverride(Isa::kAvx512);
+  EXPECT_TRUE(CanRepack(p.matrix));
+  RepackInPlace(p.matrix, p.bytes.data());
+  ClearIsaOverride();
+  return p;
+}
+
+constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4};
+
+bool HasWeightPanels() { return HardwareIsa() == Isa::kAvx512; }
+
+// Shapes: 1 block (less than a Q8_0 load of 2 and a Q4_0 load of 4), odd block
+// counts, the tinyllama width; 1-3 panels.
+constexpr int64_t kShapes[][2] = {{32, 32}, {64, 96}, {96, 160}, {32, 2048}, {64, 224}};
+
+TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
+  std::mt19937 rng(3);
+  for (Isa isa : SupportedIsas()) {
+    SetIsaOverride(isa);
+    const bool panels = isa == Isa::kAvx512;
+    for (GgmlType type : kPanelTypes) {
+      Weights m = RandomWeights(type, 64, 64, rng);
+      EXPECT_EQ(panels, CanRepack(m.matrix)) << IsaName(isa) << " " << GgmlTypeName(type);
+      EXPECT_FALSE(CanRepack(RandomWeights(type, 48, 64, rng).matrix)) << "48 rows are not whole panels";
+      m.matrix.panels = true;
+      EXPECT_FALSE(CanRepack(m.matrix)) << "already repacked";
+    }
+    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ4_K, 64, 256, rng).matrix));
+    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kF16, 64, 64, rng).matrix));
+    ClearIsaOverride();
+  }
+}
+
+TEST(Repack, UnpackGivesTheFileBytesBack) {
+  if (!HasWeightPanels()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
+  std::mt19937 rng(5);
+  for (GgmlType type : kPanelTypes) {
+    for (const auto& shape : kShapes) {
+      const Weights m = RandomWeights(type, shape[0], shape[1], rng);
+      const Weights p = Repacked(m);
+      EXPECT_TRUE(p.matrix.panels);
+      EXPECT_NE(m.bytes, p.bytes) << "the layout changed";
+      std::vector<uint8_t> back(m.bytes.size());
+      UnpackPanels(p.matrix, back.data());
+      EXPECT_EQ(m.bytes, back) << GgmlTypeName(type) << " " << shape[0] << "x" << shape[1];
+    }
+  }
+}
+
+TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
+  if (!HasWeightPanels()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (GgmlType type : kPanelTypes) {
+    for (const auto& shape : kShapes) {
+      const int64_t n_rows = shape[0], n_cols = shape[1];
+      const Weights m = RandomWeights(type, n_rows, n_cols, rng);
+      const Weights p = Repacked(m);
+      for (int64_t n_tokens : {1, 2, 3, 4, 5, 7, 8, 13, 33, 70}) {
+        std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
+        for (float& v : x) v = uniform(rng);
+        for (int threads : {1, 3}) {
+          ThreadPool pool(threads);
+          for (Isa isa : SupportedIsas()) {
+            SetIsaOverride(isa);
+            std::vector<float> want(static_cast<size_t>(n_tokens * n_rows), 0.0f), got(want.size(), -1.0f);
+            MatMul(m.matrix, x.data(), n_tokens, want.data(), pool);
+            MatMul(p.matrix, x.data(), n_tokens, got.data(), pool);
+            ClearIsaOverride();
+            ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+                << GgmlTypeName(type) << " " << n_rows << "x" << n_cols << " tokens=" << n_tokens
+                << " threads=" << threads << " isa=" << IsaName(isa);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Repack, MatMulGroupMixesRepackedAndFileLayout) {
+  if (!HasWeightPanels()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const int64_t n_rows = 64, n_cols = 96;
+  // Gate and up of a few experts: one of each pair repacked, the other not.
+  std::vector<Weights> file, mixed;
+  for (int i = 0; i < 6; ++i) {
+    file.push_back(RandomWeights(kPanelTypes[i % 4], n_rows, n_cols, rng));
+    mixed.push_back(i % 2 == 0 ? Repacked(file.back()) : file.back());
+    mixed.back().matrix.data = mixed.back().bytes.data();
+  }
+  const int64_t token_counts[] = {1, 2, 9};
+  std::vector<float> x(static_cast<size_t>(12 * n_cols));
+  for (float& v : x) v = uniform(rng);
+  ThreadPool pool(2);
+  for (Isa isa : SupportedIsas()) {
+    SetIsaOverride(isa);
+    std::vector<std::vector<float>> want(file.size()), got(file.size());
+    std::vector<MatMulJob> jobs;
+    int64_t first = 0;
+    for (size_t i = 0; i < file.size(); ++i) {
+      const int64_t n = token_counts[i / 2];
+      want[i].assign(static_cast<size_t>(n * n_rows), 0.0f);
+      got[i].assign(want[i].size(), -1.0f);
+      MatMul(file[i].matrix, x.data() + first * n_cols, n, want[i].data(), pool);
+      jobs.push_back({&mixed[i].matrix, x.data() + first * n_cols, n, got[i].data()});
+      if (i % 2 == 1) first += n;
+    }
+    MatMulGroup(jobs, pool);
+    ClearIsaOverride();
+    for (size_t i = 0; i < file.size(); ++i)
+      ASSERT_EQ(0, std::memcmp(want[i].data(), got[i].data(), want[i].size() * 4))
+          << "product " << i << " isa=" << IsaName(isa);
+  }
+}
+
+}  // namespace
+}  // namespace ridge::kernels
