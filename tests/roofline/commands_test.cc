@@ -149,7 +149,7 @@ TEST(BenchCommand, ReportsBothTestsAgainstTheRoofline) {
   CliResult r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8");
   ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "weights: copied into 2 MiB pages (");
-  ExpectHas(r, "; file layout (no weight-panel kernels for these types on ");  // F32: nothing to repack
+  ExpectHas(r, "; file layout (no weight panels for these types on ");  // F32: nothing to repack
   ExpectHas(r, "| pp16 |");
   ExpectHas(r, "| tg8 |");
   ExpectHas(r, "paired roofline: median over decode steps");
