@@ -21,9 +21,15 @@ TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
       const auto mapped = Model::Load(path, FileBacking::kMapped);
       ClearIsaOverride();
       const WeightLayout& c = copied->weights().layout;
-      const bool panels = isa == Isa::kAvx512 && RepackedAtLoad(type) && type != GgmlType::kF16;
+      const bool has_panel_kernels = isa == Isa::kAvx512 && type != GgmlType::kF16;
+      const bool panels = has_panel_kernels && RepackedAtLoad(type);
       EXPECT_FALSE(c.mapped);
       EXPECT_EQ(panels, c.repacked_matrices > 0) << GgmlTypeName(type) << " " << IsaName(isa);
+      // The load line names Q8_0 only where Q8_0 matrices were kept back by choice.
+      const bool kept = has_panel_kernels && !RepackedAtLoad(type);
+      EXPECT_EQ(kept, c.kept_matrices > 0) << GgmlTypeName(type) << " " << IsaName(isa);
+      EXPECT_EQ(kept, DescribeWeightLayout(c).find("Q8_0 matrices keep the file's layout") != std::string::npos)
+          << DescribeWeightLayout(c);
       // Every layer matrix and the untied output, all whole panels here; the bytes are the file's.
       const kernels::WeightMatrix& embd = copied->weights().token_embd;
       if (panels) EXPECT_EQ(c.repacked_bytes, copied->weights().weight_bytes - embd.n_rows * embd.row_bytes);

@@ -58,6 +58,9 @@ struct LayerWeights {
 struct WeightLayout {
   int64_t repacked_matrices = 0;
   int64_t repacked_bytes = 0;  // rewritten in place: the resident bytes are the file's
+  // Matrices the ISA has panel kernels for, kept in the file's layout because
+  // their type is not RepackedAtLoad (Q8_0).
+  int64_t kept_matrices = 0;
   double repack_ms = 0;
   bool mapped = false;         // --mmap: the file's pages, read in place, never rewritten
   std::string isa;             // the ISA whose kernels the panels are laid out for
