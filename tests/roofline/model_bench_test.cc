@@ -5,13 +5,18 @@
 #include "ridge/roofline/model_bench.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "ridge/base/error.h"
+#include "ridge/gguf/gguf_file.h"
+#include "ridge/gguf/model_generator.h"
 #include "ridge/roofline/cost_model.h"
 #include "ridge/roofline/hardware.h"
 #include "ridge/roofline/model_shape.h"
 #include "stories_model.h"
+#include "test_paths.h"
 
 namespace ridge {
 namespace {
@@ -129,6 +134,62 @@ TEST(ModelBench, BatchedSweepAccountsKvBytes) {
     EXPECT_EQ(f.kv_bytes_used, 640 * 32 * f.batch);
   }
   EXPECT_THROW(BenchBatches(*model, FakeProbe(), {0}, o), Error);
+}
+
+// Routing rates counted per layer and expert: uniform rates give the uniform
+// union, skewed ones fewer, and one token always hits exactly k per layer.
+TEST(ModelBench, ExpectedExpertsHitFromRoutingRates) {
+  Model::ExpertReads uniform;
+  uniform.layer_tokens = {10, 10};
+  uniform.routes.assign(8, 5);  // 2 layers × 4 experts, k = 2: every expert half the tokens
+  EXPECT_NEAR(ExpectedExpertsHit(uniform, 4, 1), 2 * 2.0, 1e-12);
+  EXPECT_NEAR(ExpectedExpertsHit(uniform, 4, 3), 2 * 4 * (1 - std::pow(0.5, 3)), 1e-12);
+  Model::ExpertReads skewed = uniform;
+  skewed.routes = {10, 10, 0, 0, 10, 6, 4, 0};  // layer 0 always experts 0 and 1
+  EXPECT_NEAR(ExpectedExpertsHit(skewed, 4, 1), 2 * 2.0, 1e-12);
+  EXPECT_NEAR(ExpectedExpertsHit(skewed, 4, 3), 2.0 + 1 + (1 - std::pow(0.4, 3)) + (1 - std::pow(0.6, 3)), 1e-12);
+  EXPECT_LT(ExpectedExpertsHit(skewed, 4, 3), ExpectedExpertsHit(uniform, 4, 3));
+  EXPECT_EQ(ExpectedExpertsHit(Model::ExpertReads{}, 4, 3), 0);  // a dense model
+}
+
+// A random qwen3moe: the batched sweep counts the experts its routing hit
+// per decode step beside both predictions of their union.
+TEST(ModelBench, BatchedSweepCountsExpertsAgainstBothPredictions) {
+  RandomModelOptions options;
+  options.shape = {64, 128, 2, 4, 2, 256};
+  options.shape.architecture = "qwen3moe";
+  options.shape.head_dim = 32;
+  options.shape.n_expert = 8;
+  options.shape.n_expert_used = 2;
+  options.shape.n_ff_exp = 64;
+  options.seed = 5;
+  const std::string path = testing::ScratchDir("model-bench-moe") + "/qwen3moe.gguf";
+  BuildRandomModelGguf(GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf"), options, nullptr)
+      .Write(path);
+  auto model = Model::Load(path);
+  ModelBenchOptions o;
+  o.n_prompt = 8;
+  o.n_gen = 6;
+  o.n_threads = 1;
+  std::vector<BatchFigure> figures = BenchBatches(*model, FakeProbe(), {1, 6}, o);
+  ASSERT_EQ(figures.size(), 2u);
+  const double layers = 2, k = 2, experts = 8;
+  // One token a step: exactly k experts a layer, whatever the routing.
+  EXPECT_DOUBLE_EQ(figures[0].experts_hit_per_step, layers * k);
+  EXPECT_NEAR(figures[0].rates_experts_hit_per_step, layers * k, 1e-9);
+  EXPECT_NEAR(figures[0].predicted_experts_hit_per_step, layers * k, 1e-9);
+  EXPECT_GT(figures[0].rates_expert_bytes_per_step, 0);
+  const BatchFigure& six = figures[1];
+  EXPECT_GT(six.experts_hit_per_step, layers * k);  // six random tokens do not all pick the same two
+  EXPECT_LE(six.experts_hit_per_step, layers * experts);
+  EXPECT_NEAR(six.predicted_experts_hit_per_step, layers * experts * (1 - std::pow(1 - k / experts, 6)), 1e-9);
+  EXPECT_LE(six.rates_experts_hit_per_step, six.predicted_experts_hit_per_step + 1e-9);
+  EXPECT_GT(six.rates_experts_hit_per_step, layers * k);
+  ModelBenchReport report;
+  report.batches = figures;
+  EXPECT_NE(FormatMarkdown(report).find("this run's routing rates predict"), std::string::npos);
+  EXPECT_NEAR(nlohmann::json::parse(FormatJson(report))["batches"][1]["rates_experts_hit_per_step"].get<double>(),
+              six.rates_experts_hit_per_step, 1e-9);
 }
 
 }  // namespace

@@ -236,7 +236,8 @@ void Engine::AddDrafts(Batch& batch, const std::vector<Sequence*>& fed) {
     if (drafter_) {
       // The target's blocks for the whole draft first (a draft model always fills its room).
       if (!cache_.Reserve(seq->id, length + room)) continue;
-      model_requests.push_back({.seq = seq->id, .tokens = seq->tokens, .n_draft = room, .sampler = &*seq->sampler});
+      model_requests.push_back(
+          {.seq = seq->id, .tokens = seq->tokens, .n_draft = room, .sampler = &*seq->sampler, .draft = {}, .probs = {}});
       model_drafting.push_back(seq);
       budget -= room;
       continue;

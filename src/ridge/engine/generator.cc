@@ -213,7 +213,8 @@ GenerationResult Generator::GenerateFromTokens(std::vector<TokenId> prompt_token
       const int64_t room =
           std::min({spec.adaptive ? draft_limit : spec.num_tokens, left - 1, n_total - 1 - position});
       if (room > 0 && drafter) {
-        DraftModel::Request request{.seq = seq, .tokens = history, .n_draft = room, .sampler = &sampler};
+        DraftModel::Request request{
+            .seq = seq, .tokens = history, .n_draft = room, .sampler = &sampler, .draft = {}, .probs = {}};
         drafter->Propose({&request, 1}, pool_);
         draft = std::move(request.draft);
         draft_probs = std::move(request.probs);

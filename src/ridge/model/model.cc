@@ -403,6 +403,14 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
       std::copy_n(s.xn.data() + r.token * e_dim, e_dim, s.expert_in.data() + rows++ * e_dim);
   }
   first[static_cast<size_t>(n_exp)] = rows;
+  ExpertReads& reads = expert_reads_;
+  if (reads.routes.empty()) {
+    reads.routes.assign(static_cast<size_t>(c.n_layers * n_exp), 0);
+    reads.layer_tokens.assign(static_cast<size_t>(c.n_layers), 0);
+  }
+  for (int64_t e = 0; e < n_exp; ++e)
+    reads.routes[static_cast<size_t>(layer * n_exp + e)] += static_cast<int64_t>(routed[static_cast<size_t>(e)].size());
+  reads.layer_tokens[static_cast<size_t>(layer)] += n;
   std::vector<kernels::MatMulJob> jobs;
   for (int64_t e = 0; e < n_exp; ++e) {
     const int64_t r0 = first[static_cast<size_t>(e)], m = first[static_cast<size_t>(e + 1)] - r0;
@@ -412,8 +420,8 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
     const kernels::WeightMatrix& down = w.exp_down[static_cast<size_t>(e)];
     jobs.push_back({&gate, s.expert_in.data() + r0 * e_dim, m, s.gate.data() + r0 * ff});
     jobs.push_back({&up, s.expert_in.data() + r0 * e_dim, m, s.up.data() + r0 * ff});
-    expert_reads_.experts_hit += 1;
-    expert_reads_.bytes += gate.n_rows * gate.row_bytes + up.n_rows * up.row_bytes + down.n_rows * down.row_bytes;
+    reads.experts_hit += 1;
+    reads.bytes += gate.n_rows * gate.row_bytes + up.n_rows * up.row_bytes + down.n_rows * down.row_bytes;
   }
   kernels::MatMulGroup(jobs, pool);
   jobs.clear();

@@ -143,8 +143,14 @@ class Model {
   struct ExpertReads {
     int64_t experts_hit = 0;
     int64_t bytes = 0;
+    // [n_layers × n_expert] (the model's layers, this rank's only counted):
+    // tokens routed to each expert of each layer, and [n_layers] the tokens
+    // through each layer's experts; empty until a MoE forward pass. Their
+    // ratio is the routing's rate of hitting each expert, per token.
+    std::vector<int64_t> routes;
+    std::vector<int64_t> layer_tokens;
   };
-  ExpertReads expert_reads() const { return expert_reads_; }
+  const ExpertReads& expert_reads() const { return expert_reads_; }
   void ResetExpertReads() { expert_reads_ = {}; }
 
   // FLOPs of one forward pass over n_tokens tokens whose attention spans

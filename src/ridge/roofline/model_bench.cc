@@ -81,6 +81,20 @@ int64_t CacheTokens(int64_t n_tokens, int64_t block_tokens) { return (n_tokens +
 
 }  // namespace
 
+double ExpectedExpertsHit(const Model::ExpertReads& reads, int64_t n_expert, int64_t batch) {
+  double hit = 0;
+  const int64_t n_layers = static_cast<int64_t>(reads.layer_tokens.size());
+  for (int64_t layer = 0; layer < n_layers; ++layer) {
+    const double tokens = static_cast<double>(reads.layer_tokens[static_cast<size_t>(layer)]);
+    if (tokens == 0) continue;
+    for (int64_t e = 0; e < n_expert; ++e) {
+      const double p = static_cast<double>(reads.routes[static_cast<size_t>(layer * n_expert + e)]) / tokens;
+      hit += 1.0 - std::pow(1.0 - p, static_cast<double>(batch));
+    }
+  }
+  return hit;
+}
+
 std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResult& probe,
                                                   const ModelBenchOptions& o) {
   const ModelConfig& c = model.config();
@@ -237,7 +251,7 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
     if (c.is_moe() && o.n_gen > 0) {
       const PhaseCost step =
           AnalyzePhase(shape, {Phase::kDecode, 1, B, o.n_prompt + o.n_gen / 2}, hw, HostCostOptions(o.kv_type));
-      const Model::ExpertReads reads = model.expert_reads();
+      const Model::ExpertReads& reads = model.expert_reads();
       const double steps = static_cast<double>(o.n_gen), E = static_cast<double>(c.n_expert);
       f.experts_hit_per_step = static_cast<double>(reads.experts_hit) / steps;
       f.expert_bytes_per_step = static_cast<double>(reads.bytes) / steps;
@@ -245,6 +259,11 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
                                          (1.0 - std::pow(1.0 - static_cast<double>(c.n_expert_used) / E, b));
       for (const OpCost& op : step.ops)
         if (op.name == "FFN experts") f.predicted_expert_bytes_per_step = op.weight_bytes;
+      f.rates_experts_hit_per_step = ExpectedExpertsHit(reads, c.n_expert, B);
+      // Every expert of these presets has the same bytes: the mean is each one's.
+      if (reads.experts_hit > 0)
+        f.rates_expert_bytes_per_step = f.rates_experts_hit_per_step * static_cast<double>(reads.bytes) /
+                                        static_cast<double>(reads.experts_hit);
     }
     figures.push_back(f);
   }
@@ -320,10 +339,12 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
       if (f.experts_hit_per_step > 0)
         out += fmt::format(
             "batch {}: experts read per decode step (all layers) {:.1f}, {:.1f} MiB; uniform routing predicts {:.1f}, "
-            "{:.1f} MiB ({:+.1f} % bytes)\n",
+            "{:.1f} MiB ({:+.1f} % bytes); this run's routing rates predict {:.1f}, {:.1f} MiB ({:+.1f} % bytes)\n",
             f.batch, f.experts_hit_per_step, f.expert_bytes_per_step / (1 << 20), f.predicted_experts_hit_per_step,
             f.predicted_expert_bytes_per_step / (1 << 20),
-            100.0 * (f.expert_bytes_per_step / f.predicted_expert_bytes_per_step - 1.0));
+            100.0 * (f.expert_bytes_per_step / f.predicted_expert_bytes_per_step - 1.0), f.rates_experts_hit_per_step,
+            f.rates_expert_bytes_per_step / (1 << 20),
+            100.0 * (f.expert_bytes_per_step / f.rates_expert_bytes_per_step - 1.0));
     const BatchFigure& first = r.batches.front();
     if (first.batch == 1)
       for (const BatchFigure& f : r.batches)
@@ -369,7 +390,9 @@ std::string FormatJson(const ModelBenchReport& r) {
                             {"experts_hit_per_step", f.experts_hit_per_step},
                             {"expert_bytes_per_step", f.expert_bytes_per_step},
                             {"predicted_experts_hit_per_step", f.predicted_experts_hit_per_step},
-                            {"predicted_expert_bytes_per_step", f.predicted_expert_bytes_per_step}});
+                            {"predicted_expert_bytes_per_step", f.predicted_expert_bytes_per_step},
+                            {"rates_experts_hit_per_step", f.rates_experts_hit_per_step},
+                            {"rates_expert_bytes_per_step", f.rates_expert_bytes_per_step}});
   return j.dump(2);
 }
 

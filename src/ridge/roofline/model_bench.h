@@ -69,6 +69,9 @@ struct BatchFigure {
   // beside the roofline's prediction for uniform routing, E·(1 − (1 − k/E)^B) a layer.
   double experts_hit_per_step = 0, expert_bytes_per_step = 0;
   double predicted_experts_hit_per_step = 0, predicted_expert_bytes_per_step = 0;
+  // The same union predicted from this run's own routing rates per expert
+  // (ExpectedExpertsHit): a trained or random router is rarely uniform.
+  double rates_experts_hit_per_step = 0, rates_expert_bytes_per_step = 0;
 };
 
 struct ModelBenchReport {
@@ -97,6 +100,13 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
 // then n_gen decode steps of B tokens each.
 std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
                                       const ModelBenchOptions& options);
+// Experts a step of `batch` tokens hits, over every layer, if each token
+// picks its experts independently at the rates `reads` counted: for each layer
+// and expert with rate p (tokens routed to it ÷ tokens through the layer),
+// 1 − (1 − p)^batch. Uniform rates k/E give E·(1 − (1 − k/E)^batch) a layer;
+// any other rates give fewer, so a skewed router reads less than uniform.
+double ExpectedExpertsHit(const Model::ExpertReads& reads, int64_t n_expert, int64_t batch);
+
 // Every figure's roofline bound against probes.best, with its roof's spread.
 void SetRooflineBounds(const Model& model, const ProbeSeries& probes, const ModelBenchOptions& options,
                        std::vector<BenchFigure>& figures, std::vector<BatchFigure>& batches);
