@@ -85,11 +85,15 @@ double ExpectedExpertsHit(const Model::ExpertReads& reads, int64_t n_expert, int
   double hit = 0;
   const int64_t n_layers = static_cast<int64_t>(reads.layer_tokens.size());
   for (int64_t layer = 0; layer < n_layers; ++layer) {
-    const double tokens = static_cast<double>(reads.layer_tokens[static_cast<size_t>(layer)]);
-    if (tokens == 0) continue;
+    const int64_t n = reads.layer_tokens[static_cast<size_t>(layer)];
+    RIDGE_CHECK(n == 0 || n >= batch);  // the run's steps were batch tokens each
+    if (n == 0) continue;
     for (int64_t e = 0; e < n_expert; ++e) {
-      const double p = static_cast<double>(reads.routes[static_cast<size_t>(layer * n_expert + e)]) / tokens;
-      hit += 1.0 - std::pow(1.0 - p, static_cast<double>(batch));
+      const int64_t c = reads.routes[static_cast<size_t>(layer * n_expert + e)];
+      double miss = 1;  // C(n − c, batch) / C(n, batch), a factor at a time
+      for (int64_t i = 0; i < batch && miss > 0; ++i)
+        miss *= static_cast<double>(std::max<int64_t>(0, n - c - i)) / static_cast<double>(n - i);
+      hit += 1.0 - miss;
     }
   }
   return hit;

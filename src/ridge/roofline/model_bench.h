@@ -100,11 +100,16 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
 // then n_gen decode steps of B tokens each.
 std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, const std::vector<int64_t>& batches,
                                       const ModelBenchOptions& options);
-// Experts a step of `batch` tokens hits, over every layer, if each token
-// picks its experts independently at the rates `reads` counted: for each layer
-// and expert with rate p (tokens routed to it ÷ tokens through the layer),
-// 1 − (1 − p)^batch. Uniform rates k/E give E·(1 − (1 − k/E)^batch) a layer;
-// any other rates give fewer, so a skewed router reads less than uniform.
+// Experts a step of `batch` tokens hits, over every layer, if its tokens
+// were `batch` tokens drawn at random from those `reads` counted: for each
+// layer and expert that c of the layer's n tokens were routed to, the chance
+// that some drawn token was, 1 − C(n − c, batch) / C(n, batch), the unbiased
+// estimate of 1 − (1 − p)^batch for the expert's rate p (p = c / n plugged in
+// reads the union low on a short run). One token hits exactly k a layer;
+// uniform rates give about the roofline's E·(1 − (1 − k/E)^batch), a router
+// skewed the same way for every token fewer. It assumes a step's tokens are
+// like any of the run's: where each sequence keeps to its own experts, a
+// step of distinct sequences hits more than this.
 double ExpectedExpertsHit(const Model::ExpertReads& reads, int64_t n_expert, int64_t batch);
 
 // Every figure's roofline bound against probes.best, with its roof's spread.
