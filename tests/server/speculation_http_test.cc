@@ -76,6 +76,8 @@ TEST(SpeculationHttp, SameGreedyTextWithPerRequestAndServerCounters) {
   EXPECT_EQ(MetricValue(metrics->body, "ridge_spec_decode_num_emitted_tokens_total"),
             2.0 * s["emitted_tokens"].get<double>());
   EXPECT_EQ(plain_draft_metric, 0.0);
+  // No draft model, no draft cache to report.
+  EXPECT_EQ(metrics->body.find("ridge_draft_kv_cache"), std::string::npos);
 }
 
 // A server drafting with a draft model (its own loaded copy of stories260K:
@@ -99,6 +101,9 @@ TEST(SpeculationHttp, SameGreedyTextWithADraftModel) {
   ASSERT_TRUE(metrics);
   EXPECT_EQ(MetricValue(metrics->body, "ridge_spec_decode_num_accepted_tokens_total"),
             s["accepted_tokens"].get<double>());
+  // The draft's own KV cache: a pool of blocks, all back once the request is done.
+  EXPECT_GT(MetricValue(metrics->body, "ridge_draft_kv_cache_blocks_capacity"), 0);
+  EXPECT_EQ(MetricValue(metrics->body, "ridge_draft_kv_cache_blocks_used"), 0);
 }
 
 // A stop string inside a run of accepted tokens ends the text exactly where

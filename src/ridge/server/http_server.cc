@@ -89,6 +89,13 @@ OpenAiServer::OpenAiServer(Model& model, const Tokenizer& tokenizer, const Engin
   if (options_.max_body_bytes < 1) Fail("the body size limit must be positive, got {}", options_.max_body_bytes);
   if (options_.max_header_bytes < 1)
     Fail("the header size limit must be positive, got {}", options_.max_header_bytes);
+  if (engine_options.speculation.method == SpeculationOptions::Method::kDraftModel) {
+    const MetricLabels model_label = {{"model_name", options_.model_name}};
+    draft_kv_blocks_used_ = &registry_.AddGauge("ridge_draft_kv_cache_blocks_used",
+                                                "The draft model's KV-cache blocks held by running requests.", model_label);
+    draft_kv_blocks_total_ = &registry_.AddGauge("ridge_draft_kv_cache_blocks_capacity",
+                                                 "The draft model's KV-cache blocks in its pool.", model_label);
+  }
   engine_.set_metrics(&metrics_);
   engine_.set_observer(&hub_);
   Route();
@@ -149,6 +156,10 @@ void OpenAiServer::Metrics(httplib::Response& res) {
   EngineStats s = engine_.Stats();
   kv_blocks_used_.Set(static_cast<double>(s.kv.blocks_used));
   kv_blocks_total_.Set(static_cast<double>(s.kv.blocks_total));
+  if (draft_kv_blocks_used_) {
+    draft_kv_blocks_used_->Set(static_cast<double>(s.draft_kv.blocks_used));
+    draft_kv_blocks_total_->Set(static_cast<double>(s.draft_kv.blocks_total));
+  }
   res.set_content(registry_.RenderText(), kPrometheusContentType);
 }
 

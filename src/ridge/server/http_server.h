@@ -104,6 +104,9 @@ class OpenAiServer {
   ServerMetrics metrics_;
   Gauge& kv_blocks_used_;
   Gauge& kv_blocks_total_;
+  // Draft-model speculation only: the draft's own KV cache (null otherwise).
+  Gauge* draft_kv_blocks_used_ = nullptr;
+  Gauge* draft_kv_blocks_total_ = nullptr;
   DashboardHub hub_;
   Engine engine_;  // after metrics_ and hub_: stops (and stops reporting) before they go
   std::unique_ptr<DashboardEvents> dashboard_;
