@@ -440,10 +440,13 @@ void RowsValues(const AttentionRow* rows, int64_t n_rows, const float* w, int64_
   }
 }
 
-// Rows whose K loads are shared in one DotLanesRows pass: as many as keep
-// their q vectors and partial sums in registers (32 on AVX-512, 16 on AVX2).
+// Rows whose K loads are shared in one DotLanesRows pass. 3 rows (AVX-512)
+// did the arithmetic 15-20 % faster with K in L2 but decode at depth 4096 from
+// memory 15-25 % slower (bench/kernels/attention_bench.cc): the longer body
+// per position lets fewer K misses be in flight. One row per pass, the other
+// rows then reading the step's K from L1, kept main's speed from memory.
 template <typename V>
-constexpr int kScoreRowBlock = V::kLanes == 16 ? 3 : 1;
+constexpr int kScoreRowBlock = 1;
 
 // scores[r·scores_stride + p] = scale · q_r·k_p for p < n_positions_r, for
 // every row, kLanes positions at a time, each position's K read once for
