@@ -440,23 +440,27 @@ void RowsValues(const AttentionRow* rows, int64_t n_rows, const float* w, int64_
   }
 }
 
-// Rows whose K loads are shared in one DotLanesRows pass. 3 rows (AVX-512)
-// did the arithmetic 15-20 % faster with K in L2 but decode at depth 4096 from
-// memory 15-25 % slower (bench/kernels/attention_bench.cc): the longer body
-// per position lets fewer K misses be in flight. One row per pass, the other
-// rows then reading the step's K from L1, kept main's speed from memory.
+// Rows whose K loads are shared in one DotLanesRows pass (AVX-512; AVX2's 16
+// registers hold one row's q and sums). Measured with
+// bench/kernels/attention_bench.cc: 3 rows per pass did a prefill tile's
+// arithmetic faster (its K step is read by every row of the tile, the
+// arithmetic is the limit), but decode at depth 4096 from memory 15-25 %
+// slower than one row per pass (a longer body per position: fewer K misses
+// in flight). So calls of 5 rows or more (a prefill tile: 16 / group tokens
+// of a group; a decode group of 8 heads, tinyllama's, ran no slower) take 3,
+// smaller decode groups 1.
 template <typename V>
-constexpr int kScoreRowBlock = 1;
+constexpr int kScoreRowBlock = V::kLanes == 16 ? 3 : 1;
+constexpr int64_t kScoreBlockFromRows = 5;
 
 // scores[r·scores_stride + p] = scale · q_r·k_p for p < n_positions_r, for
 // every row, kLanes positions at a time, each position's K read once for
-// every row that has it (blocks of kScoreRowBlock rows per pass).
-template <typename V, GgmlType kKType, bool kWhole>
+// every row that has it (kBlock rows per pass).
+template <typename V, GgmlType kKType, bool kWhole, int kBlock>
 void RowsScoresOf(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
                   float* scores, int64_t scores_stride) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
-  constexpr int kBlock = kScoreRowBlock<V>;
   const R vscale = V::Set1(scale);
   int64_t longest = 0;
   for (int64_t r = 0; r < n_rows; ++r) longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
@@ -502,10 +506,16 @@ void RowsScoresOf(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, co
 template <typename V, GgmlType kKType>
 void RowsScores(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
                 float* scores, int64_t scores_stride) {
-  if (head_dim % V::kLanes == 0) {
-    RowsScoresOf<V, kKType, true>(rows, n_rows, head_dim, k, scale, scores, scores_stride);
+  constexpr int kBlock = kScoreRowBlock<V>;
+  const bool whole = head_dim % V::kLanes == 0, blocked = n_rows >= kScoreBlockFromRows;
+  if (whole && blocked) {
+    RowsScoresOf<V, kKType, true, kBlock>(rows, n_rows, head_dim, k, scale, scores, scores_stride);
+  } else if (whole) {
+    RowsScoresOf<V, kKType, true, 1>(rows, n_rows, head_dim, k, scale, scores, scores_stride);
+  } else if (blocked) {
+    RowsScoresOf<V, kKType, false, kBlock>(rows, n_rows, head_dim, k, scale, scores, scores_stride);
   } else {
-    RowsScoresOf<V, kKType, false>(rows, n_rows, head_dim, k, scale, scores, scores_stride);
+    RowsScoresOf<V, kKType, false, 1>(rows, n_rows, head_dim, k, scale, scores, scores_stride);
   }
 }
 
