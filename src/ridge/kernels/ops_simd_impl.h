@@ -325,9 +325,10 @@ constexpr int64_t kChunkPositions = 128;
 // Rows whose V loads are shared in one AccumulateValues pass: as many as keep
 // their 2 · kNv accumulators and weights in registers (32 on AVX-512, 16 on AVX2).
 template <typename V, int kNv>
-constexpr int kValueRowBlock = (V::kLanes == 16 ? 28 : 12) / (2 * kNv + 2) < 1   ? 1
-                               : (V::kLanes == 16 ? 28 : 12) / (2 * kNv + 2) > 3 ? 3
-                                                                                   : (V::kLanes == 16 ? 28 : 12) / (2 * kNv + 2);
+constexpr int ValueRowBlock() {
+  const int fit = (V::kLanes == 16 ? 28 : 12) / (2 * kNv + 2);  // registers left for sums, over one row's
+  return fit < 1 ? 1 : fit > 3 ? 3 : fit;
+}
 
 // AccumulateValues over positions [p0, p0 + n_r) of kR rows (n_r ≤ kChunkPositions
 // each): the positions all rows have together, then each row's own rest (from an
@@ -352,13 +353,13 @@ void AccumulateRowsChunk(const float* const* w, const int64_t* n, const KvHeadVi
 
 // rows[r].out[c0, c1) = Σ_p weights_r[p] · v_p[c0, c1) (weights_r = w + r·w_stride)
 // for n_rows ≤ kMaxAttentionRows rows, a chunk of positions at a time for all
-// rows, kValueRowBlock rows per pass over the chunk.
+// rows, ValueRowBlock rows per pass over the chunk.
 template <typename V, GgmlType kType, int kNv, bool kWhole>
 void RowsValuesSlice(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
                      int64_t c0, int64_t c1) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
-  constexpr int kBlock = kValueRowBlock<V, kNv>;
+  constexpr int kBlock = ValueRowBlock<V, kNv>();
   R acc0[kMaxAttentionRows][kNv], acc1[kMaxAttentionRows][kNv];
   int64_t longest = 0;
   for (int64_t r = 0; r < n_rows; ++r) {
@@ -426,7 +427,7 @@ template <typename V, GgmlType kVType>
 void RowsValues(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
                 int64_t head_dim) {
   constexpr int64_t L = V::kLanes;
-  constexpr int64_t kMaxVectors = 4;  // the accumulators of 1-3 rows in registers (kValueRowBlock)
+  constexpr int64_t kMaxVectors = 4;  // the accumulators of 1-3 rows in registers (ValueRowBlock)
   for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
     const int64_t c1 = c0 + kMaxVectors * L < head_dim ? c0 + kMaxVectors * L : head_dim;
     const int64_t n_vectors = (c1 - c0 + L - 1) / L;
