@@ -42,15 +42,13 @@ struct V256 {
   }
   static R SwapPairs(R v) { return _mm256_permute_ps(v, 0xb1); }
 
-  // Lane i of the result = Σ of v[i].
-  static R ReduceLanes(R v[8]) {
-    R t[4], u[2];
-    for (int i = 0; i < 4; ++i)
-      t[i] = _mm256_add_ps(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-    for (int j = 0; j < 2; ++j) {
-      const __m256d x = _mm256_castps_pd(t[2 * j]), y = _mm256_castps_pd(t[2 * j + 1]);
-      u[j] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
-    }
+  // Lane i of ReduceLanes(v) = Σ of v[i], in stages (V512's ReducePair, ReduceQuad, ReduceQuads).
+  static R ReducePair(R x, R y) { return _mm256_add_ps(_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y)); }
+  static R ReduceQuad(R t0, R t1) {
+    const __m256d x = _mm256_castps_pd(t0), y = _mm256_castps_pd(t1);
+    return _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
+  }
+  static R ReduceQuads(const R u[2]) {
     return _mm256_add_ps(_mm256_permute2f128_ps(u[0], u[1], 0x20), _mm256_permute2f128_ps(u[0], u[1], 0x31));
   }
 

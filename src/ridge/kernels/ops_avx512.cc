@@ -28,15 +28,16 @@ struct V512 {
   static float ReduceMax(R v) { return _mm512_reduce_max_ps(v); }
   static R SwapPairs(R v) { return _mm512_permute_ps(v, 0xb1); }
 
-  // Lane i of the result = Σ of v[i]: pairwise unpack-and-add, then across the 128-bit lanes.
-  static R ReduceLanes(R v[16]) {
-    R a[8], b[4];
-    for (int i = 0; i < 8; ++i)
-      a[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-    for (int j = 0; j < 4; ++j) {
-      const __m512d x = _mm512_castps_pd(a[2 * j]), y = _mm512_castps_pd(a[2 * j + 1]);
-      b[j] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
-    }
+  // Lane i of ReduceLanes(v) = Σ of v[i]: pairwise unpack-and-add, then across
+  // the 128-bit lanes. In stages, so a caller can reduce positions as it goes
+  // (the same operations, the same bits): ReducePair(v[2i], v[2i+1]) = a[i],
+  // ReduceQuad(a[2j], a[2j+1]) = b[j], ReduceQuads(b) = the result.
+  static R ReducePair(R x, R y) { return _mm512_add_ps(_mm512_unpacklo_ps(x, y), _mm512_unpackhi_ps(x, y)); }
+  static R ReduceQuad(R a0, R a1) {
+    const __m512d x = _mm512_castps_pd(a0), y = _mm512_castps_pd(a1);
+    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+  }
+  static R ReduceQuads(const R b[4]) {
     // b[j], 128-bit lane L: partial sums of v[4j..4j+3] over lane L.
     const R c0 = _mm512_add_ps(_mm512_shuffle_f32x4(b[0], b[1], 0x88), _mm512_shuffle_f32x4(b[0], b[1], 0xdd));
     const R c1 = _mm512_add_ps(_mm512_shuffle_f32x4(b[2], b[3], 0x88), _mm512_shuffle_f32x4(b[2], b[3], 0xdd));

@@ -1,0 +1,178 @@
+// Attention micro-benchmarks on the smollm2-135m shape (9 query heads on 3 KV
+// heads, head_dim 64, F16 cache in 16-token blocks laid out as PagedKvCache
+// lays them: [layer, block, token, kv head, head_dim], in 2 MiB pages).
+//
+//   read kv: the probe's read kernel over the K and V of 30 layers at depth
+//            4096 (94 MB) on one thread: the roof of the next one;
+//   decode:  one decode step's attention at depth D over L layers, as
+//            Model::AttendSplit runs it on ONE thread (each 256-position split
+//            for every KV head in turn, the group's 3 query rows per call,
+//            then the merge); 30 layers at 4096 stream from memory, 1 layer at
+//            1024 sits in L2 (what the arithmetic alone allows);
+//   prefill: a 15-row tile (5 tokens × 3 heads of one group, the tile
+//            Model::Attend makes) at depth D, one layer per call in turn.
+// Reported: ns per KV-head position (K and V of one head at one position:
+// 256 bytes, read once for every row of the call), per row-position, and GB/s
+// of K and V, from thread CPU time (the host is shared; see README.md).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "ridge/base/huge_page_buffer.h"
+#include "ridge/gguf/dequantize.h"
+#include "ridge/base/cpu_features.h"
+#include "ridge/kernels/ops.h"
+#include "ridge/roofline/probe_kernels.h"
+
+namespace ridge::kernels {
+namespace {
+
+constexpr int64_t kKvHeads = 3;
+constexpr int64_t kGroup = 3;  // query heads per KV head
+constexpr int64_t kHeadDim = 64;
+constexpr int64_t kBlockTokens = 16;
+constexpr GgmlType kType = GgmlType::kF16;
+
+// K and V of every layer for `depth` positions of one sequence, and the
+// block tables of each layer.
+struct Cache {
+  bool head_major = false;  // blocks as [token, kv head] (PagedKvCache's today) or [kv head, token]
+  int64_t depth = 0, layers = 0, head_bytes = 0, token_bytes = 0, block_bytes = 0, n_blocks = 0;
+  HugePageBuffer k, v;  // [layer, block, token, kv head, head_bytes], in 2 MiB pages like PagedKvCache's pools
+  std::vector<const uint8_t*> k_blocks, v_blocks;  // [layer, block]
+  Cache(int64_t depth_positions, int64_t n_layers, bool head_major_blocks = false)
+      : head_major(head_major_blocks), depth(depth_positions), layers(n_layers) {
+    head_bytes = RowBytes(kType, kHeadDim);
+    token_bytes = kKvHeads * head_bytes;
+    block_bytes = kBlockTokens * token_bytes;
+    n_blocks = (depth + kBlockTokens - 1) / kBlockTokens;
+    const auto total = static_cast<size_t>(layers * n_blocks * block_bytes);
+    k = HugePageBuffer::Allocate(total, /*prefault=*/true, "keys");
+    v = HugePageBuffer::Allocate(total, /*prefault=*/true, "values");
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> head(kHeadDim);
+    for (size_t off = 0; off < total; off += static_cast<size_t>(head_bytes)) {
+      for (auto& x : head) x = normal(rng);
+      QuantizeRow(kType, head.data(), k.data() + off, kHeadDim);
+      for (auto& x : head) x = normal(rng);
+      QuantizeRow(kType, head.data(), v.data() + off, kHeadDim);
+    }
+    for (int64_t l = 0; l < layers; ++l)
+      for (int64_t b = 0; b < n_blocks; ++b) {
+        k_blocks.push_back(k.data() + (l * n_blocks + b) * block_bytes);
+        v_blocks.push_back(v.data() + (l * n_blocks + b) * block_bytes);
+      }
+  }
+  KvHeadView View(bool keys, int64_t layer, int64_t kv_head) const {
+    KvHeadView view;
+    view.type = kType;
+    view.blocks = (keys ? k_blocks : v_blocks).data() + layer * n_blocks;
+    view.block_tokens = kBlockTokens;
+    view.token_stride_bytes = head_major ? head_bytes : token_bytes;
+    view.head_offset_bytes = kv_head * (head_major ? kBlockTokens * head_bytes : head_bytes);
+    return view;
+  }
+};
+
+// tokens × kGroup rows over one KV head, token t seeing depth + t + 1 positions.
+struct Rows {
+  std::vector<float> q, out, scores;
+  std::vector<AttentionRow> rows;
+  Rows(int64_t tokens, int64_t depth) {
+    const int64_t n = tokens * kGroup;
+    q.resize(static_cast<size_t>(n * kHeadDim));
+    out.resize(q.size());
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (auto& x : q) x = normal(rng);
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t h = 0; h < kGroup; ++h) {
+        const int64_t r = t * kGroup + h;
+        rows.push_back({q.data() + r * kHeadDim, out.data() + r * kHeadDim, depth + t + 1});
+      }
+    scores.resize(static_cast<size_t>(AttentionScoresFloats(rows.data(), n)));
+  }
+};
+
+void Report(benchmark::State& state, int64_t kv_positions_per_iteration, int64_t row_positions_per_iteration) {
+  const auto iterations = static_cast<double>(state.iterations());
+  state.counters["ns/kv_pos"] = benchmark::Counter(
+      static_cast<double>(kv_positions_per_iteration) * iterations * 1e-9,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns/row_pos"] = benchmark::Counter(
+      static_cast<double>(row_positions_per_iteration) * iterations * 1e-9,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.SetBytesProcessed(static_cast<int64_t>(iterations) * kv_positions_per_iteration * 2 *
+                          RowBytes(kType, kHeadDim));
+}
+
+// The roof of BM_AttentionDecode/4096/30: the probe's read kernel over the
+// same K and V bytes, on one thread.
+void BM_AttentionReadKv(benchmark::State& state) {
+  const Cache cache(state.range(0) + 1, state.range(1));
+  const probe::IsaKernels kernels = ActiveIsa() == Isa::kAvx512 ? probe::Avx512ProbeKernels()
+                                    : ActiveIsa() == Isa::kAvx2  ? probe::Avx2ProbeKernels()
+                                                                 : probe::ScalarProbeKernels();
+  uint64_t sum = 0;
+  for (auto _ : state) {
+    sum += kernels.read_sum(cache.k.data(), cache.k.size_bytes());
+    sum += kernels.read_sum(cache.v.data(), cache.v.size_bytes());
+  }
+  benchmark::DoNotOptimize(sum);
+  Report(state, cache.layers * kKvHeads * cache.depth, cache.layers * kKvHeads * kGroup * cache.depth);
+}
+
+// state.range(0): depth, range(1): layers (30: from memory; 1 at depth 1024:
+// K and V in L2), range(2): 1 for head-major blocks (each head's 16
+// positions one contiguous run; not PagedKvCache's layout today). As Model::AttendSplit runs a decode step on one thread: for each split of
+// 256 positions every KV head in turn (one contiguous stretch of the cache),
+// then the merge.
+void BM_AttentionDecode(benchmark::State& state) {
+  const int64_t depth = state.range(0), layers = state.range(1);
+  const Cache cache(depth + 1, layers, state.range(2) != 0);
+  std::vector<Rows> heads;
+  for (int64_t h = 0; h < kKvHeads; ++h) heads.emplace_back(1, depth);
+  const int64_t n_splits = AttentionSplits(depth + 1);
+  std::vector<float> states(static_cast<size_t>(kKvHeads * n_splits * kGroup * AttentionStateFloats(kHeadDim)));
+  const auto state_floats = static_cast<int64_t>(states.size()) / kKvHeads;
+  const float scale = 0.125f;
+  for (auto _ : state) {
+    for (int64_t l = 0; l < layers; ++l) {
+      for (int64_t j = 0; j < n_splits; ++j)
+        for (int64_t h = 0; h < kKvHeads; ++h)
+          AttendRowsSplit(heads[h].rows.data(), kGroup, kHeadDim, cache.View(true, l, h), cache.View(false, l, h),
+                          scale, 0.0f, j, states.data() + h * state_floats, heads[h].scores.data());
+      for (int64_t h = 0; h < kKvHeads; ++h)
+        MergeAttentionSplits(heads[h].rows.data(), kGroup, kHeadDim, states.data() + h * state_floats);
+    }
+    benchmark::DoNotOptimize(heads[0].out.data());
+  }
+  Report(state, layers * kKvHeads * (depth + 1), layers * kKvHeads * kGroup * (depth + 1));
+}
+
+// state.range(0): depth; a 15-row tile (5 tokens × 3 query heads) per call, the next layer each call.
+void BM_AttentionPrefillTile(benchmark::State& state) {
+  const int64_t depth = state.range(0), tokens = 5;
+  constexpr int64_t kLayers = 30;
+  const Cache cache(depth + tokens, kLayers);
+  Rows rows(tokens, depth);
+  int64_t layer = 0, row_positions = 0;
+  for (const AttentionRow& row : rows.rows) row_positions += row.n_positions;
+  for (auto _ : state) {
+    AttendRows(rows.rows.data(), tokens * kGroup, kHeadDim, cache.View(true, layer, 0), cache.View(false, layer, 0),
+               0.125f, 0.0f, rows.scores.data());
+    benchmark::DoNotOptimize(rows.out.data());
+    layer = (layer + 1) % kLayers;
+  }
+  Report(state, depth + tokens, row_positions);
+}
+
+BENCHMARK(BM_AttentionReadKv)->Args({4096, 30})->MinTime(1.0);
+BENCHMARK(BM_AttentionDecode)->Args({1024, 1, 0})->Args({4096, 30, 0})->Args({4096, 30, 1})->MinTime(1.0);
+BENCHMARK(BM_AttentionPrefillTile)->Arg(4096)->MinTime(1.0);
+
+}  // namespace
+}  // namespace ridge::kernels
