@@ -144,7 +144,9 @@ TEST_F(SpeculativeEngineTest, NoDraftsPastTheDecodeTokenCap) {
     EXPECT_LE(drafted, 2) << "step " << step;  // at least one sequence decodes
     // Every prompt is prefilled in step 0; later, 3 sequences still running
     // after a step all decoded in it, filling the cap alone.
-    if (step > 0 && s.running >= 3) EXPECT_EQ(drafted, 0) << "step " << step;
+    if (step > 0 && s.running >= 3) {
+      EXPECT_EQ(drafted, 0) << "step " << step;
+    }
     steps_with_drafts += drafted > 0;
   }
   EXPECT_GT(steps_with_drafts, 0);  // once few sequences are left, they speculate
@@ -242,8 +244,8 @@ TEST(SpeculativeEngineRandomModel, GreedyEqualsPlainOnQ8_0) {
   options.kv_tokens = 2048;
   options.max_batch_tokens = 40;
   std::vector<RequestParams> requests;
-  for (const std::string& text : {"Hello world hello world hello world", "The quick brown fox jumps over the lazy dog",
-                                  "a b c a b c a b c", "Lorem ipsum dolor sit amet, consectetur"}) {
+  for (const char* text : {"Hello world hello world hello world", "The quick brown fox jumps over the lazy dog",
+                           "a b c a b c a b c", "Lorem ipsum dolor sit amet, consectetur"}) {
     RequestParams p;
     p.prompt = tokenizer.Encode(text, true);
     p.max_new_tokens = 40;

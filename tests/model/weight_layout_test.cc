@@ -32,7 +32,9 @@ TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
           << DescribeWeightLayout(c);
       // Every layer matrix and the untied output, all whole panels here; the bytes are the file's.
       const kernels::WeightMatrix& embd = copied->weights().token_embd;
-      if (panels) EXPECT_EQ(c.repacked_bytes, copied->weights().weight_bytes - embd.n_rows * embd.row_bytes);
+      if (panels) {
+        EXPECT_EQ(c.repacked_bytes, copied->weights().weight_bytes - embd.n_rows * embd.row_bytes);
+      }
       EXPECT_NE(DescribeWeightLayout(c).find(panels ? "repacked at load for avx512" : "file layout"), std::string::npos);
       const WeightLayout& m = mapped->weights().layout;
       EXPECT_TRUE(m.mapped);
