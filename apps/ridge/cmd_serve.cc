@@ -2,6 +2,8 @@
 // src/ridge/server/http_server.h) in front of the continuous-batching engine.
 // SIGINT/SIGTERM stop it gracefully: new work is refused, running requests
 // get --shutdown-grace seconds to finish, the rest are cancelled, exit 0.
+// Under `mpirun -np N ... --tp N` (or --pp N) rank 0 serves and the other
+// ranks follow (ServeSplit): signal rank 0 to stop the job gracefully.
 // Every flag can also come from RIDGE_* or a --config file (see
 // setting_sources.h); the effective settings are printed first.
 #include <CLI/CLI.hpp>
