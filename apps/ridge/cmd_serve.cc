@@ -2,6 +2,8 @@
 // src/ridge/server/http_server.h) in front of the continuous-batching engine.
 // SIGINT/SIGTERM stop it gracefully: new work is refused, running requests
 // get --shutdown-grace seconds to finish, the rest are cancelled, exit 0.
+// Under `mpirun -np N ... --tp N` (or --pp N) rank 0 serves and the other
+// ranks follow (ServeSplit): signal rank 0 to stop the job gracefully.
 // Every flag can also come from RIDGE_* or a --config file (see
 // setting_sources.h); the effective settings are printed first.
 #include <CLI/CLI.hpp>
@@ -9,6 +11,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +25,7 @@
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/command.h"
 #include "ridge/speculation_flags.h"
+#include "ridge/split_flags.h"
 #include "ridge/roofline/cost_model.h"
 #include "ridge/roofline/hardware.h"
 #include "ridge/roofline/model_shape.h"
@@ -59,6 +64,7 @@ struct ServeArgs {
   bool no_prefix_caching = false;
   bool mmap = false;
   SpeculationFlags spec;
+  SplitFlags split;  // --tp / --pp under mpirun
   int64_t spec_max_decode_tokens = -1;  // -1: from the roofline, probed at start
   std::string config_path;
   bool print_config = false;
@@ -116,17 +122,160 @@ const CLI::Validator kKvType(
     },
     "TYPE");
 
-int Serve(const ServeArgs& a) {
-  // Signals go to the main thread's sigwait alone: block them before any
-  // thread (engine, HTTP pool) exists, so every thread inherits the mask.
-  // SIGUSR1 is the engine's own: it sends it when a fatal fault stopped it.
+// Serves a loaded model until SIGINT/SIGTERM (returns "") or a fatal fault
+// of the engine (returns why; every request has then ended with an error).
+// With a split model this is rank 0's work: `split_note` says so, and
+// `interrupt_link` stops its waits for the other ranks (empty otherwise).
+std::string ServeModel(const ServeArgs& a, Model& model, EngineOptions engine, server::ServerOptions options,
+                       sigset_t stop_signals, const std::string& split_note,
+                       const std::function<void(const std::string& why)>& interrupt_link) {
+  Tokenizer tokenizer = Tokenizer::FromGguf(model.file());
+  const int threads = engine.n_threads > 0 ? engine.n_threads : HardwareThreads();
+  std::optional<server::DashboardRoofline> host;  // probed once, when first needed
+  const auto host_roofline = [&]() -> const server::DashboardRoofline& {
+    if (!host) host = ProbeHost(model, threads);
+    return *host;
+  };
+  const std::unique_ptr<Model> draft =
+      a.spec.LoadDraft(engine.speculation, tokenizer, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
+  std::string spec_cap_source = "--spec-max-decode-tokens";
+  if (engine.speculation.enabled()) {
+    engine.speculation.max_decode_tokens = a.spec_max_decode_tokens;
+    if (a.spec_max_decode_tokens < 0) {
+      engine.speculation.max_decode_tokens = ComputeBoundDecodeTokens(model, host_roofline().hardware);
+      spec_cap_source = "the ridge point of decode's weight products on the " + host_roofline().source;
+    }
+  }
+  // A pool larger than max-running full contexts can never be used: do not
+  // allocate (and zero) it. Tiny models would otherwise take gigabytes.
+  std::string kv_note;
+  if (engine.kv_tokens == 0) {
+    const KvCacheShape shape = model.KvShape(engine.kv_type, engine.kv_block_tokens);
+    const int64_t budget_blocks = PagedKvCache::BlocksForBudget(shape, engine.kv_memory_bytes);
+    const int64_t blocks_per_sequence =
+        (model.config().n_ctx_train + engine.kv_block_tokens - 1) / engine.kv_block_tokens;
+    const int64_t useful_blocks = engine.max_running * blocks_per_sequence;
+    if (budget_blocks > useful_blocks) {
+      engine.kv_tokens = useful_blocks * engine.kv_block_tokens;
+      kv_note = fmt::format("; capped at --max-running x context, --kv-memory {} would hold {} tokens", a.kv_memory,
+                            budget_blocks * engine.kv_block_tokens);
+    }
+  }
+  options.webui = !a.no_webui;
+  options.roofline = a.hw == "host" ? host_roofline() : server::DashboardRoofline{FindHardware(a.hw), "built-in profile " + a.hw};
+  server::OpenAiServer server(model, tokenizer, engine, options);
+  // The engine has already ended every request with an error: wake the main
+  // thread (a process-directed signal reaches its sigwait) to stop the rest.
+  server.engine().set_fatal_handler([](const std::string&) { kill(getpid(), SIGUSR1); });
+  const int port = server.Start();
+
+  const EngineStats stats = server.engine().Stats();
+  std::printf("ridge serve: model '%s' from %s, context %lld tokens, chat template: %s\n",
+              options.model_name.c_str(), a.model_path.c_str(), static_cast<long long>(model.config().n_ctx_train),
+              server.chat_template().Describe().c_str());
+  if (!server.chat_template().jinja_error.empty())
+    std::printf("ridge serve: the GGUF's tokenizer.chat_template does not parse (%s): the built-in '%s' family "
+                "renders instead\n",
+                server.chat_template().jinja_error.c_str(), server::ChatFamilyName(server.chat_template().family));
+  std::printf("ridge serve: weights %s, %s, %s\n",
+              FormatBytes(static_cast<double>(model.weights().weight_bytes)).c_str(),
+              DescribeMemory(model.file().memory()).c_str(), DescribeWeightLayout(model.weights().layout).c_str());
+  std::printf("ridge serve: KV pool %lld blocks x %lld tokens = %lld tokens, %s (%s%s)\n",
+              static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
+              static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),
+              FormatBytes(static_cast<double>(stats.kv.bytes_total)).c_str(), a.kv_type.c_str(), kv_note.c_str());
+  if (draft)
+    std::printf("ridge serve: speculative decoding by the draft model %s (%s weights, KV pool %lld blocks, %s), "
+                "up to %lld draft tokens per sequence and step, none once a step holds %lld decode tokens (%s)\n",
+                a.spec.draft_path.c_str(), FormatBytes(static_cast<double>(draft->weights().weight_bytes)).c_str(),
+                static_cast<long long>(stats.draft_kv.blocks_total),
+                FormatBytes(static_cast<double>(stats.draft_kv.bytes_total)).c_str(),
+                static_cast<long long>(engine.speculation.num_tokens),
+                static_cast<long long>(engine.speculation.max_decode_tokens), spec_cap_source.c_str());
+  else if (engine.speculation.enabled())
+    std::printf("ridge serve: speculative decoding by prompt lookup, up to %lld draft tokens per sequence and step, "
+                "n-grams %lld..%lld, none once a step holds %lld decode tokens (%s)\n",
+                static_cast<long long>(engine.speculation.num_tokens),
+                static_cast<long long>(engine.speculation.ngram_min), static_cast<long long>(engine.speculation.ngram_max),
+                static_cast<long long>(engine.speculation.max_decode_tokens), spec_cap_source.c_str());
+  std::printf("ridge serve: dashboard roofline: %s, %s\n", options.roofline->hardware.description.c_str(),
+              options.roofline->source.c_str());
+  if (!split_note.empty()) std::printf("ridge serve: %s\n", split_note.c_str());
+  std::printf("ridge serve: listening on http://%s:%d%s%s\n", a.host.c_str(), port,
+              options.api_key.empty() ? "" : " (API key required)",
+              options.webui ? " (web page at /)" : " (no web page: --no-webui)");
+  std::fflush(stdout);
+
+  siginfo_t signal{};
+  int signal_number = -1;
+  while (signal_number < 0) signal_number = sigwaitinfo(&stop_signals, &signal);
+  if (signal_number == SIGUSR1) {
+    server.Shutdown(std::chrono::milliseconds(0));
+    return server.engine().fatal_error();
+  }
+  if (interrupt_link && signal.si_code == SI_USER && signal.si_pid == getppid()) {
+    // mpirun (or its daemon) ends the job, a rank having died or itself told
+    // to stop, and kills every rank a moment later: no grace, and a forward
+    // pass waiting for a dead rank stops waiting, so that the running
+    // requests end with an error event rather than a dropped connection.
+    const std::string why = fmt::format("the MPI launcher (pid {}) sent {}: another rank has died, or the job is "
+                                        "being stopped", signal.si_pid, strsignal(signal_number));
+    std::fprintf(stderr, "ridge serve: %s; ending every request with an error now\n", why.c_str());
+    interrupt_link(why);
+    server.Shutdown(std::chrono::milliseconds(0));
+    return why;
+  }
+  std::printf("ridge serve: %s received, stopping (grace %.1f s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
+              a.shutdown_grace_s);
+  std::fflush(stdout);
+  server.Shutdown(std::chrono::milliseconds(static_cast<int64_t>(a.shutdown_grace_s * 1000)));
+  const EngineStats end = server.engine().Stats();
+  std::printf("ridge serve: stopped after %lld requests\n", static_cast<long long>(end.finished));
+  std::fflush(stdout);
+  return "";
+}
+
+// --tp N / --pp N under `mpirun -np N`: rank 0 serves, its forward passes
+// shared with the other ranks, which follow until it stops. A fatal fault
+// (a rank that died or hangs) ends the whole job with "ridge: error: rank 0
+// ..." and exit status 1 (mpi::RunSplit).
+int ServeSplit(const ServeArgs& a, EngineOptions engine, const server::ServerOptions& options,
+               const sigset_t& stop_signals) {
+#ifdef RIDGE_HAVE_MPI
+  return RunSplitFromFlags(a.split, a.model_path, a.threads, engine.kv_type, false, [&](mpi::SplitRank& rank) {
+    engine.n_threads = rank.pool.n_threads();
+    const ModelPartition& p = rank.model.partition();
+    const std::string note =
+        fmt::format("rank 0 of {} (pid {}) runs HTTP and the scheduler, the model split by {} {} "
+                    "(a step waits for the other ranks at most --mpi-timeout {} s)",
+                    p.n_ranks, getpid(), mpi::SplitFlag(p.kind), p.n_ranks, a.split.mpi_timeout_s);
+    const std::string fatal = ServeModel(a, rank.model, engine, options, stop_signals, note,
+                                         [&](const std::string& why) { rank.link.comm().Interrupt(why); });
+    if (!fatal.empty()) Fail("{}", fatal);
+    return 0;
+  });
+#else
+  (void)a, (void)engine, (void)options, (void)stop_signals;
+  FailWithoutMpi();
+#endif
+}
+
+// Signals go to the main thread's sigwait alone: block them before any
+// thread (engine, HTTP pool, MPI's own) exists, so every thread inherits the
+// mask. SIGUSR1 is the engine's own: it sends it when a fatal fault stopped
+// it. A follower of a split model keeps them blocked: rank 0 ends it.
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
 
+int Serve(const ServeArgs& a) {
+  const sigset_t stop_signals = BlockStopSignals();
   EngineOptions engine;
   engine.n_threads = a.threads;
   engine.max_batch_tokens = a.max_batch_tokens;
@@ -165,98 +314,12 @@ int Serve(const ServeArgs& a) {
     }
   }
 
+  if (a.split.requested()) return ServeSplit(a, engine, options, stop_signals);
   auto model = Model::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
-  Tokenizer tokenizer = Tokenizer::FromGguf(model->file());
-  const int threads = a.threads > 0 ? a.threads : HardwareThreads();
-  std::optional<server::DashboardRoofline> host;  // probed once, when first needed
-  const auto host_roofline = [&]() -> const server::DashboardRoofline& {
-    if (!host) host = ProbeHost(*model, threads);
-    return *host;
-  };
-  const std::unique_ptr<Model> draft =
-      a.spec.LoadDraft(engine.speculation, tokenizer, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
-  std::string spec_cap_source = "--spec-max-decode-tokens";
-  if (engine.speculation.enabled()) {
-    engine.speculation.max_decode_tokens = a.spec_max_decode_tokens;
-    if (a.spec_max_decode_tokens < 0) {
-      engine.speculation.max_decode_tokens = ComputeBoundDecodeTokens(*model, host_roofline().hardware);
-      spec_cap_source = "the ridge point of decode's weight products on the " + host_roofline().source;
-    }
-  }
-  // A pool larger than max-running full contexts can never be used: do not
-  // allocate (and zero) it. Tiny models would otherwise take gigabytes.
-  std::string kv_note;
-  if (engine.kv_tokens == 0) {
-    const KvCacheShape shape = model->KvShape(engine.kv_type, engine.kv_block_tokens);
-    const int64_t budget_blocks = PagedKvCache::BlocksForBudget(shape, engine.kv_memory_bytes);
-    const int64_t blocks_per_sequence =
-        (model->config().n_ctx_train + engine.kv_block_tokens - 1) / engine.kv_block_tokens;
-    const int64_t useful_blocks = engine.max_running * blocks_per_sequence;
-    if (budget_blocks > useful_blocks) {
-      engine.kv_tokens = useful_blocks * engine.kv_block_tokens;
-      kv_note = fmt::format("; capped at --max-running x context, --kv-memory {} would hold {} tokens", a.kv_memory,
-                            budget_blocks * engine.kv_block_tokens);
-    }
-  }
-  options.webui = !a.no_webui;
-  options.roofline = a.hw == "host" ? host_roofline() : server::DashboardRoofline{FindHardware(a.hw), "built-in profile " + a.hw};
-  server::OpenAiServer server(*model, tokenizer, engine, options);
-  // The engine has already ended every request with an error: wake the main
-  // thread (a process-directed signal reaches its sigwait) to stop the rest.
-  server.engine().set_fatal_handler([](const std::string&) { kill(getpid(), SIGUSR1); });
-  const int port = server.Start();
-
-  const EngineStats stats = server.engine().Stats();
-  std::printf("ridge serve: model '%s' from %s, context %lld tokens, chat template: %s\n",
-              options.model_name.c_str(), a.model_path.c_str(), static_cast<long long>(model->config().n_ctx_train),
-              server.chat_template().Describe().c_str());
-  if (!server.chat_template().jinja_error.empty())
-    std::printf("ridge serve: the GGUF's tokenizer.chat_template does not parse (%s): the built-in '%s' family "
-                "renders instead\n",
-                server.chat_template().jinja_error.c_str(), server::ChatFamilyName(server.chat_template().family));
-  std::printf("ridge serve: weights %s, %s, %s\n",
-              FormatBytes(static_cast<double>(model->weights().weight_bytes)).c_str(),
-              DescribeMemory(model->file().memory()).c_str(), DescribeWeightLayout(model->weights().layout).c_str());
-  std::printf("ridge serve: KV pool %lld blocks x %lld tokens = %lld tokens, %s (%s%s)\n",
-              static_cast<long long>(stats.kv.blocks_total), static_cast<long long>(a.kv_block_tokens),
-              static_cast<long long>(stats.kv.blocks_total * a.kv_block_tokens),
-              FormatBytes(static_cast<double>(stats.kv.bytes_total)).c_str(), a.kv_type.c_str(), kv_note.c_str());
-  if (draft)
-    std::printf("ridge serve: speculative decoding by the draft model %s (%s weights, KV pool %lld blocks, %s), "
-                "up to %lld draft tokens per sequence and step, none once a step holds %lld decode tokens (%s)\n",
-                a.spec.draft_path.c_str(), FormatBytes(static_cast<double>(draft->weights().weight_bytes)).c_str(),
-                static_cast<long long>(stats.draft_kv.blocks_total),
-                FormatBytes(static_cast<double>(stats.draft_kv.bytes_total)).c_str(),
-                static_cast<long long>(engine.speculation.num_tokens),
-                static_cast<long long>(engine.speculation.max_decode_tokens), spec_cap_source.c_str());
-  else if (engine.speculation.enabled())
-    std::printf("ridge serve: speculative decoding by prompt lookup, up to %lld draft tokens per sequence and step, "
-                "n-grams %lld..%lld, none once a step holds %lld decode tokens (%s)\n",
-                static_cast<long long>(engine.speculation.num_tokens),
-                static_cast<long long>(engine.speculation.ngram_min), static_cast<long long>(engine.speculation.ngram_max),
-                static_cast<long long>(engine.speculation.max_decode_tokens), spec_cap_source.c_str());
-  std::printf("ridge serve: dashboard roofline: %s, %s\n", options.roofline->hardware.description.c_str(),
-              options.roofline->source.c_str());
-  std::printf("ridge serve: listening on http://%s:%d%s%s\n", a.host.c_str(), port,
-              options.api_key.empty() ? "" : " (API key required)",
-              options.webui ? " (web page at /)" : " (no web page: --no-webui)");
-  std::fflush(stdout);
-
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  if (signal_number == SIGUSR1) {
-    std::fprintf(stderr, "ridge serve: stopping with an error: %s\n", server.engine().fatal_error().c_str());
-    server.Shutdown(std::chrono::milliseconds(0));
-    return 1;
-  }
-  std::printf("ridge serve: %s received, stopping (grace %.1f s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
-              a.shutdown_grace_s);
-  std::fflush(stdout);
-  server.Shutdown(std::chrono::milliseconds(static_cast<int64_t>(a.shutdown_grace_s * 1000)));
-  const EngineStats end = server.engine().Stats();
-  std::printf("ridge serve: stopped after %lld requests\n", static_cast<long long>(end.finished));
-  std::fflush(stdout);
-  return 0;
+  const std::string fatal = ServeModel(a, *model, engine, options, stop_signals, "", {});
+  if (fatal.empty()) return 0;
+  std::fprintf(stderr, "ridge serve: stopping with an error: %s\n", fatal.c_str());
+  return 1;
 }
 
 CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HTTP API (completions, chat, SSE)",
@@ -323,6 +386,7 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
                    "a profile: " + HardwareNames())
         ->capture_default_str();
     AddSpeculationFlags(sub, a->spec);
+    AddSplitFlags(sub, a->split);
     sub.add_option("--spec-max-decode-tokens", a->spec_max_decode_tokens,
                    "decode tokens per step past which no drafts are added (0: no cap; default: where decode becomes "
                    "compute bound by this machine's roofline, probed at start)");

@@ -1,5 +1,5 @@
 #pragma once
-// The --tp / --pp / --mpi-timeout flags that run and bench share, and the
+// The --tp / --pp / --mpi-timeout flags that run, bench and serve share, and the
 // call that runs a command's work on a model split across an MPI job's ranks
 // (ridge/mpi/split_job.h). Include after <CLI/CLI.hpp>, in a command file
 // that already pays for it.

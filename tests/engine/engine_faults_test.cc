@@ -2,11 +2,13 @@
 // requests cancelled in the same step, a fault in the forward pass (ends its
 // batch) or in sampling (ends its request) ending them with kError while the
 // others finish and every KV block comes back, and the faults that stop the
-// engine (repeated forward failures, running out of memory) ending every
-// request with an error instead of hanging or terminating.
+// engine (repeated forward failures, running out of memory, a split model's
+// LinkError) ending every request with an error instead of hanging or
+// terminating.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <new>
@@ -49,6 +51,30 @@ class EngineFaultsTest : public StoriesEngineTest {
     static const std::vector<std::string> texts = {"Once upon a time", "The cat", "Tom and Lily went to the park",
                                                    "One day",          "The sun", "A little bird"};
     return texts;
+  }
+
+  // A fault the engine cannot go on after, injected by `injector`: the first
+  // one stops it, every request ends with an error containing `error`, the
+  // pool is whole, and no request is taken after.
+  static void ExpectAFaultStopsTheEngineAtOnce(const std::function<void(const FaultPoint&)>& injector,
+                                               const std::string& error) {
+    EngineOptions options = F32Options();
+    options.fault_injector = injector;
+    Engine engine(*model_, *tokenizer_, options);
+    int fatal_calls = 0;
+    engine.set_fatal_handler([&](const std::string&) { ++fatal_calls; });
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (const auto& t : Texts()) streams.push_back(engine.Submit(Request(t, 50)));
+    engine.RunUntilIdle();  // returns once the engine has stopped itself
+    EXPECT_EQ(fatal_calls, 1);
+    EXPECT_FALSE(engine.Step());
+    for (auto& s : streams) {
+      Outcome o = testing::DrainStream(*s);
+      EXPECT_EQ(o.kind, FinishKind::kError);
+      EXPECT_NE(o.error.find(error), std::string::npos) << o.error;
+    }
+    EXPECT_THROW(engine.Submit(Request(Texts()[0], 20)), EngineStoppedError);
+    ExpectPoolEmpty(engine);
   }
 };
 
@@ -188,25 +214,22 @@ TEST_F(EngineFaultsTest, RepeatedForwardFaultsStopTheEngineAndEndEveryRequest) {
 }
 
 TEST_F(EngineFaultsTest, OutOfMemoryStopsTheEngineAtOnce) {
-  EngineOptions options = F32Options();
-  options.fault_injector = [](const FaultPoint& p) {
-    if (p.site == FaultPoint::Site::kSample && p.step >= 4) throw std::bad_alloc();
-  };
-  Engine engine(*model_, *tokenizer_, options);
-  int fatal_calls = 0;
-  engine.set_fatal_handler([&](const std::string&) { ++fatal_calls; });
-  std::vector<std::shared_ptr<RequestStream>> streams;
-  for (const auto& t : Texts()) streams.push_back(engine.Submit(Request(t, 50)));
-  engine.RunUntilIdle();  // returns once the engine has stopped itself
-  EXPECT_EQ(fatal_calls, 1);
-  EXPECT_FALSE(engine.Step());
-  for (auto& s : streams) {
-    Outcome o = testing::DrainStream(*s);
-    EXPECT_EQ(o.kind, FinishKind::kError);
-    EXPECT_NE(o.error.find("cannot recover"), std::string::npos) << o.error;
-  }
-  EXPECT_THROW(engine.Submit(Request(Texts()[0], 20)), EngineStoppedError);
-  ExpectPoolEmpty(engine);
+  ExpectAFaultStopsTheEngineAtOnce(
+      [](const FaultPoint& p) {
+        if (p.site == FaultPoint::Site::kSample && p.step >= 4) throw std::bad_alloc();
+      },
+      "cannot recover");
+}
+
+// A split model's communication failing (a rank died or hangs) leaves the
+// ranks out of step: no later forward pass can be trusted, so the first
+// LinkError stops the engine, where another forward fault ends one batch.
+TEST_F(EngineFaultsTest, ALinkErrorStopsTheEngineAtOnce) {
+  ExpectAFaultStopsTheEngineAtOnce(
+      [](const FaultPoint& p) {
+        if (p.site == FaultPoint::Site::kForward && p.step >= 3) throw LinkError("injected: another rank hangs");
+      },
+      "cannot recover from: injected: another rank hangs");
 }
 
 }  // namespace

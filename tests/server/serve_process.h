@@ -21,10 +21,14 @@ namespace ridge::server::testing {
 class ServeProcess {
  public:
   // `model` "" passes no -m (the model comes from RIDGE_MODEL or a --config file).
+  // `launcher` (an absolute path first) runs ridge, e.g. {"/usr/bin/mpirun", "-np", "2"}.
   explicit ServeProcess(std::vector<std::string> extra_args,
-                        const std::string& model = ridge::testing::Stories260kGguf()) {
-    std::vector<std::string> args = {ridge::testing::RidgeBinary(), "serve", "--port", "0",
-                                     "--threads", "2", "--kv-memory", "16MiB"};
+                        const std::string& model = ridge::testing::Stories260kGguf(),
+                        std::vector<std::string> launcher = {}) {
+    launched_ = !launcher.empty();
+    std::vector<std::string> args = std::move(launcher);
+    args.insert(args.end(), {ridge::testing::RidgeBinary(), "serve", "--port", "0", "--threads", "2", "--kv-memory",
+                             "16MiB"});
     if (!model.empty()) args.insert(args.end(), {"-m", model});
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     int out[2];
@@ -45,6 +49,8 @@ class ServeProcess {
     out_fd_ = out[0];
   }
   ~ServeProcess() {
+    // A launcher killed outright could leave its children running: it gets to end them first.
+    if (pid_ > 0 && !exited_ && launched_) Stop(SIGTERM, 20000);
     if (pid_ > 0 && !exited_) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
@@ -83,6 +89,11 @@ class ServeProcess {
   // Sends the signal and waits for the exit status (-1 on timeout).
   int Stop(int signal_number, int timeout_ms = 300000) {
     ::kill(pid_, signal_number);
+    return WaitForExit(timeout_ms);
+  }
+  // The exit status (128 + the signal's number if one ended it), or -1 if it
+  // runs on past the timeout.
+  int WaitForExit(int timeout_ms) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
@@ -101,6 +112,7 @@ class ServeProcess {
   pid_t pid_ = -1;
   int out_fd_ = -1;
   bool exited_ = false;
+  bool launched_ = false;
   std::string output_;
 };
 

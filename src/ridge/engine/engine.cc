@@ -261,6 +261,8 @@ void Engine::ProposeByDraftModel(std::vector<DraftModel::Request>& requests, con
     drafter_->Propose(requests, pool_);
   } catch (const std::bad_alloc&) {
     throw;  // out of memory: Step dies
+  } catch (const LinkError&) {
+    throw;  // the other ranks of a split model are gone: so is every later step
   } catch (const std::exception& e) {
     // Speculation is an optimisation: the step goes on without drafts, and
     // the draft's cache forgets these sequences (their K/V may be half-written).
@@ -481,6 +483,8 @@ bool Engine::RunForward(const Batch& batch, const std::vector<Sequence*>& fed, i
     return true;
   } catch (const std::bad_alloc&) {
     throw;  // out of memory: Step dies
+  } catch (const LinkError&) {
+    throw;  // the other ranks of a split model are gone: so is every later step
   } catch (const std::exception& e) {
     // The positions this pass wrote are not committed (no block of theirs
     // became shareable), and Finish frees them: the cache stays consistent.
@@ -683,12 +687,23 @@ void Engine::Die(const std::string& reason) {
   if (fatal_handler_) fatal_handler_(message);
 }
 
+void Engine::KeepLinkAlive() {
+  if (failed_.load()) return;
+  try {
+    model_.KeepLinkAlive();
+  } catch (const std::exception& e) {
+    Die(e.what());
+  }
+}
+
 void Engine::Start() {
   RIDGE_CHECK(!thread_.joinable());
   stop_ = false;
   thread_ = std::thread([this] {
     while (!stop_.load() && !failed_.load()) {
-      if (Step()) continue;
+      const bool busy = Step();
+      KeepLinkAlive();
+      if (busy) continue;
       std::unique_lock<std::mutex> lock(inbox_mutex_);
       inbox_changed_.wait_for(lock, std::chrono::milliseconds(50), [&] { return !inbox_.empty() || stop_.load(); });
     }

@@ -41,8 +41,9 @@
 // request of its batch, a failed sampling the one request sampled. A fault
 // that leaves the engine unusable (out of memory, a throw in the scheduler or
 // the KV bookkeeping, whose state it may have left half-updated, or
-// kMaxConsecutiveBatchFaults forward passes failing in a row) ends every
-// request with an error, stops the engine and calls the fatal handler.
+// kMaxConsecutiveBatchFaults forward passes failing in a row, or a split
+// model's LinkError: the other ranks are gone) ends every request with an
+// error, stops the engine and calls the fatal handler.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -245,6 +246,9 @@ class Engine {
                   Clock::time_point forward_start, Clock::time_point forward_end);
   void EndEverything(FinishKind kind, const std::string& error = {});
   void Die(const std::string& reason);
+  // The engine thread, every turn of its loop: a split model's rank 0 tells
+  // the other ranks it is alive (Model::KeepLinkAlive); a failure is fatal.
+  void KeepLinkAlive();
 
   Model& model_;
   EngineOptions options_;

@@ -120,6 +120,11 @@ class Model {
   const ModelPartition& partition() const { return partition_; }
   // Required before Forward when the model is split; must outlive its use.
   void set_parallel_link(ParallelLink* link) { link_ = link; }
+  // Rank 0 of a split model, between forward passes: ParallelLink::KeepAlive
+  // (nothing when the model is whole).
+  void KeepLinkAlive() {
+    if (link_) link_->KeepAlive();
+  }
   const GgufFile& file() const { return file_; }
   const ModelWeights& weights() const { return weights_; }
   // The shape a KV cache for this model must have, with the given element

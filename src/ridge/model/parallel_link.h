@@ -12,12 +12,14 @@
 // Pipeline parallel (N ranks): rank r holds layers [r·L/N, (r+1)·L/N); the
 // residual stream goes rank to rank (Send/Recv), the last rank computes the
 // logits and sends them to rank 0.
+// Every method throws LinkError when the other ranks do not answer.
 // Either way rank 0 runs the tokenizer and the scheduler and, at the start of
 // every forward pass, shares the step's batch and KV block tables
-// (ShareStep); the other ranks follow (mpi/follower.h).
+// (ShareStep); the other ranks follow (mpi/split_job.h).
 #include <cstdint>
 #include <span>
 
+#include "ridge/base/error.h"
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/batch.h"
 
@@ -31,11 +33,23 @@ struct ModelPartition {
   bool split() const { return kind != Kind::kNone && n_ranks > 1; }
 };
 
+// A communication with the other ranks failed (one died or hangs): the ranks
+// may no longer agree on which step runs, so no later step can be trusted
+// either. The engine stops on it (engine.h) instead of failing one batch.
+class LinkError : public Error {
+ public:
+  using Error::Error;
+};
+
 class ParallelLink {
  public:
   virtual ~ParallelLink() = default;
   // Rank 0, before every forward pass: the other ranks run the same step.
   virtual void ShareStep(const Batch& batch, const PagedKvCache& cache) = 0;
+  // Rank 0, between steps (the engine calls it in every turn of its loop):
+  // the other ranks wait for the next step with a bounded timeout, so an idle
+  // rank 0 tells them now and then that it is alive. Cheap when nothing is due.
+  virtual void KeepAlive() {}
   // Tensor parallel: data[i] = Σ over ranks in rank order of each rank's
   // data[i], the same bits on every rank.
   virtual void AllReduceSum(float* data, int64_t n) = 0;

@@ -44,11 +44,12 @@ void Communicator::Check(int rc, const char* what) const {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(rc, text, &length);
-  Fail("{} failed: {}", what, std::string(text, static_cast<size_t>(length)));
+  throw LinkError(fmt::format("{} failed: {}", what, std::string(text, static_cast<size_t>(length))));
 }
 
 // Spins while the answer is likely close (a step's all-reduce), then yields,
-// then sleeps, so that a rank waiting for a slow one leaves it the CPU.
+// then sleeps, longer once the wait is long (a follower of an idle server),
+// so that a rank waiting for a slow one leaves it the CPU.
 void Communicator::Wait(std::vector<MPI_Request>& requests, const char* what) {
   const Clock::time_point start = Clock::now();
   const auto deadline =
@@ -56,13 +57,17 @@ void Communicator::Wait(std::vector<MPI_Request>& requests, const char* what) {
   for (int64_t polls = 0;; ++polls) {
     int done = 0;
     Check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), what);
+    if (interrupted_.load(std::memory_order_acquire))
+      throw LinkError(fmt::format("{} was interrupted: {}", what, interrupted_why_));
     if (done) break;
     const Clock::time_point now = Clock::now();
     if (now > deadline)
       throw TimeoutError(
           fmt::format("{} did not complete within {} s: another rank has died or hangs", what, timeout_seconds_));
     const double waited_s = std::chrono::duration<double>(now - start).count();
-    if (waited_s > 2e-3) {
+    if (waited_s > 0.1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } else if (waited_s > 2e-3) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     } else if (waited_s > 1e-4) {
       std::this_thread::yield();
@@ -114,6 +119,12 @@ void Communicator::Recv(void* data, int64_t bytes, int from_rank, int tag) {
   requests_.assign(1, MPI_REQUEST_NULL);
   Check(MPI_Irecv(data, CountOf(bytes, "receive"), MPI_BYTE, from_rank, tag, comm_, requests_.data()), "MPI_Irecv");
   Wait(requests_, "a receive from another rank");
+}
+
+void Communicator::Interrupt(const std::string& why) {
+  if (interrupted_.load()) return;
+  interrupted_why_ = why;
+  interrupted_.store(true, std::memory_order_release);
 }
 
 void Communicator::Abort(int code) {

@@ -5,17 +5,20 @@
 // instead of leaving the others waiting forever.
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "ridge/base/error.h"
+#include "ridge/model/parallel_link.h"
 
 namespace ridge::mpi {
 
 // An operation that did not complete within the communicator's timeout.
-class TimeoutError : public Error {
+// (Every failed operation throws a LinkError: the ranks may be out of step.)
+class TimeoutError : public LinkError {
  public:
-  using Error::Error;
+  using LinkError::LinkError;
 };
 
 // MPI_Init_thread (MPI_THREAD_SERIALIZED: one thread at a time calls MPI,
@@ -50,6 +53,12 @@ class Communicator {
   void Send(const void* data, int64_t bytes, int to_rank, int tag);
   void Recv(void* data, int64_t bytes, int from_rank, int tag);
 
+  // Any thread, without calling MPI: the operation waiting now, and every
+  // later one, throws LinkError("... interrupted: <why>") at once. For a
+  // rank 0 that the launcher is ending (it kills every rank a moment later),
+  // so that its requests end with an error instead of a dropped connection.
+  void Interrupt(const std::string& why);
+
   // Ends every rank of the job with `code` (MPI_Abort); does not return.
   [[noreturn]] void Abort(int code);
 
@@ -70,6 +79,8 @@ class Communicator {
   int64_t bytes_sent_ = 0;
   std::vector<float> parts_;  // AllReduceSum: the other ranks' parts
   std::vector<MPI_Request> requests_;
+  std::atomic<bool> interrupted_{false};
+  std::string interrupted_why_;  // written before interrupted_ is set
 };
 
 }  // namespace ridge::mpi

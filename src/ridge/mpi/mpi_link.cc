@@ -1,6 +1,7 @@
 #include "ridge/mpi/mpi_link.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "ridge/base/error.h"
 
@@ -10,6 +11,7 @@ namespace {
 constexpr int kActivationTag = 2;
 constexpr int kLogitsTag = 3;
 constexpr size_t kHeaderWords = 5;
+constexpr int64_t kKeepAliveLength = -1;  // a length broadcast alone: rank 0 is alive, no step
 
 }  // namespace
 
@@ -62,20 +64,77 @@ StepMessage DecodeStep(std::span<const int64_t> w) {
   return m;
 }
 
+MpiLink::MpiLink(Communicator& comm)
+    : comm_(comm),
+      keep_alive_interval_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(comm.timeout_seconds() / 4))),
+      last_sent_(std::chrono::steady_clock::now()) {}
+
 void MpiLink::BroadcastWords(std::vector<int64_t>& words) {
-  int64_t length = static_cast<int64_t>(words.size());
+  for (;;) {
+    int64_t length = static_cast<int64_t>(words.size());
+    comm_.Broadcast(&length, sizeof length, 0);
+    if (comm_.rank() == 0) last_sent_ = std::chrono::steady_clock::now();
+    if (length == kKeepAliveLength) {  // a follower's wait starts again
+      ++keep_alives_;
+      continue;
+    }
+    if (length < 0) throw LinkError(fmt::format("a step message from rank 0 has a length of {} words", length));
+    words.resize(static_cast<size_t>(length));
+    if (length > 0) comm_.Broadcast(words.data(), length * static_cast<int64_t>(sizeof(int64_t)), 0);
+    return;
+  }
+}
+
+MpiLink::~MpiLink() {
+  background_stop_ = true;
+  if (background_.joinable()) background_.join();
+}
+
+void MpiLink::KeepAliveInBackground() {
+  RIDGE_CHECK(!background_.joinable());
+  background_stop_ = false;
+  background_ = std::thread([this] {
+    try {
+      while (!background_stop_.load()) {
+        SendKeepAliveIfDue();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    } catch (...) {
+      background_error_ = std::current_exception();
+    }
+  });
+}
+
+void MpiLink::EndBackgroundKeepAlive() {
+  if (!background_.joinable()) return;
+  background_stop_ = true;
+  background_.join();
+  if (background_error_) std::rethrow_exception(std::exchange(background_error_, nullptr));
+}
+
+void MpiLink::KeepAlive() {
+  EndBackgroundKeepAlive();
+  SendKeepAliveIfDue();
+}
+
+void MpiLink::SendKeepAliveIfDue() {
+  if (std::chrono::steady_clock::now() - last_sent_ < keep_alive_interval_) return;
+  int64_t length = kKeepAliveLength;
   comm_.Broadcast(&length, sizeof length, 0);
-  words.resize(static_cast<size_t>(length));
-  if (length > 0) comm_.Broadcast(words.data(), length * static_cast<int64_t>(sizeof(int64_t)), 0);
+  last_sent_ = std::chrono::steady_clock::now();
+  ++keep_alives_;
 }
 
 void MpiLink::ShareStep(const Batch& batch, const PagedKvCache& cache) {
+  EndBackgroundKeepAlive();
   words_ = EncodeStep(batch, cache);
   BroadcastWords(words_);
   ++steps_;
 }
 
 void MpiLink::Finish() {
+  EndBackgroundKeepAlive();
   words_.clear();
   BroadcastWords(words_);
 }

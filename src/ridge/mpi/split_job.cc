@@ -77,10 +77,11 @@ void PrintReport(const Model& model, const MpiLink& link, GgmlType kv_type, cons
             : "its KV caches are the scheduler's";
   std::fprintf(stderr,
                "ridge: rank %d of %d (%s): %s; weights held %lld bytes; KV %.0f bytes/token of the whole model's "
-               "%.0f; %s; %lld steps, %.1f ms communicating, %lld bytes sent\n",
+               "%.0f; %s; %lld steps and %lld keep-alives, %.1f ms communicating, %lld bytes sent\n",
                p.rank, p.n_ranks, SplitFlag(p.kind) + 2, part.c_str(),
                static_cast<long long>(model.weights().weight_bytes), per_token, whole, held.c_str(),
-               static_cast<long long>(link.steps()), 1e3 * link.comm().comm_seconds(),
+               static_cast<long long>(link.steps()), static_cast<long long>(link.keep_alives()),
+               1e3 * link.comm().comm_seconds(),
                static_cast<long long>(link.comm().bytes_sent()));
 }
 
@@ -112,9 +113,12 @@ int RunSplit(const SplitOptions& o, const std::function<int(SplitRank& rank)>& l
     const LinkMeasurement measured = o.measure_link ? MeasureLink(*comm) : LinkMeasurement{};
     if (comm->rank() == 0) {
       SplitRank rank{*model, pool, link, measured};
+      link.KeepAliveInBackground();  // while lead prepares its first step
       status = lead(rank);
       link.Finish();
     } else {
+      std::fprintf(stderr, "ridge: rank %d of %d (pid %d) follows rank 0\n", comm->rank(), comm->size(),
+                   static_cast<int>(getpid()));
       Follow(*model, pool, link, cache);
     }
     PrintReport(*model, link, o.kv_type, cache);
