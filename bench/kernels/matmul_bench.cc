@@ -211,6 +211,66 @@ void BM_Decode(benchmark::State& state, GgmlType type) {
   Label(state);
 }
 
+// n_tokens (1-9: decode, a verifying pass of speculation, a small expert
+// group) against the same kind of stack as BM_Decode, in the file's layout
+// or repacked at load (weight panels: AVX-512's panel kernel), with the
+// paired read after each call: how close a few tokens come to one weight read.
+void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked) {
+  const int64_t n_tokens = state.range(0);
+  Stack stack(type);
+  if (repacked) {
+    WeightMatrix probe{type, stack.bytes, kRows, kCols, RowBytes(type, kCols)};
+    if (!CanRepack(probe)) {
+      state.SkipWithError("no weight panels for this type on this target");
+      return;
+    }
+    for (int64_t c = 0; c < stack.n_copies; ++c) {
+      WeightMatrix w{type, stack.bytes + c * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+      RepackInPlace(w, stack.bytes + c * stack.matrix_bytes);
+    }
+  }
+  std::vector<float> x(static_cast<size_t>(kCols * n_tokens));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (auto& v : x) v = uniform(rng);
+  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
+  const probe::IsaKernels kernels = ProbeKernels();
+  const int64_t n_tasks = 8 * Pool().n_threads();
+  const int64_t task_bytes = stack.matrix_bytes / n_tasks / 64 * 64;
+  std::vector<uint64_t> sums(static_cast<size_t>(n_tasks));
+  std::vector<double> ratios;
+  CallTimer timer;
+  int64_t i = 0;
+  for (auto _ : state) {
+    const int64_t m = i++ % stack.n_copies;
+    WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+    w.panels = repacked;
+    timer.Start();
+    MatMul(w, x.data(), n_tokens, y.data(), Pool());
+    const auto kernel_end = std::chrono::steady_clock::now();
+    timer.Stop();
+    benchmark::DoNotOptimize(y.data());
+    state.PauseTiming();
+    const uint8_t* other = stack.bytes + ((m + stack.n_copies / 2) % stack.n_copies) * stack.matrix_bytes;
+    const auto read_start = std::chrono::steady_clock::now();
+    Pool().ParallelFor(n_tasks, [&](int64_t t, int) {
+      sums[static_cast<size_t>(t)] += kernels.read_sum(other + t * task_bytes, static_cast<size_t>(task_bytes));
+    });
+    const double kernel_s = std::chrono::duration<double>(kernel_end - timer.start).count();
+    const double read_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count() *
+        static_cast<double>(stack.matrix_bytes) / static_cast<double>(task_bytes * n_tasks);
+    ratios.push_back(read_s / kernel_s);
+    state.ResumeTiming();
+  }
+  benchmark::DoNotOptimize(sums.data());
+  std::sort(ratios.begin(), ratios.end());
+  const double bytes = static_cast<double>(stack.matrix_bytes);
+  state.counters["best_GB/s"] = bytes / timer.best_s / 1e9;
+  state.counters["paired_read%"] = ratios.empty() ? 0 : ratios[ratios.size() / 2] * 100;
+  Label(state);
+}
+
 void BM_DecodeFromCache(benchmark::State& state, GgmlType type) {
   constexpr int64_t kCachedRows = 64;
   const std::vector<uint8_t> matrix = RandomMatrix(type);
@@ -302,6 +362,12 @@ BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
 #define RIDGE_PREFILL(T) \
   BENCHMARK_CAPTURE(BM_Prefill, T, GgmlType::k##T)->Arg(8)->Arg(64)->Arg(512)->UseRealTime()->MinTime(2.0)
 
+#define RIDGE_FEW_TOKENS(T)                                                                                \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_file, GgmlType::k##T, false)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5); \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_repacked, GgmlType::k##T, true)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5)
+
+RIDGE_FEW_TOKENS(Q8_0);
+RIDGE_FEW_TOKENS(Q4_0);
 RIDGE_DECODE(Q4_0);
 RIDGE_DECODE(Q8_0);
 RIDGE_DECODE(Q4_1);

@@ -12,7 +12,6 @@ namespace ridge {
 namespace {
 
 TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
-  EXPECT_FALSE(RepackedAtLoad(GgmlType::kQ8_0));  // its rows kernel decodes faster (model.h)
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kF16}) {
     const std::string path = testing::RandomModelGguf(type);
     for (Isa isa : SupportedIsas()) {
@@ -21,12 +20,14 @@ TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
       const auto mapped = Model::Load(path, FileBacking::kMapped);
       ClearIsaOverride();
       const WeightLayout& c = copied->weights().layout;
-      const bool panels = isa == Isa::kAvx512 && RepackedAtLoad(type) && type != GgmlType::kF16;
+      const bool panels = isa == Isa::kAvx512 && type != GgmlType::kF16;
       EXPECT_FALSE(c.mapped);
       EXPECT_EQ(panels, c.repacked_matrices > 0) << GgmlTypeName(type) << " " << IsaName(isa);
       // Every layer matrix and the untied output, all whole panels here; the bytes are the file's.
       const kernels::WeightMatrix& embd = copied->weights().token_embd;
-      if (panels) EXPECT_EQ(c.repacked_bytes, copied->weights().weight_bytes - embd.n_rows * embd.row_bytes);
+      if (panels) {
+        EXPECT_EQ(c.repacked_bytes, copied->weights().weight_bytes - embd.n_rows * embd.row_bytes);
+      }
       EXPECT_NE(DescribeWeightLayout(c).find(panels ? "repacked at load for avx512" : "file layout"), std::string::npos);
       const WeightLayout& m = mapped->weights().layout;
       EXPECT_TRUE(m.mapped);

@@ -76,14 +76,7 @@ struct ModelWeights {
   WeightLayout layout;
 };
 
-// Whether weights of `type` are repacked at load. Q8_0 keeps the file's
-// layout: at one token its rows kernel decoded 15-20 % faster than the panel
-// kernel on repacked Q8_0 (tinyllama-1.1b shape, avx512, 2 threads, four
-// interleaved pairs at load 2, 2026-12-01), though batch 16 ran ~25 % faster
-// repacked; batch-1 decode is what most runs do. Batched Q8_0 packs panels
-// per call instead.
-bool RepackedAtLoad(GgmlType type);
-// Repacks every matrix of a RepackedAtLoad type that the active ISA has
+// Repacks every matrix that the active ISA has
 // weight-panel kernels for (kernels::RepackInPlace) in the file's memory, when that memory is a private copy
 // (FileBacking::kHugePageMemory); a mapped file keeps its layout. The token
 // embedding (read by row, and the output too when tied) is never repacked.

@@ -11,8 +11,6 @@
 
 namespace ridge {
 
-bool RepackedAtLoad(GgmlType type) { return type != GgmlType::kQ8_0; }
-
 WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights) {
   WeightLayout layout;
   layout.isa = IsaName(ActiveIsa());
@@ -29,7 +27,7 @@ WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights) {
   const uint8_t* file_start = file.memory().data();
   const bool rewritten = file.memory().Rewrite([&](uint8_t* bytes) {
     for (kernels::WeightMatrix* m : matrices) {
-      if (!RepackedAtLoad(m->type) || !kernels::CanRepack(*m)) continue;
+      if (!kernels::CanRepack(*m)) continue;
       kernels::RepackInPlace(*m, bytes + (m->data - file_start));
       ++layout.repacked_matrices;
       layout.repacked_bytes += m->n_rows * m->row_bytes;
@@ -43,7 +41,7 @@ WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights) {
 std::string DescribeWeightLayout(const WeightLayout& layout) {
   if (layout.mapped) return "file layout (mapped: read in place, not repacked; prefill packs panels per call)";
   if (layout.repacked_matrices == 0)
-    return fmt::format("file layout (no weight panels for these types on {}; Q8_0 keeps the file's)", layout.isa);
+    return fmt::format("file layout (no weight panels for these types on {})", layout.isa);
   return fmt::format("repacked at load for {}: {} matrices, {:.0f} MiB in place in {:.0f} ms", layout.isa,
                      layout.repacked_matrices, static_cast<double>(layout.repacked_bytes) / (1 << 20), layout.repack_ms);
 }
