@@ -163,6 +163,55 @@ void BM_ReadBandwidth(benchmark::State& state) {
   Label(state);
 }
 
+// Seconds a read of the matrix of the stack half a stack away from matrix m
+// takes (the probe's read kernel on the pool's threads, the same pages),
+// scaled to the whole matrix: the other half of a paired ratio.
+double PairedReadSeconds(const Stack& stack, int64_t m) {
+  static const probe::IsaKernels kernels = ProbeKernels();
+  const int64_t n_tasks = 8 * Pool().n_threads();
+  const int64_t task_bytes = stack.matrix_bytes / n_tasks / 64 * 64;
+  std::vector<uint64_t> sums(static_cast<size_t>(n_tasks));
+  const uint8_t* other = stack.bytes + ((m + stack.n_copies / 2) % stack.n_copies) * stack.matrix_bytes;
+  const auto start = std::chrono::steady_clock::now();
+  Pool().ParallelFor(n_tasks, [&](int64_t t, int) {
+    sums[static_cast<size_t>(t)] += kernels.read_sum(other + t * task_bytes, static_cast<size_t>(task_bytes));
+  });
+  const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  benchmark::DoNotOptimize(sums.data());
+  return read_s * static_cast<double>(stack.matrix_bytes) / static_cast<double>(task_bytes * n_tasks);
+}
+
+struct PairedCalls {
+  double best_s;              // the fastest call
+  double median_paired_read;  // median over calls of (read time / call time)
+};
+
+// MatMul of n_tokens (x: [n_tokens, kCols]) against the stack's matrices in
+// turn (`panels`: repacked at load), each call followed by a paired read.
+PairedCalls TimePairedCalls(benchmark::State& state, const Stack& stack, GgmlType type, bool panels,
+                            const std::vector<float>& x, int64_t n_tokens) {
+  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
+  std::vector<double> ratios;
+  CallTimer timer;
+  int64_t i = 0;
+  for (auto _ : state) {
+    const int64_t m = i++ % stack.n_copies;
+    WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+    w.panels = panels;
+    timer.Start();
+    MatMul(w, x.data(), n_tokens, y.data(), Pool());
+    const auto kernel_end = std::chrono::steady_clock::now();
+    timer.Stop();
+    benchmark::DoNotOptimize(y.data());
+    state.PauseTiming();
+    const double kernel_s = std::chrono::duration<double>(kernel_end - timer.start).count();
+    ratios.push_back(PairedReadSeconds(stack, m) / kernel_s);
+    state.ResumeTiming();
+  }
+  std::sort(ratios.begin(), ratios.end());
+  return {timer.best_s, ratios.empty() ? 0 : ratios[ratios.size() / 2]};
+}
+
 // Each decode call is followed by a read of another matrix of the stack
 // (same bytes, same pages, the probe's read kernel on the same threads): the
 // median of the per-pair ratios is robust to the bandwidth this shared host
@@ -170,44 +219,14 @@ void BM_ReadBandwidth(benchmark::State& state) {
 void BM_Decode(benchmark::State& state, GgmlType type) {
   const Stack stack(type);
   const std::vector<float> x(kCols, 0.5f);
-  std::vector<float> y(kRows);
-  const probe::IsaKernels kernels = ProbeKernels();
-  const int64_t n_tasks = 8 * Pool().n_threads();
-  const int64_t task_bytes = stack.matrix_bytes / n_tasks / 64 * 64;
-  std::vector<uint64_t> sums(static_cast<size_t>(n_tasks));
-  std::vector<double> ratios;
-  CallTimer timer, read_timer;
-  int64_t i = 0;
-  for (auto _ : state) {
-    const int64_t m = i++ % stack.n_copies;
-    const WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
-    timer.Start();
-    MatMul(w, x.data(), 1, y.data(), Pool());
-    const auto kernel_end = std::chrono::steady_clock::now();
-    timer.Stop();
-    benchmark::DoNotOptimize(y.data());
-    state.PauseTiming();
-    const uint8_t* other = stack.bytes + ((m + stack.n_copies / 2) % stack.n_copies) * stack.matrix_bytes;
-    read_timer.Start();
-    Pool().ParallelFor(n_tasks, [&](int64_t t, int) {
-      sums[static_cast<size_t>(t)] += kernels.read_sum(other + t * task_bytes, static_cast<size_t>(task_bytes));
-    });
-    read_timer.Stop();
-    const double kernel_s = std::chrono::duration<double>(kernel_end - timer.start).count();
-    const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_timer.start).count() *
-                          static_cast<double>(stack.matrix_bytes) / static_cast<double>(task_bytes * n_tasks);
-    ratios.push_back(read_s / kernel_s);
-    state.ResumeTiming();
-  }
-  benchmark::DoNotOptimize(sums.data());
-  std::sort(ratios.begin(), ratios.end());
+  const PairedCalls calls = TimePairedCalls(state, stack, type, false, x, 1);
   const double bytes = static_cast<double>(stack.matrix_bytes);
   state.counters["GB/s"] = benchmark::Counter(bytes * static_cast<double>(state.iterations()) / 1e9,
                                               benchmark::Counter::kIsRate);
-  state.counters["best_GB/s"] = bytes / timer.best_s / 1e9;
-  state.counters["paired_read%"] = ratios.empty() ? 0 : ratios[ratios.size() / 2] * 100;
-  if (g_best_read_bytes_per_s > 0) state.counters["best/read%"] = bytes / timer.best_s / g_best_read_bytes_per_s * 100;
-  state.counters["best/probe%"] = bytes / timer.best_s / Probe().read_bytes_per_s * 100;
+  state.counters["best_GB/s"] = bytes / calls.best_s / 1e9;
+  state.counters["paired_read%"] = calls.median_paired_read * 100;
+  if (g_best_read_bytes_per_s > 0) state.counters["best/read%"] = bytes / calls.best_s / g_best_read_bytes_per_s * 100;
+  state.counters["best/probe%"] = bytes / calls.best_s / Probe().read_bytes_per_s * 100;
   Label(state);
 }
 
@@ -233,41 +252,9 @@ void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (auto& v : x) v = uniform(rng);
-  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
-  const probe::IsaKernels kernels = ProbeKernels();
-  const int64_t n_tasks = 8 * Pool().n_threads();
-  const int64_t task_bytes = stack.matrix_bytes / n_tasks / 64 * 64;
-  std::vector<uint64_t> sums(static_cast<size_t>(n_tasks));
-  std::vector<double> ratios;
-  CallTimer timer;
-  int64_t i = 0;
-  for (auto _ : state) {
-    const int64_t m = i++ % stack.n_copies;
-    WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
-    w.panels = repacked;
-    timer.Start();
-    MatMul(w, x.data(), n_tokens, y.data(), Pool());
-    const auto kernel_end = std::chrono::steady_clock::now();
-    timer.Stop();
-    benchmark::DoNotOptimize(y.data());
-    state.PauseTiming();
-    const uint8_t* other = stack.bytes + ((m + stack.n_copies / 2) % stack.n_copies) * stack.matrix_bytes;
-    const auto read_start = std::chrono::steady_clock::now();
-    Pool().ParallelFor(n_tasks, [&](int64_t t, int) {
-      sums[static_cast<size_t>(t)] += kernels.read_sum(other + t * task_bytes, static_cast<size_t>(task_bytes));
-    });
-    const double kernel_s = std::chrono::duration<double>(kernel_end - timer.start).count();
-    const double read_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count() *
-        static_cast<double>(stack.matrix_bytes) / static_cast<double>(task_bytes * n_tasks);
-    ratios.push_back(read_s / kernel_s);
-    state.ResumeTiming();
-  }
-  benchmark::DoNotOptimize(sums.data());
-  std::sort(ratios.begin(), ratios.end());
-  const double bytes = static_cast<double>(stack.matrix_bytes);
-  state.counters["best_GB/s"] = bytes / timer.best_s / 1e9;
-  state.counters["paired_read%"] = ratios.empty() ? 0 : ratios[ratios.size() / 2] * 100;
+  const PairedCalls calls = TimePairedCalls(state, stack, type, repacked, x, n_tokens);
+  state.counters["best_GB/s"] = static_cast<double>(stack.matrix_bytes) / calls.best_s / 1e9;
+  state.counters["paired_read%"] = calls.median_paired_read * 100;
   Label(state);
 }
 
