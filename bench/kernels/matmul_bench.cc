@@ -163,6 +163,55 @@ void BM_ReadBandwidth(benchmark::State& state) {
   Label(state);
 }
 
+// Seconds a read of the matrix of the stack half a stack away from matrix m
+// takes (the probe's read kernel on the pool's threads, the same pages),
+// scaled to the whole matrix: the other half of a paired ratio.
+double PairedReadSeconds(const Stack& stack, int64_t m) {
+  static const probe::IsaKernels kernels = ProbeKernels();
+  const int64_t n_tasks = 8 * Pool().n_threads();
+  const int64_t task_bytes = stack.matrix_bytes / n_tasks / 64 * 64;
+  std::vector<uint64_t> sums(static_cast<size_t>(n_tasks));
+  const uint8_t* other = stack.bytes + ((m + stack.n_copies / 2) % stack.n_copies) * stack.matrix_bytes;
+  const auto start = std::chrono::steady_clock::now();
+  Pool().ParallelFor(n_tasks, [&](int64_t t, int) {
+    sums[static_cast<size_t>(t)] += kernels.read_sum(other + t * task_bytes, static_cast<size_t>(task_bytes));
+  });
+  const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  benchmark::DoNotOptimize(sums.data());
+  return read_s * static_cast<double>(stack.matrix_bytes) / static_cast<double>(task_bytes * n_tasks);
+}
+
+struct PairedCalls {
+  double best_s;              // the fastest call
+  double median_paired_read;  // median over calls of (read time / call time)
+};
+
+// MatMul of n_tokens (x: [n_tokens, kCols]) against the stack's matrices in
+// turn (`panels`: repacked at load), each call followed by a paired read.
+PairedCalls TimePairedCalls(benchmark::State& state, const Stack& stack, GgmlType type, bool panels,
+                            const std::vector<float>& x, int64_t n_tokens) {
+  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
+  std::vector<double> ratios;
+  CallTimer timer;
+  int64_t i = 0;
+  for (auto _ : state) {
+    const int64_t m = i++ % stack.n_copies;
+    WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+    w.panels = panels;
+    timer.Start();
+    MatMul(w, x.data(), n_tokens, y.data(), Pool());
+    const auto kernel_end = std::chrono::steady_clock::now();
+    timer.Stop();
+    benchmark::DoNotOptimize(y.data());
+    state.PauseTiming();
+    const double kernel_s = std::chrono::duration<double>(kernel_end - timer.start).count();
+    ratios.push_back(PairedReadSeconds(stack, m) / kernel_s);
+    state.ResumeTiming();
+  }
+  std::sort(ratios.begin(), ratios.end());
+  return {timer.best_s, ratios.empty() ? 0 : ratios[ratios.size() / 2]};
+}
+
 // Each decode call is followed by a read of another matrix of the stack
 // (same bytes, same pages, the probe's read kernel on the same threads): the
 // median of the per-pair ratios is robust to the bandwidth this shared host
@@ -170,44 +219,42 @@ void BM_ReadBandwidth(benchmark::State& state) {
 void BM_Decode(benchmark::State& state, GgmlType type) {
   const Stack stack(type);
   const std::vector<float> x(kCols, 0.5f);
-  std::vector<float> y(kRows);
-  const probe::IsaKernels kernels = ProbeKernels();
-  const int64_t n_tasks = 8 * Pool().n_threads();
-  const int64_t task_bytes = stack.matrix_bytes / n_tasks / 64 * 64;
-  std::vector<uint64_t> sums(static_cast<size_t>(n_tasks));
-  std::vector<double> ratios;
-  CallTimer timer, read_timer;
-  int64_t i = 0;
-  for (auto _ : state) {
-    const int64_t m = i++ % stack.n_copies;
-    const WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
-    timer.Start();
-    MatMul(w, x.data(), 1, y.data(), Pool());
-    const auto kernel_end = std::chrono::steady_clock::now();
-    timer.Stop();
-    benchmark::DoNotOptimize(y.data());
-    state.PauseTiming();
-    const uint8_t* other = stack.bytes + ((m + stack.n_copies / 2) % stack.n_copies) * stack.matrix_bytes;
-    read_timer.Start();
-    Pool().ParallelFor(n_tasks, [&](int64_t t, int) {
-      sums[static_cast<size_t>(t)] += kernels.read_sum(other + t * task_bytes, static_cast<size_t>(task_bytes));
-    });
-    read_timer.Stop();
-    const double kernel_s = std::chrono::duration<double>(kernel_end - timer.start).count();
-    const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_timer.start).count() *
-                          static_cast<double>(stack.matrix_bytes) / static_cast<double>(task_bytes * n_tasks);
-    ratios.push_back(read_s / kernel_s);
-    state.ResumeTiming();
-  }
-  benchmark::DoNotOptimize(sums.data());
-  std::sort(ratios.begin(), ratios.end());
+  const PairedCalls calls = TimePairedCalls(state, stack, type, false, x, 1);
   const double bytes = static_cast<double>(stack.matrix_bytes);
   state.counters["GB/s"] = benchmark::Counter(bytes * static_cast<double>(state.iterations()) / 1e9,
                                               benchmark::Counter::kIsRate);
-  state.counters["best_GB/s"] = bytes / timer.best_s / 1e9;
-  state.counters["paired_read%"] = ratios.empty() ? 0 : ratios[ratios.size() / 2] * 100;
-  if (g_best_read_bytes_per_s > 0) state.counters["best/read%"] = bytes / timer.best_s / g_best_read_bytes_per_s * 100;
-  state.counters["best/probe%"] = bytes / timer.best_s / Probe().read_bytes_per_s * 100;
+  state.counters["best_GB/s"] = bytes / calls.best_s / 1e9;
+  state.counters["paired_read%"] = calls.median_paired_read * 100;
+  if (g_best_read_bytes_per_s > 0) state.counters["best/read%"] = bytes / calls.best_s / g_best_read_bytes_per_s * 100;
+  state.counters["best/probe%"] = bytes / calls.best_s / Probe().read_bytes_per_s * 100;
+  Label(state);
+}
+
+// n_tokens (1-9: decode, a verifying pass of speculation, a small expert
+// group) against the same kind of stack as BM_Decode, in the file's layout
+// or repacked at load (weight panels: AVX-512's panel kernel), with the
+// paired read after each call: how close a few tokens come to one weight read.
+void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked) {
+  const int64_t n_tokens = state.range(0);
+  Stack stack(type);
+  if (repacked) {
+    WeightMatrix probe{type, stack.bytes, kRows, kCols, RowBytes(type, kCols)};
+    if (!CanRepack(probe)) {
+      state.SkipWithError("no weight panels for this type on this target");
+      return;
+    }
+    for (int64_t c = 0; c < stack.n_copies; ++c) {
+      WeightMatrix w{type, stack.bytes + c * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+      RepackInPlace(w, stack.bytes + c * stack.matrix_bytes);
+    }
+  }
+  std::vector<float> x(static_cast<size_t>(kCols * n_tokens));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (auto& v : x) v = uniform(rng);
+  const PairedCalls calls = TimePairedCalls(state, stack, type, repacked, x, n_tokens);
+  state.counters["best_GB/s"] = static_cast<double>(stack.matrix_bytes) / calls.best_s / 1e9;
+  state.counters["paired_read%"] = calls.median_paired_read * 100;
   Label(state);
 }
 
@@ -302,6 +349,12 @@ BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
 #define RIDGE_PREFILL(T) \
   BENCHMARK_CAPTURE(BM_Prefill, T, GgmlType::k##T)->Arg(8)->Arg(64)->Arg(512)->UseRealTime()->MinTime(2.0)
 
+#define RIDGE_FEW_TOKENS(T)                                                                                \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_file, GgmlType::k##T, false)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5); \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_repacked, GgmlType::k##T, true)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5)
+
+RIDGE_FEW_TOKENS(Q8_0);
+RIDGE_FEW_TOKENS(Q4_0);
 RIDGE_DECODE(Q4_0);
 RIDGE_DECODE(Q8_0);
 RIDGE_DECODE(Q4_1);

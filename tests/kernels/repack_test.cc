@@ -33,8 +33,10 @@ constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::
 bool HasWeightPanels() { return HardwareIsa() == Isa::kAvx512; }
 
 // Shapes: 1 block (less than a Q8_0 load of 2 and a Q4_0 load of 4), odd block
-// counts, the tinyllama width; 1-3 panels.
-constexpr int64_t kShapes[][2] = {{32, 32}, {64, 96}, {96, 160}, {32, 2048}, {64, 224}};
+// counts, the tinyllama width; 1-3 panels, and 33 (Q8_0: over the driver's
+// inline size, so tasks of several panels whose halves the kernel streams side
+// by side, an odd one left over).
+constexpr int64_t kShapes[][2] = {{32, 32}, {64, 96}, {96, 160}, {32, 2048}, {64, 224}, {1056, 64}};
 
 TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
   std::mt19937 rng(3);

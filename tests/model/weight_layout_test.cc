@@ -12,7 +12,6 @@ namespace ridge {
 namespace {
 
 TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
-  EXPECT_FALSE(RepackedAtLoad(GgmlType::kQ8_0));  // its rows kernel decodes faster (model.h)
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kF16}) {
     const std::string path = testing::RandomModelGguf(type);
     for (Isa isa : SupportedIsas()) {
@@ -21,15 +20,9 @@ TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
       const auto mapped = Model::Load(path, FileBacking::kMapped);
       ClearIsaOverride();
       const WeightLayout& c = copied->weights().layout;
-      const bool has_panel_kernels = isa == Isa::kAvx512 && type != GgmlType::kF16;
-      const bool panels = has_panel_kernels && RepackedAtLoad(type);
+      const bool panels = isa == Isa::kAvx512 && type != GgmlType::kF16;
       EXPECT_FALSE(c.mapped);
       EXPECT_EQ(panels, c.repacked_matrices > 0) << GgmlTypeName(type) << " " << IsaName(isa);
-      // The load line names Q8_0 only where Q8_0 matrices were kept back by choice.
-      const bool kept = has_panel_kernels && !RepackedAtLoad(type);
-      EXPECT_EQ(kept, c.kept_matrices > 0) << GgmlTypeName(type) << " " << IsaName(isa);
-      EXPECT_EQ(kept, DescribeWeightLayout(c).find("Q8_0 matrices keep the file's layout") != std::string::npos)
-          << DescribeWeightLayout(c);
       // Every layer matrix and the untied output, all whole panels here; the bytes are the file's.
       const kernels::WeightMatrix& embd = copied->weights().token_embd;
       if (panels) {

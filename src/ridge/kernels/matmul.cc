@@ -37,8 +37,8 @@ constexpr double kInlinePanelFlops = 4e6;
 constexpr int64_t kInlinePrepareElems = 32 << 10;
 // Weights a rows-path task keeps in L2 while several token groups pass.
 constexpr int64_t kRowsChunkBytes = 192 << 10;
-// How far ahead a panel kernel prefetches weights repacked at load (one stream
-// a task): about what one core has in flight at ~25 GB/s and ~150 ns of
+// How far ahead a panel kernel prefetches weights repacked at load where it
+// reads one stream a task: about what one core has in flight at ~25 GB/s and ~150 ns of
 // latency, doubled for a busy host.
 constexpr int64_t kStreamAheadBytes = 32 << 10;
 
@@ -125,10 +125,16 @@ void RowsPath(const TypeKernels& k, const MatView& w, const ActView& acts, int64
 // panels, so that while it multiplies one panel the kernel can prefetch the
 // rows of the next (in small batches packing is where the weights come from
 // memory; without the overlap a thread waits for memory and computes in turn).
-// Repacked weights (`packed`) are read in place: one contiguous stream a
-// task, which the hardware prefetcher follows.
+// Repacked weights (`packed`, whole panels: CanRepack) are read in place,
+// by the kernel's panel_run where it has one (it picks the order of the
+// task's panels), else panel by panel: one contiguous stream a task.
 void PanelsTask(const TypeKernels& k, const MatView& w, bool packed, const ActView& acts, int64_t n_tokens,
                 int64_t p_begin, int64_t p_end, float* y) {
+  if (packed && k.panel_run != nullptr) {
+    const int64_t r_begin = p_begin * k.panel_rows;
+    return k.panel_run(w.data + r_begin * w.row_bytes, p_end - p_begin, w.n_cols, acts, n_tokens, y + r_begin,
+                       w.n_rows, kStreamAheadBytes);
+  }
   if (packed) {
     const int64_t panel_bytes = k.panel_rows * w.row_bytes;
     for (int64_t p = p_begin; p < p_end; ++p) {

@@ -83,6 +83,14 @@ struct TypeKernels {
   // that their memory reads overlap its arithmetic.
   void (*panel_matmul)(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
                        int64_t n_tokens, float* y, int64_t y_stride, const PanelPrefetch& next);
+  // Optional, weights repacked at load: panels [0, n_panels) consecutive
+  // from first (whole panels of n_cols), panel i into rows [i·panel_rows,
+  // (i + 1)·panel_rows) of y, every token, streamed from memory in the order
+  // the kernel chooses; where it reads one stream it may prefetch it
+  // stream_ahead bytes ahead (nullptr: the driver calls panel_matmul panel
+  // by panel, with next.stream_ahead_bytes set).
+  void (*panel_run)(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActView& acts, int64_t n_tokens,
+                    float* y, int64_t y_stride, int64_t stream_ahead) = nullptr;
 };
 
 // Each returns nullptr for a type it does not handle; the driver then falls

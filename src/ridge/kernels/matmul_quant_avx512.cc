@@ -203,7 +203,7 @@ struct TilePrefetch {
   const uint8_t* rows[kPanelRows];
   int n = 0;
   int64_t step = 0;  // bytes of a row per block
-  int64_t ahead = 0;  // > 0: prefetch the panel's own stream this far ahead of each block
+  int64_t ahead = 0;  // > 0: prefetch the panels' own streams this far ahead of each block
 };
 
 // The rows of `next` that tile k of n_tiles prefetches (every n_tiles-th):
@@ -216,13 +216,17 @@ TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t 
   return pf;
 }
 
-// 32 panel rows × kT tokens. Integer accumulators per block start at the
-// block's bias and take one vpdpbusd per 4-element group (activation bytes
-// broadcast); then one convert and one FMA scale them into floats, in the
-// rows kernel's order.
-template <bool kQ4, int kT>
-void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, const ActLayout& layout,
-               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
+// 32 panel rows × kT tokens, of kP panels at once. Integer accumulators per
+// block start at the block's bias and take one vpdpbusd per 4-element group
+// (activation bytes broadcast); then one convert and one FMA scale them into
+// floats, in the rows kernel's order. kP > 1 (weights repacked at load, a
+// few tokens): the panels lie far apart in memory, so a thread reads kP
+// streams at once (see PanelRun), and their accumulators are kP times as
+// many independent chains for the vpdpbusd latency.
+template <bool kQ4, int kT, int kP = 1>
+void PanelTile(const uint8_t* const panel[kP], int64_t n_blocks, int64_t n_valid_rows, const ActLayout& layout,
+               const uint8_t* acts, int64_t act_stride, float* const y[kP], int64_t y_stride, const TilePrefetch& pf) {
+  static_assert(kP == 1 || kT * kP <= 6, "accumulators of kT tokens × kP panels must fit the 32 zmm");
   const int8_t* xq[kT];
   const float* xd[kT];
   const int32_t* xbias[kT];
@@ -232,42 +236,58 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int64_t n_valid_rows, con
     xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
     xbias[t] = reinterpret_cast<const int32_t*>(a + layout.block_bias_off);
   }
-  __m512 acc0[kT], acc1[kT];
-  for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+  __m512 acc0[kP][kT], acc1[kP][kT];
+  for (int q = 0; q < kP; ++q)
+    for (int t = 0; t < kT; ++t) acc0[q][t] = acc1[q][t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* p = panel + b * kPanelBlockBytes<kQ4>;
+    const uint8_t* p[kP];
+    for (int q = 0; q < kP; ++q) p[q] = panel[q] + b * kPanelBlockBytes<kQ4>;
     for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T1);
     if (pf.ahead > 0) {
+#pragma GCC unroll 4
+      for (int q = 0; q < kP; ++q) {
 #pragma GCC unroll 17
-      for (int64_t line = 0; line < kPanelBlockBytes<kQ4>; line += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(p + pf.ahead + line), _MM_HINT_T1);
+        for (int64_t line = 0; line < kPanelBlockBytes<kQ4>; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(p[q] + pf.ahead + line), _MM_HINT_T1);
+      }
     }
-    __m512i dot0[kT], dot1[kT];
-    for (int t = 0; t < kT; ++t) dot0[t] = dot1[t] = _mm512_set1_epi32(xbias[t][b]);
-    auto group = [&](__m512i w0, __m512i w1, int element) {
-      avx512::PanelGroupDots<kT>(w0, w1, xq, b * kBlock + element, dot0, dot1);
+    __m512i dot0[kP][kT], dot1[kP][kT];
+    for (int q = 0; q < kP; ++q)
+      for (int t = 0; t < kT; ++t) dot0[q][t] = dot1[q][t] = _mm512_set1_epi32(xbias[t][b]);
+    auto group = [&](int q, __m512i w0, __m512i w1, int element) {
+      avx512::PanelGroupDots<kT>(w0, w1, xq, b * kBlock + element, dot0[q], dot1[q]);
     };
     if constexpr (kQ4) {
       const __m512i low4 = _mm512_set1_epi8(0x0f);
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
-        const __m512i w0 = _mm512_loadu_si512(p + g * kPanelRows * 4);
-        const __m512i w1 = _mm512_loadu_si512(p + g * kPanelRows * 4 + 64);
-        group(_mm512_and_si512(w0, low4), _mm512_and_si512(w1, low4), 4 * g);
-        group(_mm512_and_si512(_mm512_srli_epi16(w0, 4), low4), _mm512_and_si512(_mm512_srli_epi16(w1, 4), low4),
-              16 + 4 * g);
+#pragma GCC unroll 4
+        for (int q = 0; q < kP; ++q) {
+          const __m512i w0 = _mm512_loadu_si512(p[q] + g * kPanelRows * 4);
+          const __m512i w1 = _mm512_loadu_si512(p[q] + g * kPanelRows * 4 + 64);
+          group(q, _mm512_and_si512(w0, low4), _mm512_and_si512(w1, low4), 4 * g);
+          group(q, _mm512_and_si512(_mm512_srli_epi16(w0, 4), low4),
+                _mm512_and_si512(_mm512_srli_epi16(w1, 4), low4), 16 + 4 * g);
+        }
       }
     } else {
 #pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g)
-        group(_mm512_loadu_si512(p + g * kPanelRows * 4), _mm512_loadu_si512(p + g * kPanelRows * 4 + 64), 4 * g);
+      for (int g = 0; g < 8; ++g) {
+#pragma GCC unroll 4
+        for (int q = 0; q < kP; ++q)
+          group(q, _mm512_loadu_si512(p[q] + g * kPanelRows * 4), _mm512_loadu_si512(p[q] + g * kPanelRows * 4 + 64),
+                4 * g);
+      }
     }
-    const uint8_t* scales = p + kPanelQuantBytes<kQ4>;
-    const __m512 s0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
-    const __m512 s1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32)));
-    avx512::PanelScaleBlock<kT>(s0, s1, xd, b, dot0, dot1, acc0, acc1);
+#pragma GCC unroll 4
+    for (int q = 0; q < kP; ++q) {
+      const uint8_t* scales = p[q] + kPanelQuantBytes<kQ4>;
+      const __m512 s0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
+      const __m512 s1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32)));
+      avx512::PanelScaleBlock<kT>(s0, s1, xd, b, dot0[q], dot1[q], acc0[q], acc1[q]);
+    }
   }
-  avx512::StorePanelTile<kT>(acc0, acc1, n_valid_rows, y, y_stride);
+  for (int q = 0; q < kP; ++q) avx512::StorePanelTile<kT>(acc0[q], acc1[q], n_valid_rows, y[q], y_stride);
 }
 
 template <bool kQ4>
@@ -276,31 +296,82 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   const ActLayout layout(n_cols);
   constexpr int kT = 6;
   const int64_t n_tiles = (n_tokens + kT - 1) / kT;
+  const uint8_t* const panels[1] = {panel};
   int64_t t = 0, k = 0;
-  for (; t + kT <= n_tokens; t += kT, ++k)
-    PanelTile<kQ4, kT>(panel, layout.n_blocks, n_valid_rows, layout, acts.data + t * acts.row_stride,
-                       acts.row_stride, y + t * y_stride, y_stride, PrefetchSlice(next, layout.n_blocks, k, n_tiles));
+  for (; t + kT <= n_tokens; t += kT, ++k) {
+    float* const ys[1] = {y + t * y_stride};
+    PanelTile<kQ4, kT>(panels, layout.n_blocks, n_valid_rows, layout, acts.data + t * acts.row_stride,
+                       acts.row_stride, ys, y_stride, PrefetchSlice(next, layout.n_blocks, k, n_tiles));
+  }
   const uint8_t* a = acts.data + t * acts.row_stride;
-  float* yt = y + t * y_stride;
+  float* const yt[1] = {y + t * y_stride};
   const TilePrefetch pf = PrefetchSlice(next, layout.n_blocks, k, n_tiles);
   const int64_t n = layout.n_blocks;
+  const int64_t s = acts.row_stride;
   switch (n_tokens - t) {
     case 0: break;
-    case 1: PanelTile<kQ4, 1>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
-    case 2: PanelTile<kQ4, 2>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
-    case 3: PanelTile<kQ4, 3>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
-    case 4: PanelTile<kQ4, 4>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
-    default: PanelTile<kQ4, 5>(panel, n, n_valid_rows, layout, a, acts.row_stride, yt, y_stride, pf); break;
+    case 1: PanelTile<kQ4, 1>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+    case 2: PanelTile<kQ4, 2>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+    case 3: PanelTile<kQ4, 3>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+    case 4: PanelTile<kQ4, 4>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+    default: PanelTile<kQ4, 5>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
   }
+}
+
+// kP panels of a run, panel i of stream q being run panel q·per_stream + i:
+// kP streams far apart in memory, each walked forward.
+template <bool kQ4, int kT, int kP>
+void PanelStreams(const uint8_t* first, int64_t panel_bytes, int64_t per_stream, int64_t n_cols, const ActView& acts,
+                  float* y, int64_t y_stride) {
+  const ActLayout layout(n_cols);
+  const TilePrefetch pf{};  // none: see PanelRun
+  for (int64_t i = 0; i < per_stream; ++i) {
+    const uint8_t* panels[kP];
+    float* ys[kP];
+    for (int q = 0; q < kP; ++q) {
+      panels[q] = first + (q * per_stream + i) * panel_bytes;
+      ys[q] = y + (q * per_stream + i) * kPanelRows;
+    }
+    PanelTile<kQ4, kT, kP>(panels, layout.n_blocks, kPanelRows, layout, acts.data, acts.row_stride, ys, y_stride, pf);
+  }
+}
+
+// Panels [0, n_panels) of weights repacked at load (whole panels, consecutive
+// from first), rows [32i, 32i + 32) of y for panel i, every token. Measured
+// on Zen 4 (docs/benchmarks.md, "Issue 15/17: small-token kernels and Q8_0
+// panel decode"):
+// - 1-3 tokens take two streams, the run's halves walked side by side (one
+//   tile of kP = 2 panels), prefetched by the hardware only: one stream a
+//   thread with a software prefetch 4-128 KiB ahead decoded Q8_0 10-25 %
+//   slower than its rows kernel, and a prefetch here cost 30 % again;
+// - 4 tokens and more (as much arithmetic as memory time) take one stream,
+//   panel by panel, prefetched stream_ahead bytes ahead: without it they lost
+//   30-40 %, and two streams with the tokens in two tiles lost more.
+template <bool kQ4>
+void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActView& acts, int64_t n_tokens,
+              float* y, int64_t y_stride, int64_t stream_ahead) {
+  const int64_t panel_bytes = n_cols / kBlock * kPanelBlockBytes<kQ4>;
+  constexpr int kStreams = 2;
+  const int64_t per_stream = n_tokens <= 3 ? n_panels / kStreams : 0;
+  if (per_stream > 0) {
+    switch (n_tokens) {
+      case 1: PanelStreams<kQ4, 1, kStreams>(first, panel_bytes, per_stream, n_cols, acts, y, y_stride); break;
+      case 2: PanelStreams<kQ4, 2, kStreams>(first, panel_bytes, per_stream, n_cols, acts, y, y_stride); break;
+      default: PanelStreams<kQ4, 3, kStreams>(first, panel_bytes, per_stream, n_cols, acts, y, y_stride); break;
+    }
+  }
+  for (int64_t i = per_stream * kStreams; i < n_panels; ++i)
+    PanelMatMul<kQ4>(first + i * panel_bytes, n_cols, kPanelRows, acts, n_tokens, y + i * kPanelRows, y_stride,
+                     PanelPrefetch{nullptr, 0, 0, stream_ahead});
 }
 
 constexpr int64_t kPanelMinTokens = 8;
 constexpr TypeKernels kQ8_0Kernels{{ActRowBytes, PrepareActRow<false>}, 4, Rows<false>,
                                    {ActRowBytes, PrepareActRow<false>}, kPanelRows, kPanelMinTokens,
-                                   PanelBytes<false>, PackPanel<false>, PanelMatMul<false>};
+                                   PanelBytes<false>, PackPanel<false>, PanelMatMul<false>, PanelRun<false>};
 constexpr TypeKernels kQ4_0Kernels{{ActRowBytes, PrepareActRow<true>}, 4, Rows<true>,
                                    {ActRowBytes, PrepareActRow<true>}, kPanelRows, kPanelMinTokens,
-                                   PanelBytes<true>, PackPanel<true>, PanelMatMul<true>};
+                                   PanelBytes<true>, PackPanel<true>, PanelMatMul<true>, PanelRun<true>};
 
 }  // namespace
 

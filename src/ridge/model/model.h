@@ -58,9 +58,6 @@ struct LayerWeights {
 struct WeightLayout {
   int64_t repacked_matrices = 0;
   int64_t repacked_bytes = 0;  // rewritten in place: the resident bytes are the file's
-  // Matrices the ISA has panel kernels for, kept in the file's layout because
-  // their type is not RepackedAtLoad (Q8_0).
-  int64_t kept_matrices = 0;
   double repack_ms = 0;
   bool mapped = false;         // --mmap: the file's pages, read in place, never rewritten
   std::string isa;             // the ISA whose kernels the panels are laid out for
@@ -79,14 +76,7 @@ struct ModelWeights {
   WeightLayout layout;
 };
 
-// Whether weights of `type` are repacked at load. Q8_0 keeps the file's
-// layout: at one token its rows kernel decoded 15-20 % faster than the panel
-// kernel on repacked Q8_0 (tinyllama-1.1b shape, avx512, 2 threads, four
-// interleaved pairs at load 2, 2026-12-01), though batch 16 ran ~25 % faster
-// repacked; batch-1 decode is what most runs do. Batched Q8_0 packs panels
-// per call instead.
-bool RepackedAtLoad(GgmlType type);
-// Repacks every matrix of a RepackedAtLoad type that the active ISA has
+// Repacks every matrix that the active ISA has
 // weight-panel kernels for (kernels::RepackInPlace) in the file's memory, when that memory is a private copy
 // (FileBacking::kHugePageMemory); a mapped file keeps its layout. The token
 // embedding (read by row, and the output too when tied) is never repacked.

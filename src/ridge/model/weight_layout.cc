@@ -11,8 +11,6 @@
 
 namespace ridge {
 
-bool RepackedAtLoad(GgmlType type) { return type != GgmlType::kQ8_0; }
-
 WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights) {
   WeightLayout layout;
   layout.isa = IsaName(ActiveIsa());
@@ -30,10 +28,6 @@ WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights) {
   const bool rewritten = file.memory().Rewrite([&](uint8_t* bytes) {
     for (kernels::WeightMatrix* m : matrices) {
       if (!kernels::CanRepack(*m)) continue;
-      if (!RepackedAtLoad(m->type)) {
-        ++layout.kept_matrices;
-        continue;
-      }
       kernels::RepackInPlace(*m, bytes + (m->data - file_start));
       ++layout.repacked_matrices;
       layout.repacked_bytes += m->n_rows * m->row_bytes;
@@ -46,15 +40,10 @@ WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights) {
 
 std::string DescribeWeightLayout(const WeightLayout& layout) {
   if (layout.mapped) return "file layout (mapped: read in place, not repacked; prefill packs panels per call)";
-  // Q8_0 is the one type RepackedAtLoad leaves out.
-  const std::string kept =
-      layout.kept_matrices == 0 ? "" : fmt::format("{} Q8_0 matrices keep the file's layout", layout.kept_matrices);
   if (layout.repacked_matrices == 0)
-    return kept.empty() ? fmt::format("file layout (no weight panels for these types on {})", layout.isa)
-                        : fmt::format("file layout ({}: their rows kernel decodes faster on {})", kept, layout.isa);
-  return fmt::format("repacked at load for {}: {} matrices, {:.0f} MiB in place in {:.0f} ms{}", layout.isa,
-                     layout.repacked_matrices, static_cast<double>(layout.repacked_bytes) / (1 << 20), layout.repack_ms,
-                     kept.empty() ? "" : "; " + kept);
+    return fmt::format("file layout (no weight panels for these types on {})", layout.isa);
+  return fmt::format("repacked at load for {}: {} matrices, {:.0f} MiB in place in {:.0f} ms", layout.isa,
+                     layout.repacked_matrices, static_cast<double>(layout.repacked_bytes) / (1 << 20), layout.repack_ms);
 }
 
 }  // namespace ridge
