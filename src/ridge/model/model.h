@@ -167,6 +167,11 @@ class Model {
   Model(GgufFile file, ModelConfig config, ModelWeights weights, const ModelPartition& partition);
   struct Scratch;
   void EmbedTokens(const Batch& batch, float* x);
+  // This rank's layers over the batch's residual stream x [batch.size(), n_embd].
+  void RunLayers(const Batch& batch, PagedKvCache& cache, float* x, ThreadPool& pool);
+  // Forward of a model split by layers: the step in micro-batches through this
+  // rank's stage (parallel_link.h); x [batch.size(), n_embd], the step's stream.
+  void ForwardPipeline(const Batch& batch, PagedKvCache& cache, float* x, float* logits, ThreadPool& pool);
   void AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, float* x,
                       ThreadPool& pool);
   void ProjectQkv(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
