@@ -19,7 +19,7 @@ struct SplitFlags {
   int tp = 1;                 // tensor-parallel ranks
   int pp = 1;                 // pipeline-parallel ranks
   double mpi_timeout_s = 60;  // the longest any one communication may take
-  int pp_micro_batches = 0;   // with --pp: micro-batches a step is cut into; 0: 2 · ranks
+  int pp_micro_batches = 0;   // with --pp: micro-batches a step is cut into; 0: ModelPartition's default
   bool requested() const { return tp > 1 || pp > 1; }
 };
 
@@ -30,7 +30,7 @@ inline void AddSplitFlags(CLI::App& sub, SplitFlags& f) {
       ->check(CLI::PositiveNumber);
   sub.add_option("--pp-micro-batches", f.pp_micro_batches,
                  "with --pp: cut each step's tokens into M micro-batches so that the stages work at the same time "
-                 "(default 2 x ranks; 1: the whole step at once)")
+                 "(default 2 x ranks of at least 32 tokens each; 1: the whole step at once)")
       ->check(CLI::PositiveNumber)
       ->needs(pp);
   sub.add_option("--mpi-timeout", f.mpi_timeout_s,

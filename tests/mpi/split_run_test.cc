@@ -93,15 +93,16 @@ TEST(SplitRun, PipelineGreedyEqualsOneProcessOnTwoAndFourRanks) {
 
 // A prompt of 40-odd tokens: its prefill is cut into micro-batches of many
 // tokens each, every later position attending to K and V that an earlier
-// micro-batch of the same step wrote. The default cut (2 × ranks), an uneven
-// one, one micro-batch per token and none at all (1) all give the single
-// process's tokens.
+// micro-batch of the same step wrote. The default (one micro-batch: no 32
+// tokens each to cut into), two, an uneven cut, one micro-batch per token and
+// none at all (1) all give the single process's tokens.
 const char kLongPrompt[] =
     "Once upon a time there was a little girl named Lily who liked to play in the park with her dog. One day she "
     "saw a big red ball under a tree";
 
 TEST(SplitRun, PipelineMicroBatchesGiveTheOneProcessTokensOnStories) {
-  for (const char* micro : {"", "--pp-micro-batches 1", "--pp-micro-batches 3", "--pp-micro-batches 1000"}) {
+  for (const char* micro :
+       {"", "--pp-micro-batches 1", "--pp-micro-batches 2", "--pp-micro-batches 3", "--pp-micro-batches 1000"}) {
     SCOPED_TRACE(micro);
     ExpectSameGreedyTokens(testing::Stories260kGguf(), 24, "--pp", 2, micro, kLongPrompt);
     ExpectSameGreedyTokens(testing::Stories260kGguf(), 24, "--pp", 4, micro, kLongPrompt);

@@ -139,7 +139,8 @@ TEST(SplitServe, PipelineAnswersLikeOneProcessStaysUpIdleAndStopsOnSigterm) { Ex
 
 // Requests at once: the scheduler batches their prefills and their decodes
 // (one token of each sequence a step), which a pipeline cuts into
-// micro-batches that hold parts of a prompt or several sequences' tokens.
+// micro-batches (as many as asked, here: the default keeps every micro-batch
+// of at least 32 tokens) that hold parts of a prompt or several sequences' tokens.
 // Every completion equals the single-process server's for its prompt.
 void ExpectConcurrentRequestsLikeOneProcess(int n_ranks, const std::vector<std::string>& micro_flags) {
   const std::vector<std::string> prompts = {
@@ -174,9 +175,9 @@ void ExpectConcurrentRequestsLikeOneProcess(int n_ranks, const std::vector<std::
 }
 
 TEST(SplitServe, PipelineMicroBatchesOfConcurrentRequestsAnswerLikeOneProcess) {
-  ExpectConcurrentRequestsLikeOneProcess(2, {});
-  ExpectConcurrentRequestsLikeOneProcess(4, {});
-  ExpectConcurrentRequestsLikeOneProcess(2, {"--pp-micro-batches", "1"});
+  ExpectConcurrentRequestsLikeOneProcess(2, {"--pp-micro-batches", "4"});
+  ExpectConcurrentRequestsLikeOneProcess(4, {"--pp-micro-batches", "3"});
+  ExpectConcurrentRequestsLikeOneProcess(2, {});  // the default: decode steps are not cut
 }
 
 // A streaming request runs when the follower gets `signal_number`: the

@@ -511,6 +511,7 @@ void Model::RunLayers(const Batch& batch, PagedKvCache& cache, float* x, ThreadP
 // Micro-batch j is tokens PartOf(n, j, M) of the step, the same cut on every
 // rank: rank r runs j while rank r + 1 runs j − 1, and a step of n tokens keeps
 // every stage busy but for the first and last micro-batches' fill and drain.
+// By default M = 2 · ranks, but no micro-batch under kMinMicroBatchTokens.
 // A rank runs its micro-batches in order, so a token's attention finds the K
 // and V of its sequence's earlier positions (the scheduler adds a sequence's
 // tokens in position order) already written by the earlier micro-batches of
@@ -520,8 +521,10 @@ void Model::ForwardPipeline(const Batch& batch, PagedKvCache& cache, float* x, f
   const ModelConfig& c = local_;
   const int rank = partition_.rank, last = partition_.n_ranks - 1;
   const int64_t n = batch.size();
-  const int wanted = partition_.micro_batches > 0 ? partition_.micro_batches : 2 * partition_.n_ranks;
-  const int n_micro = static_cast<int>(std::min<int64_t>(wanted, n));
+  const int64_t wanted = partition_.micro_batches > 0
+                            ? partition_.micro_batches
+                            : std::clamp<int64_t>(n / kMinMicroBatchTokens, 1, 2 * partition_.n_ranks);
+  const int n_micro = static_cast<int>(std::min(wanted, n));
   // Rank 0 posts every micro-batch's logits receive first, so that the last
   // stage never waits for rank 0 to be done with its own work.
   if (rank == 0) {

@@ -34,8 +34,9 @@ struct ModelPartition {
   int rank = 0;
   int n_ranks = 1;
   // Pipeline parallel: the micro-batches a step's tokens are cut into (every
-  // rank the same; 0: 2 · n_ranks; 1: the whole step at once, one stage busy
-  // at a time). Model::Forward cuts at most one per token.
+  // rank the same; 1: the whole step at once, one stage busy at a time; 0:
+  // 2 · n_ranks of at least Model::kMinMicroBatchTokens tokens each).
+  // Model::Forward cuts at most one per token.
   int micro_batches = 0;
   bool split() const { return kind != Kind::kNone && n_ranks > 1; }
 };
