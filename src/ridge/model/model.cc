@@ -124,8 +124,7 @@ double Model::ForwardFlops(int64_t n_tokens, int64_t attended_positions) const {
 void Model::EmbedTokens(const Batch& batch, float* x) {
   const kernels::WeightMatrix& e = weights_.token_embd;
   for (int64_t t = 0; t < batch.size(); ++t) {
-    TokenId id = batch.tokens[static_cast<size_t>(t)];
-    if (id < 0 || id >= config_.n_vocab) Fail("token id {} is outside the vocabulary [0, {})", id, config_.n_vocab);
+    const TokenId id = batch.tokens[static_cast<size_t>(t)];  // in the vocabulary: Forward checked
     float* row = x + t * config_.n_embd;
     DequantizeRow(e.type, e.data + id * e.row_bytes, row, config_.n_embd);
     if (config_.embedding_scale != 1.0f)
@@ -483,6 +482,9 @@ void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, Thre
     if (pos < 0 || pos >= c.n_ctx_train)
       Fail("position {} is outside the model's context of {} tokens", pos, c.n_ctx_train);
     max_positions = std::max(max_positions, pos + 1);
+    // Checked before the step is shared: a split step fails on every rank or on none.
+    const TokenId id = batch.tokens[static_cast<size_t>(t)];
+    if (id < 0 || id >= config_.n_vocab) Fail("token id {} is outside the vocabulary [0, {})", id, config_.n_vocab);
   }
   const bool split = partition_.split();
   if (split && !link_) Fail("the model is split across {} ranks but has no link to them", partition_.n_ranks);

@@ -54,7 +54,8 @@ class Communicator {
   void Recv(void* data, int64_t bytes, int from_rank, int tag);
   // A receive that returns at once; FinishRecvs waits (bounded by the timeout,
   // from its own start) for every one started since the last FinishRecvs.
-  // Messages of one sender and tag fill the started receives in order.
+  // Messages of one sender and tag fill the started receives in order. After
+  // a LinkError they are abandoned with the job (the ranks are out of step).
   void StartRecv(void* data, int64_t bytes, int from_rank, int tag);
   void FinishRecvs();
 
