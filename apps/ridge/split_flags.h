@@ -19,14 +19,20 @@ struct SplitFlags {
   int tp = 1;                 // tensor-parallel ranks
   int pp = 1;                 // pipeline-parallel ranks
   double mpi_timeout_s = 60;  // the longest any one communication may take
+  int pp_micro_batches = 0;   // with --pp: micro-batches a step is cut into; 0: ModelPartition's default
   bool requested() const { return tp > 1 || pp > 1; }
 };
 
 inline void AddSplitFlags(CLI::App& sub, SplitFlags& f) {
   sub.add_option("--tp", f.tp, "tensor parallel: split heads, FFN and vocabulary across N ranks (mpirun -np N)")
       ->check(CLI::PositiveNumber);
-  sub.add_option("--pp", f.pp, "pipeline parallel: split the layers across N ranks (mpirun -np N)")
+  CLI::Option* pp = sub.add_option("--pp", f.pp, "pipeline parallel: split the layers across N ranks (mpirun -np N)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--pp-micro-batches", f.pp_micro_batches,
+                 "with --pp: cut each step's tokens into M micro-batches so that the stages work at the same time "
+                 "(default 2 x ranks of at least 32 tokens each; 1: the whole step at once)")
+      ->check(CLI::PositiveNumber)
+      ->needs(pp);
   sub.add_option("--mpi-timeout", f.mpi_timeout_s,
                  "with --tp/--pp: seconds any one communication may take before the job ends with an error")
       ->check(CLI::PositiveNumber);
@@ -42,6 +48,7 @@ inline int RunSplitFromFlags(const SplitFlags& f, const std::string& model_path,
   o.kind = f.tp > 1 ? ModelPartition::Kind::kTensor : ModelPartition::Kind::kPipeline;
   o.n_ranks = std::max(f.tp, f.pp);
   o.timeout_seconds = f.mpi_timeout_s;
+  o.micro_batches = f.pp_micro_batches;
   o.threads = threads;
   o.kv_type = kv_type;
   o.measure_link = measure_link;

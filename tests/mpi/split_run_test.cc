@@ -29,8 +29,8 @@ CliResult RunMpi(int n_ranks, const std::string& env, const std::string& args) {
                              std::to_string(n_ranks) + " " + testing::RidgeBinary() + " " + args);
 }
 
-std::string GreedyArgs(const std::string& model, int n_tokens) {
-  return "run -m '" + model + "' -p 'Once upon a time' -n " + std::to_string(n_tokens) +
+std::string GreedyArgs(const std::string& model, int n_tokens, const std::string& prompt = "Once upon a time") {
+  return "run -m '" + model + "' -p '" + prompt + "' -n " + std::to_string(n_tokens) +
          " --temp 0 -t 1 --no-echo --verbose";
 }
 
@@ -65,10 +65,12 @@ std::vector<RankLine> RankLines(const CliResult& r, int n_ranks) {
 // Greedy tokens of the split run equal the single-process run's (a different
 // order of float sums may change last bits of the logits; tokens must not
 // change), and its text too.
-void ExpectSameGreedyTokens(const std::string& model, int n_tokens, const std::string& flag, int n_ranks) {
-  const CliResult single = testing::RunRidge(GreedyArgs(model, n_tokens));
+void ExpectSameGreedyTokens(const std::string& model, int n_tokens, const std::string& flag, int n_ranks,
+                            const std::string& more_flags = "", const std::string& prompt = "Once upon a time") {
+  const CliResult single = testing::RunRidge(GreedyArgs(model, n_tokens, prompt));
   ASSERT_EQ(single.exit_code, 0) << single.output();
-  const CliResult split = RunMpi(n_ranks, "", GreedyArgs(model, n_tokens) + " " + flag + " " + std::to_string(n_ranks));
+  const CliResult split = RunMpi(
+      n_ranks, "", GreedyArgs(model, n_tokens, prompt) + " " + flag + " " + std::to_string(n_ranks) + " " + more_flags);
   ASSERT_EQ(split.exit_code, 0) << split.output();
   const std::string ids = TokenIds(single);
   EXPECT_EQ(std::count(ids.begin(), ids.end(), ' ') + 1, n_tokens) << single.err;
@@ -87,6 +89,31 @@ TEST(SplitRun, TensorParallelGreedyEqualsOneProcessOnRandomWeights) {
 TEST(SplitRun, PipelineGreedyEqualsOneProcessOnTwoAndFourRanks) {
   ExpectSameGreedyTokens(testing::Stories260kGguf(), 40, "--pp", 2);
   ExpectSameGreedyTokens(testing::Stories260kGguf(), 40, "--pp", 4);  // 5 layers: 1, 1, 1, 2
+}
+
+// A prompt of 40-odd tokens: its prefill is cut into micro-batches of many
+// tokens each, every later position attending to K and V that an earlier
+// micro-batch of the same step wrote. The default (one micro-batch: no 32
+// tokens each to cut into), two, an uneven cut, one micro-batch per token and
+// none at all (1) all give the single process's tokens.
+const char kLongPrompt[] =
+    "Once upon a time there was a little girl named Lily who liked to play in the park with her dog. One day she "
+    "saw a big red ball under a tree";
+
+TEST(SplitRun, PipelineMicroBatchesGiveTheOneProcessTokensOnStories) {
+  for (const char* micro :
+       {"", "--pp-micro-batches 1", "--pp-micro-batches 2", "--pp-micro-batches 3", "--pp-micro-batches 1000"}) {
+    SCOPED_TRACE(micro);
+    ExpectSameGreedyTokens(testing::Stories260kGguf(), 24, "--pp", 2, micro, kLongPrompt);
+    ExpectSameGreedyTokens(testing::Stories260kGguf(), 24, "--pp", 4, micro, kLongPrompt);
+  }
+}
+
+TEST(SplitRun, PipelineMicroBatchesGiveTheOneProcessTokensOnRandomWeights) {
+  for (const char* micro : {"", "--pp-micro-batches 1", "--pp-micro-batches 5"}) {
+    SCOPED_TRACE(micro);
+    ExpectSameGreedyTokens(testing::RandomModelGguf(GgmlType::kF32), 16, "--pp", 2, micro, kLongPrompt);
+  }
 }
 
 // stories260K: 5 layers, 4 KV heads of 8 dims, f16 cache: 640 bytes per token in all.
@@ -133,6 +160,9 @@ TEST(SplitRun, ShapesThatCannotBeSplitAreRefused) {
   r = RunMpi(2, "", GreedyArgs(testing::RandomModelGguf(GgmlType::kQ8_0), 4) + " --tp 2");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(r.Has("176 input columns per rank, not a multiple of Q8_0's block of 32")) << r.output();
+  r = testing::RunRidge(GreedyArgs(testing::Stories260kGguf(), 4) + " --pp-micro-batches 2");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.Has("--pp-micro-batches requires --pp")) << r.output();
   // Outside mpirun there is one rank.
   r = testing::RunRidge(GreedyArgs(testing::Stories260kGguf(), 4) + " --tp 2");
   EXPECT_NE(r.exit_code, 0);

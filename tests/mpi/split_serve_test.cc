@@ -55,8 +55,8 @@ pid_t PidAfter(ServeProcess& serve, const std::string& prefix) {
   return static_cast<pid_t>(std::atoi(serve.output().c_str() + at + prefix.size()));
 }
 
-std::string GreedyText(int port) {
-  const json request = {{"prompt", "Once upon a time"}, {"max_tokens", 40}, {"temperature", 0}};
+std::string GreedyText(int port, const std::string& prompt = "Once upon a time") {
+  const json request = {{"prompt", prompt}, {"max_tokens", 40}, {"temperature", 0}};
   auto res = Post(port, "/v1/completions", request.dump());
   if (!res) return "(no response)";
   if (res->status != 200) return "(status " + std::to_string(res->status) + ": " + res->body + ")";
@@ -136,6 +136,49 @@ TEST(SplitServe, TensorParallelAnswersLikeOneProcessStaysUpIdleAndStopsOnSigterm
 }
 
 TEST(SplitServe, PipelineAnswersLikeOneProcessStaysUpIdleAndStopsOnSigterm) { ExpectServesLikeOneProcess("--pp"); }
+
+// Requests at once: the scheduler batches their prefills and their decodes
+// (one token of each sequence a step), which a pipeline cuts into
+// micro-batches (as many as asked, here: the default keeps every micro-batch
+// of at least 32 tokens) that hold parts of a prompt or several sequences' tokens.
+// Every completion equals the single-process server's for its prompt.
+void ExpectConcurrentRequestsLikeOneProcess(int n_ranks, const std::vector<std::string>& micro_flags) {
+  const std::vector<std::string> prompts = {
+      "Once upon a time", "The little dog", "Lily and Ben went to the park to play with a big red ball", "One day"};
+  std::vector<std::string> single_texts;
+  {
+    ServeProcess single(kServeFlags);
+    const int port = single.Port();
+    ASSERT_GT(port, 0) << single.output();
+    for (const std::string& prompt : prompts) single_texts.push_back(GreedyText(port, prompt));
+    EXPECT_EQ(single.Stop(SIGTERM), 0) << single.output();
+  }
+  std::vector<std::string> flags = {"--pp", std::to_string(n_ranks)};
+  flags.insert(flags.end(), kServeFlags.begin(), kServeFlags.end());
+  flags.insert(flags.end(), micro_flags.begin(), micro_flags.end());
+  ServeProcess split(flags, ridge::testing::Stories260kGguf(), MpiLauncher(n_ranks));
+  const int port = split.Port();
+  ASSERT_GT(port, 0) << split.output();
+  std::vector<std::string> texts(prompts.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    clients.emplace_back([&, i] { texts[i] = GreedyText(port, prompts[i]); });
+  for (std::thread& client : clients) client.join();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    ASSERT_GT(single_texts[i].size(), 10u) << single_texts[i];
+    EXPECT_EQ(texts[i], single_texts[i]) << prompts[i] << "\n" << split.output();
+  }
+  const pid_t rank0 = PidAfter(split, "rank 0 of " + std::to_string(n_ranks) + " (pid ");
+  ASSERT_GT(rank0, 0) << split.output();
+  ::kill(rank0, SIGTERM);
+  EXPECT_EQ(split.WaitForExit(60000), 0) << split.output();
+}
+
+TEST(SplitServe, PipelineMicroBatchesOfConcurrentRequestsAnswerLikeOneProcess) {
+  ExpectConcurrentRequestsLikeOneProcess(2, {"--pp-micro-batches", "4"});
+  ExpectConcurrentRequestsLikeOneProcess(4, {"--pp-micro-batches", "3"});
+  ExpectConcurrentRequestsLikeOneProcess(2, {});  // the default: decode steps are not cut
+}
 
 // A streaming request runs when the follower gets `signal_number`: the
 // stream ends with an error event naming the cause, rank 0 reports the

@@ -52,6 +52,7 @@ int64_t Batch::n_logits() const {
 
 struct Model::Scratch {
   std::vector<float> x, xn, q, k, v, attn, proj, gate, up, selected;
+  Batch micro;  // pipeline parallel: the micro-batch a stage runs (Model::ForwardPipeline)
   std::vector<float> local_logits;  // split: [n_logits, this rank's vocabulary rows] before the gather
   std::vector<float> router, expert_in, expert_out;  // mixture of experts
   std::vector<std::vector<float>> scores;  // per thread: [kMaxAttentionRows, min(positions, split)]
@@ -123,8 +124,7 @@ double Model::ForwardFlops(int64_t n_tokens, int64_t attended_positions) const {
 void Model::EmbedTokens(const Batch& batch, float* x) {
   const kernels::WeightMatrix& e = weights_.token_embd;
   for (int64_t t = 0; t < batch.size(); ++t) {
-    TokenId id = batch.tokens[static_cast<size_t>(t)];
-    if (id < 0 || id >= config_.n_vocab) Fail("token id {} is outside the vocabulary [0, {})", id, config_.n_vocab);
+    const TokenId id = batch.tokens[static_cast<size_t>(t)];  // in the vocabulary: Forward checked
     float* row = x + t * config_.n_embd;
     DequantizeRow(e.type, e.data + id * e.row_bytes, row, config_.n_embd);
     if (config_.embedding_scale != 1.0f)
@@ -482,33 +482,85 @@ void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, Thre
     if (pos < 0 || pos >= c.n_ctx_train)
       Fail("position {} is outside the model's context of {} tokens", pos, c.n_ctx_train);
     max_positions = std::max(max_positions, pos + 1);
+    // Checked before the step is shared: a split step fails on every rank or on none.
+    const TokenId id = batch.tokens[static_cast<size_t>(t)];
+    if (id < 0 || id >= config_.n_vocab) Fail("token id {} is outside the vocabulary [0, {})", id, config_.n_vocab);
   }
   const bool split = partition_.split();
   if (split && !link_) Fail("the model is split across {} ranks but has no link to them", partition_.n_ranks);
   if (split && partition_.rank == 0) link_->ShareStep(batch, cache);
   Scratch& s = *scratch_;
   s.Resize(c, n, batch.n_logits(), pool.n_threads(), max_positions);
+  float* x = s.x.data();  // [n, n_embd], the residual stream
+  if (split && partition_.kind == ModelPartition::Kind::kPipeline) return ForwardPipeline(batch, cache, x, logits, pool);
+  EmbedTokens(batch, x);
+  RunLayers(batch, cache, x, pool);
+  ComputeLogits(batch, x, logits, pool);
+}
+
+void Model::RunLayers(const Batch& batch, PagedKvCache& cache, float* x, ThreadPool& pool) {
+  Scratch& s = *scratch_;
+  const ModelConfig& c = local_;
   TileTokens(batch, std::max<int64_t>(1, kernels::kMaxAttentionRows / (c.n_heads / c.n_kv_heads)), s.attention_tiles);
   if (c.sliding_window > 0) TileTokens(batch, 1, s.window_tiles);
-  float* x = s.x.data();  // [n, n_embd], the residual stream
-  const bool pipeline = split && partition_.kind == ModelPartition::Kind::kPipeline;
-  const int rank = partition_.rank, last = partition_.n_ranks - 1;
-  if (pipeline && rank > 0) {
-    link_->Recv(x, n * c.n_embd, rank - 1);
-  } else {
-    EmbedTokens(batch, x);
-  }
   for (int64_t l = first_layer_; l < end_layer_; ++l) {
     const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
     AttentionBlock(w, l, batch, cache, x, pool);
-    FeedForwardBlock(w, l, n, x, pool);
+    FeedForwardBlock(w, l, batch.size(), x, pool);
   }
-  if (pipeline && rank < last) {
-    link_->Send(x, n * c.n_embd, rank + 1);
-    if (rank == 0) link_->Recv(logits, batch.n_logits() * c.n_vocab, last);  // from the last stage
-    return;
+}
+
+// Micro-batch j is tokens PartOf(n, j, M) of the step, the same cut on every
+// rank: rank r runs j while rank r + 1 runs j − 1, and a step of n tokens keeps
+// every stage busy but for the first and last micro-batches' fill and drain.
+// By default M = 2 · ranks, but no micro-batch under kMinMicroBatchTokens.
+// A rank runs its micro-batches in order, so a token's attention finds the K
+// and V of its sequence's earlier positions (the scheduler adds a sequence's
+// tokens in position order) already written by the earlier micro-batches of
+// the step. Every row's bits are those of the whole step (a row's result does
+// not depend on the rest of its batch); logits rows stay in batch order.
+void Model::ForwardPipeline(const Batch& batch, PagedKvCache& cache, float* x, float* logits, ThreadPool& pool) {
+  const ModelConfig& c = local_;
+  const int rank = partition_.rank, last = partition_.n_ranks - 1;
+  const int64_t n = batch.size();
+  const int64_t wanted = partition_.micro_batches > 0
+                            ? partition_.micro_batches
+                            : std::clamp<int64_t>(n / kMinMicroBatchTokens, 1, 2 * partition_.n_ranks);
+  const int n_micro = static_cast<int>(std::min(wanted, n));
+  // Rank 0 posts every micro-batch's logits receive first, so that the last
+  // stage never waits for rank 0 to be done with its own work.
+  if (rank == 0) {
+    int64_t row = 0;  // the micro-batch's first logits row
+    for (int j = 0; j < n_micro; ++j) {
+      const IndexRange part = PartOf(n, j, n_micro);
+      const auto want = batch.want_logits.begin() + part.first;
+      const int64_t rows = std::count(want, want + part.count, true);
+      link_->StartRecv(logits + row * c.n_vocab, rows * c.n_vocab, last);
+      row += rows;
+    }
   }
-  ComputeLogits(batch, x, logits, pool);
+  Batch& micro = scratch_->micro;
+  for (int j = 0; j < n_micro; ++j) {
+    const IndexRange part = PartOf(n, j, n_micro);
+    micro.Clear();
+    for (int64_t t = part.first; t < part.end(); ++t) {
+      const auto i = static_cast<size_t>(t);
+      micro.Add(batch.tokens[i], batch.positions[i], batch.seq_ids[i], batch.want_logits[i]);
+    }
+    float* micro_x = x + part.first * c.n_embd;  // [part.count, n_embd]
+    if (rank > 0) {
+      link_->Recv(micro_x, part.count * c.n_embd, rank - 1);
+    } else {
+      EmbedTokens(micro, micro_x);
+    }
+    RunLayers(micro, cache, micro_x, pool);
+    if (rank < last) {
+      link_->Send(micro_x, part.count * c.n_embd, rank + 1);
+    } else {
+      ComputeLogits(micro, micro_x, nullptr, pool);  // sent to rank 0
+    }
+  }
+  if (rank == 0) link_->FinishRecvs();
 }
 
 void Model::ComputeLogits(const Batch& batch, const float* x, float* logits, ThreadPool& pool) {

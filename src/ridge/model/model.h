@@ -157,6 +157,20 @@ class Model {
   Model(GgufFile file, ModelConfig config, ModelWeights weights, const ModelPartition& partition);
   struct Scratch;
   void EmbedTokens(const Batch& batch, float* x);
+  // This rank's layers over the batch's residual stream x [batch.size(), n_embd].
+  void RunLayers(const Batch& batch, PagedKvCache& cache, float* x, ThreadPool& pool);
+  // Pipeline parallel, by default: the fewest tokens a micro-batch is cut to.
+  // Fewer rows make a stage's matmuls read their weights for too little work:
+  // qwen2.5-0.5b Q8_0 on one Zen 4 thread prefilled 152 tokens/s in passes of
+  // 8 tokens, 214 of 16 and 262 of 32, so under --pp 2 four micro-batches of a
+  // 32-token step were no faster than one, and of a 16-token step slower
+  // (docs/benchmarks.md, issue 18). A decode step's one token per sequence is
+  // memory-bound at any small batch: cut, each stage would read its weights
+  // once per micro-batch.
+  static constexpr int64_t kMinMicroBatchTokens = 32;
+  // Forward of a model split by layers: the step in micro-batches through this
+  // rank's stage (parallel_link.h); x [batch.size(), n_embd], the step's stream.
+  void ForwardPipeline(const Batch& batch, PagedKvCache& cache, float* x, float* logits, ThreadPool& pool);
   void AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, float* x,
                       ThreadPool& pool);
   void ProjectQkv(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);

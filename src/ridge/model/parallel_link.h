@@ -11,7 +11,10 @@
 // (AllReduceSum), and the logits are gathered to rank 0.
 // Pipeline parallel (N ranks): rank r holds layers [r·L/N, (r+1)·L/N); the
 // residual stream goes rank to rank (Send/Recv), the last rank computes the
-// logits and sends them to rank 0.
+// logits and sends them to rank 0. A step's tokens go in micro-batches, so
+// that rank r runs micro-batch j while rank r + 1 runs j − 1; rank 0 posts
+// the receives of every micro-batch's logits before it starts (StartRecv) and
+// waits for them at the end (FinishRecvs).
 // Every method throws LinkError when the other ranks do not answer.
 // Either way rank 0 runs the tokenizer and the scheduler and, at the start of
 // every forward pass, shares the step's batch and KV block tables
@@ -30,6 +33,11 @@ struct ModelPartition {
   Kind kind = Kind::kNone;
   int rank = 0;
   int n_ranks = 1;
+  // Pipeline parallel: the micro-batches a step's tokens are cut into (every
+  // rank the same; 1: the whole step at once, one stage busy at a time; 0:
+  // 2 · n_ranks of at least Model::kMinMicroBatchTokens tokens each).
+  // Model::Forward cuts at most one per token.
+  int micro_batches = 0;
   bool split() const { return kind != Kind::kNone && n_ranks > 1; }
 };
 
@@ -59,6 +67,11 @@ class ParallelLink {
   // Pipeline parallel: n floats to / from another rank.
   virtual void Send(const float* data, int64_t n, int to_rank) = 0;
   virtual void Recv(float* data, int64_t n, int from_rank) = 0;
+  // Pipeline parallel: a receive like Recv that returns at once; data must
+  // stay valid until FinishRecvs, which waits for every receive started since
+  // the last FinishRecvs. Receives from one rank are filled in the order started.
+  virtual void StartRecv(float* data, int64_t n, int from_rank) = 0;
+  virtual void FinishRecvs() = 0;
 };
 
 }  // namespace ridge

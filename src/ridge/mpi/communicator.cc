@@ -121,6 +121,18 @@ void Communicator::Recv(void* data, int64_t bytes, int from_rank, int tag) {
   Wait(requests_, "a receive from another rank");
 }
 
+void Communicator::StartRecv(void* data, int64_t bytes, int from_rank, int tag) {
+  started_recvs_.emplace_back(MPI_REQUEST_NULL);
+  Check(MPI_Irecv(data, CountOf(bytes, "receive"), MPI_BYTE, from_rank, tag, comm_, &started_recvs_.back()),
+        "MPI_Irecv");
+}
+
+void Communicator::FinishRecvs() {
+  if (started_recvs_.empty()) return;
+  Wait(started_recvs_, "a receive from another rank");
+  started_recvs_.clear();
+}
+
 void Communicator::Interrupt(const std::string& why) {
   if (interrupted_.load()) return;
   interrupted_why_ = why;

@@ -52,6 +52,12 @@ class Communicator {
   void AllReduceSum(float* data, int64_t n);
   void Send(const void* data, int64_t bytes, int to_rank, int tag);
   void Recv(void* data, int64_t bytes, int from_rank, int tag);
+  // A receive that returns at once; FinishRecvs waits (bounded by the timeout,
+  // from its own start) for every one started since the last FinishRecvs.
+  // Messages of one sender and tag fill the started receives in order. After
+  // a LinkError they are abandoned with the job (the ranks are out of step).
+  void StartRecv(void* data, int64_t bytes, int from_rank, int tag);
+  void FinishRecvs();
 
   // Any thread, without calling MPI: the operation waiting now, and every
   // later one, throws LinkError("... interrupted: <why>") at once. For a
@@ -79,6 +85,7 @@ class Communicator {
   int64_t bytes_sent_ = 0;
   std::vector<float> parts_;  // AllReduceSum: the other ranks' parts
   std::vector<MPI_Request> requests_;
+  std::vector<MPI_Request> started_recvs_;  // StartRecv's, until FinishRecvs
   std::atomic<bool> interrupted_{false};
   std::string interrupted_why_;  // written before interrupted_ is set
 };

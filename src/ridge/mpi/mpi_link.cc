@@ -176,4 +176,8 @@ void MpiLink::Recv(float* data, int64_t n, int from_rank) {
   comm_.Recv(data, n * 4, from_rank, comm_.rank() == 0 ? kLogitsTag : kActivationTag);
 }
 
+void MpiLink::StartRecv(float* data, int64_t n, int from_rank) {
+  comm_.StartRecv(data, n * 4, from_rank, comm_.rank() == 0 ? kLogitsTag : kActivationTag);
+}
+
 }  // namespace ridge::mpi

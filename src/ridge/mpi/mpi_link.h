@@ -52,6 +52,8 @@ class MpiLink : public ParallelLink {
   void GatherColumns(const float* local, int64_t rows, std::span<const int64_t> cols, float* out) override;
   void Send(const float* data, int64_t n, int to_rank) override;
   void Recv(float* data, int64_t n, int from_rank) override;
+  void StartRecv(float* data, int64_t n, int from_rank) override;
+  void FinishRecvs() override { comm_.FinishRecvs(); }
 
   // Rank 0, from the end of loading to its first step (while a server
   // allocates its KV pool, say): keep-alives from a thread of their own.

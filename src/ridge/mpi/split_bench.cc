@@ -142,8 +142,8 @@ std::string FormatSplitBench(const Model& model, const LinkMeasurement& measured
                        100 * f.comm_ms_per_step / f.step_ms, f.sent_bytes_per_step, f.ring_bytes_per_step);
   if (p.kind == ModelPartition::Kind::kPipeline)
     out +=
-        "\nrank 0's communication time includes waiting for the later stages' layers (no micro-batches: one "
-        "stage works at a time).\n";
+        "\nrank 0's communication time includes waiting for the later stages' layers (micro-batches overlap "
+        "the stages only in steps of 2 x 32 tokens or more, or as --pp-micro-batches says).\n";
   else
     out += "\nrank 0's communication time includes waiting for the slowest rank at each all-reduce.\n";
   return out;

@@ -103,7 +103,7 @@ int RunSplit(const SplitOptions& o, const std::function<int(SplitRank& rank)>& l
     if (comm->size() != o.n_ranks)
       Fail("{} {} needs a job of exactly {} ranks (mpirun -np {} ridge ...); this one has {}", SplitFlag(o.kind),
            o.n_ranks, o.n_ranks, o.n_ranks, comm->size());
-    const ModelPartition partition{o.kind, comm->rank(), o.n_ranks};
+    const ModelPartition partition{o.kind, comm->rank(), o.n_ranks, o.micro_batches};
     std::unique_ptr<Model> model = Model::Load(o.model_path, FileBacking::kMapped, partition);
     MpiLink link(*comm);
     model->set_parallel_link(&link);

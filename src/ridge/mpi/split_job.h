@@ -24,6 +24,7 @@ struct SplitOptions {
   ModelPartition::Kind kind = ModelPartition::Kind::kTensor;
   int n_ranks = 1;
   double timeout_seconds = 60;        // any one communication
+  int micro_batches = 0;              // pipeline: ModelPartition::micro_batches
   int threads = 0;                    // per rank; 0: the hardware threads ÷ ranks
   GgmlType kv_type = GgmlType::kF16;  // for rank 0's line of the report
   bool measure_link = false;          // time rank 0 <-> 1 messages before `lead` (ridge bench)
