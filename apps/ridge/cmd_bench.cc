@@ -270,6 +270,7 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
       if (!kv) Fail("--kv-type: unknown type '{}'", a->kv_type);
       a->options.kv_type = *kv;
       const SpeculationOptions spec = a->spec.Resolve();
+      CheckSplitFlags(a->split);
       if (a->split.requested()) return BenchSplit(*a);
       if (spec.enabled()) return BenchSpeculation(*a, spec);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);

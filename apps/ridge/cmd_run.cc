@@ -203,6 +203,7 @@ CommandRegistration kRun{{"run", "Generate text from a prompt, streaming it, the
     return [a]() {
       std::shared_ptr<const grammar::Grammar> output_grammar = OutputGrammar(*a);  // bad input fails before loading
       const SpeculationOptions speculation = a->spec.Resolve();
+      CheckSplitFlags(a->split);
       if (a->split.requested()) return GenerateSplit(*a, output_grammar, speculation);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ThreadPool pool(a->threads > 0 ? a->threads : HardwareThreads());

@@ -314,6 +314,7 @@ int Serve(const ServeArgs& a) {
     }
   }
 
+  CheckSplitFlags(a.split);
   if (a.split.requested()) return ServeSplit(a, engine, options, stop_signals);
   auto model = Model::Load(a.model_path, a.mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
   const std::string fatal = ServeModel(a, *model, engine, options, stop_signals, "", {});

@@ -26,16 +26,23 @@ struct SplitFlags {
 inline void AddSplitFlags(CLI::App& sub, SplitFlags& f) {
   sub.add_option("--tp", f.tp, "tensor parallel: split heads, FFN and vocabulary across N ranks (mpirun -np N)")
       ->check(CLI::PositiveNumber);
-  CLI::Option* pp = sub.add_option("--pp", f.pp, "pipeline parallel: split the layers across N ranks (mpirun -np N)")
+  sub.add_option("--pp", f.pp, "pipeline parallel: split the layers across N ranks (mpirun -np N)")
       ->check(CLI::PositiveNumber);
+  // 0 (its printed default) is valid, so that every setting's default can be
+  // given back through its RIDGE_ variable or a config file; CheckSplitFlags
+  // refuses a count without --pp once every source is in.
   sub.add_option("--pp-micro-batches", f.pp_micro_batches,
                  "with --pp: cut each step's tokens into M micro-batches so that the stages work at the same time "
-                 "(default 2 x ranks of at least 32 tokens each; 1: the whole step at once)")
-      ->check(CLI::PositiveNumber)
-      ->needs(pp);
+                 "(0, the default: 2 x ranks of at least 32 tokens each; 1: the whole step at once)")
+      ->check(CLI::NonNegativeNumber);
   sub.add_option("--mpi-timeout", f.mpi_timeout_s,
                  "with --tp/--pp: seconds any one communication may take before the job ends with an error")
       ->check(CLI::PositiveNumber);
+}
+
+// The flags' combinations no single option's check can see.
+inline void CheckSplitFlags(const SplitFlags& f) {
+  if (f.pp_micro_batches > 0 && f.pp <= 1) Fail("--pp-micro-batches requires --pp");
 }
 
 #ifdef RIDGE_HAVE_MPI
