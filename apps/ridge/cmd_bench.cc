@@ -221,6 +221,19 @@ int BenchSpeculation(const BenchArgs& a, SpeculationOptions spec) {
 
 // --tp N / --pp N under `mpirun -np N`: pp and tg of the split model with
 // rank 0's communication per forward pass beside the measured link's prediction.
+// Options the split bench (pp and tg over the ranks) does not measure yet:
+// refused by name rather than silently ignored.
+void RefuseUnsplitOptions(const BenchArgs& a, const SpeculationOptions& spec) {
+  const char* flag = !a.batches.empty()                                ? "--batch"
+                     : spec.enabled()                                  ? "--spec/--draft"
+                     : a.options.depths != std::vector<int64_t>{0}     ? "--depth"
+                     : a.output != "md"                                ? "--output json"
+                     : !a.probe_file.empty()                           ? "--probe-file"
+                     : a.mmap                                          ? "--mmap"
+                                                                       : nullptr;
+  if (flag != nullptr) Fail("{} is not supported with --tp/--pp: the split bench measures pp and tg only", flag);
+}
+
 int BenchSplit(const BenchArgs& a) {
 #ifdef RIDGE_HAVE_MPI
   return RunSplitFromFlags(a.split, a.model_path, a.options.n_threads, a.options.kv_type, true,
@@ -271,7 +284,10 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
       a->options.kv_type = *kv;
       const SpeculationOptions spec = a->spec.Resolve();
       CheckSplitFlags(a->split);
-      if (a->split.requested()) return BenchSplit(*a);
+      if (a->split.requested()) {
+        RefuseUnsplitOptions(*a, spec);
+        return BenchSplit(*a);
+      }
       if (spec.enabled()) return BenchSpeculation(*a, spec);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ModelBenchReport report;

@@ -16,6 +16,7 @@
 #include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/model_generator.h"
 #include "ridge/model/model.h"
+#include "random_model.h"
 #include "test_paths.h"
 
 namespace ridge {
@@ -47,13 +48,10 @@ RandomModelShape Shape(const std::string& arch) {
 }
 
 std::string Write(const RandomModelShape& shape, const std::string& tag) {
-  const GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
   RandomModelOptions options;
   options.shape = shape;
   options.seed = 11;
-  const std::string path = testing::ScratchDir("arch-" + tag) + "/model.gguf";
-  BuildRandomModelGguf(vocab, options, nullptr).Write(path);
-  return path;
+  return testing::WriteRandomModelGguf(options, "arch-" + tag);
 }
 
 // Logits of every position of `tokens`, in one prefill or one token at a time.

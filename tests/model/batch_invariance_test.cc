@@ -12,11 +12,9 @@
 #include <vector>
 
 #include "ridge/base/cpu_features.h"
-#include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/model_generator.h"
 #include "ridge/model/model.h"
 #include "random_model.h"
-#include "test_paths.h"
 
 namespace ridge {
 namespace {
@@ -110,13 +108,10 @@ TEST_P(ForwardBatchInvariance, LogitsAreTheSameBitsUnderAnySchedule) {
 // the threads (Model::AttendSplit) where one thread or a prefill tile takes a
 // whole group: the same bits whatever the thread count and the schedule.
 TEST(ForwardBatchInvarianceLong, SplitAttentionSameBitsOnAnyThreadCount) {
-  GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
   RandomModelOptions options;
   options.shape = {128, 352, 2, 4, 2, 1024};  // 2 KV heads: a decode step has 2 groups
   options.seed = 11;
-  const std::string path = testing::ScratchDir("random") + "/random-long-context.gguf";
-  BuildRandomModelGguf(vocab, options, nullptr).Write(path);
-  auto model = Model::Load(path);
+  auto model = Model::Load(testing::WriteRandomModelGguf(options, "random", "random-long-context.gguf"));
   const int64_t n_vocab = model->config().n_vocab;
   std::mt19937 rng(43);
   std::uniform_int_distribution<TokenId> any_token(3, static_cast<TokenId>(n_vocab - 1));

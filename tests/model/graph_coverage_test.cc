@@ -7,20 +7,19 @@
 #include <vector>
 
 #include "ridge/base/error.h"
-#include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/model_generator.h"
 #include "ridge/model/model.h"
+#include "random_model.h"
 #include "test_paths.h"
 
 namespace ridge {
 namespace {
 
 GgufWriter SmallLlama() {
-  GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
   RandomModelOptions options;
   options.shape = {64, 128, 1, 2, 2, 64};
   options.seed = 3;
-  return BuildRandomModelGguf(vocab, options, nullptr);
+  return testing::BuildRandomLlamaVocabModel(options);
 }
 
 void ExpectRefused(const GgufWriter& w, const std::vector<std::string>& needles) {
@@ -72,13 +71,12 @@ TEST(LlamaGraph, MisSizedOptionalTensorsAreRefused) {
 // longer matches its tensors: each mismatch names the tensor.
 TEST(LlamaGraph, FusedTensorsAndRopeFactorsOfTheWrongSizeAreRefused) {
   auto phi3 = [] {
-    GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
     RandomModelOptions options;
     options.shape = {64, 128, 1, 2, 2, 64};
     options.shape.architecture = "phi3";
     options.shape.rope_scaling = RandomRopeScaling::kLongRope;
     options.shape.rope_original_context = 16;
-    return BuildRandomModelGguf(vocab, options, nullptr);
+    return testing::BuildRandomLlamaVocabModel(options);
   };
   const std::string path = testing::ScratchDir("graph") + "/phi3.gguf";
   phi3().Write(path);
@@ -98,14 +96,13 @@ TEST(LlamaGraph, FusedTensorsAndRopeFactorsOfTheWrongSizeAreRefused) {
 // each mismatch names the key's tensor and the shape it implies.
 TEST(LlamaGraph, GptOssTensorsThatDisagreeWithTheMetadataAreRefused) {
   auto gpt_oss = [] {
-    GgufFile vocab = GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf");
     RandomModelOptions options;
     options.shape = {64, 128, 1, 2, 2, 64};
     options.shape.architecture = "gpt-oss";
     options.shape.n_expert = 4;
     options.shape.n_expert_used = 2;
     options.shape.n_ff_exp = 64;
-    return BuildRandomModelGguf(vocab, options, nullptr);
+    return testing::BuildRandomLlamaVocabModel(options);
   };
   const std::string path = testing::ScratchDir("graph") + "/gpt-oss.gguf";
   gpt_oss().Write(path);

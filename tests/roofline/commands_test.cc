@@ -161,6 +161,19 @@ TEST(BenchCommand, ReportsBothTestsAgainstTheRoofline) {
   ExpectHas(r, "must be at least 1");
 }
 
+// What the split bench does not measure is refused by name, before any rank
+// starts (so also outside mpirun and in a build without MPI).
+TEST(BenchCommand, OptionsTheSplitBenchIgnoresAreRefused) {
+  const std::string bench = "bench -m '" + testing::Stories260kGguf() + "' -p 16 -n 8 -r 1 -t 1 --pp 2 ";
+  for (const std::string flag : {"--batch 1,4", "--spec ngram", "-d 64", "-o json", "--mmap"}) {
+    const CliResult r = RunRidge(bench + flag);
+    EXPECT_NE(r.exit_code, 0) << flag;
+    ExpectHas(r, "is not supported with --tp/--pp: the split bench measures pp and tg only");
+  }
+  const CliResult r = RunRidge(bench + "--batch 1,4");
+  ExpectHas(r, "--batch is not supported");
+}
+
 }  // namespace
 }  // namespace ridge
 

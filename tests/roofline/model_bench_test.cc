@@ -10,13 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "ridge/base/error.h"
-#include "ridge/gguf/gguf_file.h"
 #include "ridge/gguf/model_generator.h"
 #include "ridge/roofline/cost_model.h"
 #include "ridge/roofline/hardware.h"
 #include "ridge/roofline/model_shape.h"
+#include "random_model.h"
 #include "stories_model.h"
-#include "test_paths.h"
 
 namespace ridge {
 namespace {
@@ -165,10 +164,7 @@ TEST(ModelBench, BatchedSweepCountsExpertsAgainstBothPredictions) {
   options.shape.n_expert_used = 2;
   options.shape.n_ff_exp = 64;
   options.seed = 5;
-  const std::string path = testing::ScratchDir("model-bench-moe") + "/qwen3moe.gguf";
-  BuildRandomModelGguf(GgufFile::Open(testing::SharedDir() + "/vocab/ggml-vocab-llama-spm.gguf"), options, nullptr)
-      .Write(path);
-  auto model = Model::Load(path);
+  auto model = Model::Load(testing::WriteRandomModelGguf(options, "model-bench-moe", "qwen3moe.gguf"));
   ModelBenchOptions o;
   o.n_prompt = 8;
   o.n_gen = 6;
