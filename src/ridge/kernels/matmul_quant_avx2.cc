@@ -295,72 +295,70 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     }
     // Group by group, each quarter's rows in turn (one broadcast of a
     // token's 4 activation bytes serves every quarter).
-    {
-      __m256i dot[kQ][kT];
+    __m256i dot[kQ][kT];
+    for (int q = 0; q < kQ; ++q)
+      for (int t = 0; t < kT; ++t) dot[q][t] = _mm256_setzero_si256();
+    if constexpr (kQ4) {  // int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
+      const __m256i low4 = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        __m256i xl[kT], xh[kT];
+        for (int t = 0; t < kT; ++t) {
+          int32_t l, h;
+          std::memcpy(&l, xq[t] + b * kBlock + 4 * g, 4);
+          std::memcpy(&h, xq[t] + b * kBlock + 16 + 4 * g, 4);
+          xl[t] = _mm256_set1_epi32(l);
+          xh[t] = _mm256_set1_epi32(h);
+        }
+#pragma GCC unroll 4
+        for (int q = 0; q < kQ; ++q) {
+          const __m256i wv = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4));
+          const __m256i lo = _mm256_and_si256(wv, low4);
+          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+#pragma GCC unroll 8
+          for (int t = 0; t < kT; ++t) {
+            dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
+            dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
+          }
+        }
+      }
       for (int q = 0; q < kQ; ++q)
-        for (int t = 0; t < kT; ++t) dot[q][t] = _mm256_setzero_si256();
-      if constexpr (kQ4) {  // int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
-        const __m256i low4 = _mm256_set1_epi8(0x0f);
-#pragma GCC unroll 4
-        for (int g = 0; g < 4; ++g) {
-          __m256i xl[kT], xh[kT];
-          for (int t = 0; t < kT; ++t) {
-            int32_t l, h;
-            std::memcpy(&l, xq[t] + b * kBlock + 4 * g, 4);
-            std::memcpy(&h, xq[t] + b * kBlock + 16 + 4 * g, 4);
-            xl[t] = _mm256_set1_epi32(l);
-            xh[t] = _mm256_set1_epi32(h);
-          }
-#pragma GCC unroll 4
-          for (int q = 0; q < kQ; ++q) {
-            const __m256i wv = _mm256_loadu_si256(
-                reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4));
-            const __m256i lo = _mm256_and_si256(wv, low4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
-#pragma GCC unroll 8
-            for (int t = 0; t < kT; ++t) {
-              dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
-              dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
-            }
-          }
-        }
-        for (int q = 0; q < kQ; ++q)
-          for (int t = 0; t < kT; ++t)
-            dot[q][t] = _mm256_add_epi32(_mm256_madd_epi16(dot[q][t], ones16), _mm256_set1_epi32(xbias[t][b]));
-      } else {
-        const __m256i flip = _mm256_set1_epi8(static_cast<char>(panels::kQ8_0.flip));
-#pragma GCC unroll 8
-        for (int g = 0; g < 8; ++g) {
-          __m256i xv[kT];
-          for (int t = 0; t < kT; ++t) {
-            int32_t x4;
-            std::memcpy(&x4, xq[t] + b * kBlock + 4 * g, 4);
-            xv[t] = _mm256_set1_epi32(x4);
-          }
-#pragma GCC unroll 4
-          for (int q = 0; q < kQ; ++q) {
-            const __m256i ws = _mm256_xor_si256(
-                _mm256_loadu_si256(
-                    reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4)),
-                flip);
-            const __m256i wa = _mm256_sign_epi8(ws, ws);  // |w|; -128 stays 0x80, read as 128 unsigned
-#pragma GCC unroll 8
-            for (int t = 0; t < kT; ++t) {
-              const __m256i xs = _mm256_sign_epi8(xv[t], ws);
-              dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xs), ones16));
-            }
-          }
-        }
-      }
-#pragma GCC unroll 4
-      for (int q = 0; q < kQ; ++q) {
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(
-            reinterpret_cast<const __m128i*>(p + kPanelQuantBytes<kQ4> + (k0 + q) * kQuarterRows * 2)));
-#pragma GCC unroll 8
         for (int t = 0; t < kT; ++t)
-          acc[q][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[q][t]), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])),
-                                      acc[q][t]);
+          dot[q][t] = _mm256_add_epi32(_mm256_madd_epi16(dot[q][t], ones16), _mm256_set1_epi32(xbias[t][b]));
+    } else {
+      const __m256i flip = _mm256_set1_epi8(static_cast<char>(panels::kQ8_0.flip));
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        __m256i xv[kT];
+        for (int t = 0; t < kT; ++t) {
+          int32_t x4;
+          std::memcpy(&x4, xq[t] + b * kBlock + 4 * g, 4);
+          xv[t] = _mm256_set1_epi32(x4);
+        }
+#pragma GCC unroll 4
+        for (int q = 0; q < kQ; ++q) {
+          const __m256i ws = _mm256_xor_si256(
+              _mm256_loadu_si256(
+                  reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4)),
+              flip);
+          const __m256i wa = _mm256_sign_epi8(ws, ws);  // |w|; -128 stays 0x80, read as 128 unsigned
+#pragma GCC unroll 8
+          for (int t = 0; t < kT; ++t) {
+            const __m256i xs = _mm256_sign_epi8(xv[t], ws);
+            dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xs), ones16));
+          }
+        }
       }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < kQ; ++q) {
+      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(
+          reinterpret_cast<const __m128i*>(p + kPanelQuantBytes<kQ4> + (k0 + q) * kQuarterRows * 2)));
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t)
+        acc[q][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[q][t]), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])),
+                                    acc[q][t]);
     }
   }
   for (int q = 0; q < kQ; ++q) {
