@@ -232,7 +232,7 @@ void BM_Decode(benchmark::State& state, GgmlType type) {
 
 // n_tokens (1-9: decode, a verifying pass of speculation, a small expert
 // group) against the same kind of stack as BM_Decode, in the file's layout
-// or repacked at load (weight panels: AVX-512's panel kernel), with the
+// or repacked at load (weight panels: the active ISA's panel kernel), with the
 // paired read after each call: how close a few tokens come to one weight read.
 void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked) {
   const int64_t n_tokens = state.range(0);

@@ -20,11 +20,23 @@
 namespace ridge::kernels {
 namespace {
 
+// w repacked into weight panels in place by isa's kernels (RepackInPlace, as at load).
+void Repack(Weights& w, Isa isa) {
+  w.matrix.data = w.bytes.data();
+  SetIsaOverride(isa);
+  ASSERT_TRUE(CanRepack(w.matrix)) << IsaName(isa) << " " << GgmlTypeName(w.matrix.type);
+  RepackInPlace(w.matrix, w.bytes.data());
+  ClearIsaOverride();
+}
+
 // Each token alone, then the tokens in calls of many sizes (random subsets,
 // in random order): every row of every call must equal the token's own.
-void CheckInvariant(GgmlType type, int64_t n_rows, int64_t n_cols, uint32_t seed) {
+// repacked: the weights repacked at load by this CPU's ISA first (whole
+// panels; every ISA then multiplies them, in place or unpacked).
+void CheckInvariant(GgmlType type, int64_t n_rows, int64_t n_cols, uint32_t seed, bool repacked = false) {
   std::mt19937 rng(seed);
-  const Weights w = RandomWeights(type, n_rows, n_cols, rng);
+  Weights w = RandomWeights(type, n_rows, n_cols, rng);
+  if (repacked) Repack(w, HardwareIsa());
   constexpr int64_t kTokens = 70;
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(kTokens * n_cols));
@@ -63,6 +75,16 @@ TEST(MatMulBatchInvariance, QuantizedTypes) {
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
     for (int64_t n_cols : {64, 288, 1056})
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
+}
+
+// Weights repacked at load: decode (panel_run), small batches and prefill
+// all read the panels in place.
+TEST(MatMulBatchInvariance, RepackedQuantizedTypes) {
+  if (HardwareIsa() == Isa::kScalar) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
+  uint32_t seed = 30;
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
+    for (int64_t n_cols : {64, 288, 1056})
+      for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
 }
 
 TEST(MatMulBatchInvariance, Legacy32BlockTypes) {
@@ -108,6 +130,38 @@ TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
           ASSERT_EQ(0, std::memcmp(y2.data(), y512.data(), y2.size() * 4))
               << GgmlTypeName(type) << " rows=" << n_rows << " cols=" << n_cols << " tokens=" << n_tokens;
         }
+}
+
+// The same on weights repacked at load (each ISA packs and reads the same
+// layout): both give the bits of the file layout.
+TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512Repacked) {
+  const std::vector<Isa> isas = SupportedIsas();
+  if (std::find(isas.begin(), isas.end(), Isa::kAvx512) == isas.end() ||
+      std::find(isas.begin(), isas.end(), Isa::kAvx2) == isas.end())
+    GTEST_SKIP() << "needs a CPU with AVX-512";
+  uint32_t seed = 400;
+  ThreadPool pool(2);
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
+    for (int64_t n_cols : {256, 1280})
+      for (int64_t n_tokens : {1, 2, 3, 5, 40}) {
+        std::mt19937 rng(seed++);
+        const Weights w = RandomWeights(type, 64, n_cols, rng);
+        Weights p2 = w, p512 = w;
+        Repack(p2, Isa::kAvx2);
+        Repack(p512, Isa::kAvx512);
+        std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+        std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
+        for (float& v : x) v = uniform(rng);
+        std::vector<float> want(static_cast<size_t>(n_tokens * 64)), y2(want.size()), y512(want.size());
+        SetIsaOverride(Isa::kAvx2);
+        MatMul(w.matrix, x.data(), n_tokens, want.data(), pool);
+        MatMul(p2.matrix, x.data(), n_tokens, y2.data(), pool);
+        SetIsaOverride(Isa::kAvx512);
+        MatMul(p512.matrix, x.data(), n_tokens, y512.data(), pool);
+        ClearIsaOverride();
+        ASSERT_EQ(0, std::memcmp(want.data(), y2.data(), want.size() * 4)) << GgmlTypeName(type) << " avx2";
+        ASSERT_EQ(0, std::memcmp(want.data(), y512.data(), want.size() * 4)) << GgmlTypeName(type) << " avx512";
+      }
 }
 
 TEST(MatMulBatchInvariance, FloatTypes) {

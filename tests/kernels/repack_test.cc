@@ -17,20 +17,32 @@
 namespace ridge::kernels {
 namespace {
 
-// A repacked copy of m (under the ISA with weight-panel kernels).
-Weights Repacked(const Weights& m) {
+constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4};
+
+// Whether isa has weight-panel kernels for type: AVX-512 for all four,
+// AVX2 for Q8_0 and Q4_0.
+bool PanelsOn(Isa isa, GgmlType type) {
+  return isa == Isa::kAvx512 || (isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0));
+}
+
+// The types this CPU repacks (under its own ISA).
+std::vector<GgmlType> PanelTypesHere() {
+  std::vector<GgmlType> types;
+  for (GgmlType type : kPanelTypes)
+    if (PanelsOn(HardwareIsa(), type)) types.push_back(type);
+  return types;
+}
+
+// A repacked copy of m, packed by `isa`'s kernels (every ISA writes the same layout).
+Weights Repacked(const Weights& m, Isa isa = HardwareIsa()) {
   Weights p = m;
   p.matrix.data = p.bytes.data();
-  SetIsaOverride(Isa::kAvx512);
-  EXPECT_TRUE(CanRepack(p.matrix));
+  SetIsaOverride(isa);
+  EXPECT_TRUE(CanRepack(p.matrix)) << IsaName(isa) << " " << GgmlTypeName(m.matrix.type);
   RepackInPlace(p.matrix, p.bytes.data());
   ClearIsaOverride();
   return p;
 }
-
-constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4};
-
-bool HasWeightPanels() { return HardwareIsa() == Isa::kAvx512; }
 
 // Shapes: 1 block (less than a Q8_0 load of 2 and a Q4_0 load of 4), odd block
 // counts, the tinyllama width; 1-3 panels, and 33 (Q8_0: over the driver's
@@ -42,8 +54,8 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
   std::mt19937 rng(3);
   for (Isa isa : SupportedIsas()) {
     SetIsaOverride(isa);
-    const bool panels = isa == Isa::kAvx512;
     for (GgmlType type : kPanelTypes) {
+      const bool panels = PanelsOn(isa, type);
       Weights m = RandomWeights(type, 64, 64, rng);
       EXPECT_EQ(panels, CanRepack(m.matrix)) << IsaName(isa) << " " << GgmlTypeName(type);
       EXPECT_FALSE(CanRepack(RandomWeights(type, 48, 64, rng).matrix)) << "48 rows are not whole panels";
@@ -57,9 +69,9 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
 }
 
 TEST(Repack, UnpackGivesTheFileBytesBack) {
-  if (!HasWeightPanels()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
+  if (PanelTypesHere().empty()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
   std::mt19937 rng(5);
-  for (GgmlType type : kPanelTypes) {
+  for (GgmlType type : PanelTypesHere()) {
     for (const auto& shape : kShapes) {
       const Weights m = RandomWeights(type, shape[0], shape[1], rng);
       const Weights p = Repacked(m);
@@ -72,11 +84,24 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
   }
 }
 
+// AVX2 and AVX-512 pack Q8_0 and Q4_0 into the same bytes (a model repacked
+// on one reads the same weights as on the other).
+TEST(Repack, Avx2AndAvx512PackTheSameBytes) {
+  if (HardwareIsa() != Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
+  std::mt19937 rng(6);
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
+    for (const auto& shape : kShapes) {
+      const Weights m = RandomWeights(type, shape[0], shape[1], rng);
+      EXPECT_EQ(Repacked(m, Isa::kAvx2).bytes, Repacked(m, Isa::kAvx512).bytes)
+          << GgmlTypeName(type) << " " << shape[0] << "x" << shape[1];
+    }
+}
+
 TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
-  if (!HasWeightPanels()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
+  if (PanelTypesHere().empty()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (GgmlType type : kPanelTypes) {
+  for (GgmlType type : PanelTypesHere()) {
     for (const auto& shape : kShapes) {
       const int64_t n_rows = shape[0], n_cols = shape[1];
       const Weights m = RandomWeights(type, n_rows, n_cols, rng);
@@ -103,14 +128,15 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
 }
 
 TEST(Repack, MatMulGroupMixesRepackedAndFileLayout) {
-  if (!HasWeightPanels()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
+  const std::vector<GgmlType> types = PanelTypesHere();
+  if (types.empty()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const int64_t n_rows = 64, n_cols = 96;
   // Gate and up of a few experts: one of each pair repacked, the other not.
   std::vector<Weights> file, mixed;
   for (int i = 0; i < 6; ++i) {
-    file.push_back(RandomWeights(kPanelTypes[i % 4], n_rows, n_cols, rng));
+    file.push_back(RandomWeights(types[static_cast<size_t>(i) % types.size()], n_rows, n_cols, rng));
     mixed.push_back(i % 2 == 0 ? Repacked(file.back()) : file.back());
     mixed.back().matrix.data = mixed.back().bytes.data();
   }

@@ -4,6 +4,8 @@
 // random_model_test compare ISAs on such a model); a mapped file never is.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "ridge/base/cpu_features.h"
 #include "ridge/model/model.h"
 #include "random_model.h"
@@ -20,7 +22,7 @@ TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
       const auto mapped = Model::Load(path, FileBacking::kMapped);
       ClearIsaOverride();
       const WeightLayout& c = copied->weights().layout;
-      const bool panels = isa == Isa::kAvx512 && type != GgmlType::kF16;
+      const bool panels = isa != Isa::kScalar && type != GgmlType::kF16;  // Q8_0, Q4_0: avx2 and avx512
       EXPECT_FALSE(c.mapped);
       EXPECT_EQ(panels, c.repacked_matrices > 0) << GgmlTypeName(type) << " " << IsaName(isa);
       // Every layer matrix and the untied output, all whole panels here; the bytes are the file's.
@@ -28,7 +30,7 @@ TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
       if (panels) {
         EXPECT_EQ(c.repacked_bytes, copied->weights().weight_bytes - embd.n_rows * embd.row_bytes);
       }
-      EXPECT_NE(DescribeWeightLayout(c).find(panels ? "repacked at load for avx512" : "file layout"), std::string::npos);
+      EXPECT_NE(DescribeWeightLayout(c).find(panels ? "repacked at load for " + std::string(IsaName(isa)) : "file layout"), std::string::npos);
       const WeightLayout& m = mapped->weights().layout;
       EXPECT_TRUE(m.mapped);
       EXPECT_EQ(0, m.repacked_matrices);

@@ -105,6 +105,7 @@ const TypeKernels* Avx2FloatKernels(GgmlType type);
 // packing (nullptr: none for the type).
 const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
 const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // IQ4_NL, MXFP4
+const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0
 // The active ISA's (repack.cc).
 const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 

@@ -145,7 +145,7 @@ void Q4KRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_
   }
 }
 
-// Q4_K panels: 16 rows as two halves of 8 (matmul_quant_avx2.cc's layout):
+// Q4_K panels: 16 rows as two halves of 8:
 // per half, for each sub-block s and group g of 4 elements, the 8 rows'
 // 4 nibble bytes (one register, a row per int32 lane); then sc·d and m·dmin:
 //   half h bytes [n_sub][8 groups][8 rows][4]     at h · HalfBytes

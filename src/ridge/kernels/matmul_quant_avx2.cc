@@ -9,19 +9,22 @@
 //   Q4_0: the nibble q = w + 8 as the unsigned operand (pairs ≤ 2·15·127, so
 //         eight rows' words can be summed in int16), and the block's −8·Σx
 //         added to the exact sum.
-// A tile is 8 rows × up to 4 tokens: the 8 rows' block dots are reduced so
-// that lane i holds row i's exact block sum, and then, per (row, token), one
-// float chain over the blocks,
+// Rows path (file layout, decode and small batches): a tile is 8 rows × up
+// to 4 tokens; the 8 rows' block dots are reduced so that lane i holds row
+// i's exact block sum, and then, per (row, token), one float chain over the
+// blocks,
 //   acc = fma(float(Σ_block w·x), d_w · d_x, acc),
 // the very steps of the AVX-512 kernels (matmul_quant_avx512.cc), so both
-// targets give the same bits. A token's result does not depend on the other
-// tokens of the call (batch invariance): prefill and batched decode take this
-// kernel too, 4 tokens per pass over weights kept in L2 by the driver.
+// targets give the same bits. The panel path (prefill, and every call on
+// weights repacked at load) reads the 32-row layout of weight_panels.h, the
+// same bytes as on AVX-512, and takes the same float steps. A token's result
+// does not depend on the other tokens of the call (batch invariance).
 #include "ridge/kernels/simd_avx2.h"
 
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/weight_panels.h"
 
 namespace ridge::kernels::internal {
 namespace {
@@ -156,56 +159,91 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
   }
 }
 
-// ---- panels (prefill, batched decode) -----------------------------------
-// A panel holds 16 rows (a whole 64-byte line of y per token, so two threads
-// never write the same line) as two halves of 8. In a half, for each block b
-// and each group g of 4 elements (8 groups per block), the 8 rows' 4 bytes
-// side by side: one 32-byte register, a row per int32 lane. Q8_0 keeps w
-// (signed; |w| and x with w's sign are taken in the kernel), Q4_0 the
-// nibbles 0..15. Then the rows' block scales:
-//   half h bytes  [n_blocks][8 groups][8 rows][4]   at h · HalfBytes
-//          scales float [n_blocks][8 rows]          after both halves' bytes
-// The kernel keeps a row's exact block sum in its lane (no reduction across
-// lanes), then takes the same float steps as the rows kernel: same bits.
-constexpr int64_t kPanelRows = 16;
-constexpr int64_t kHalfRows = 8;
+// ---- panels (prefill, batched decode, weights repacked at load) ---------
+// A panel holds 32 rows in the layout of weight_panels.h, the one the AVX-512
+// kernels read, so that weights repacked at load are the same bytes on both.
+// In a block, group g's 4 bytes of rows 8k .. 8k + 7 (quarter k) are one
+// 32-byte register at g·128 + 32k, a row per int32 lane: a tile keeps a
+// row's exact block sum in its lane (no reduction across lanes) and then
+// takes the rows kernel's float steps, so both paths give the same bits.
+// Q8_0 panel bytes are w + 128, which vpmaddubsw cannot take (255·127·2
+// saturates int16): the xor gives w back for the sign trick above.
+constexpr int64_t kPanelRows = panels::kRows;
+constexpr int64_t kQuarterRows = 8;
+constexpr int kQuarters = 4;
+static_assert(panels::kQ8_0.file_block_bytes == sizeof(BlockQ8_0));
+static_assert(panels::kQ4_0.file_block_bytes == sizeof(BlockQ4_0));
 
-int64_t HalfBytes(int64_t n_cols) { return (n_cols / kBlock) * 8 * kHalfRows * 4; }
-int64_t PanelBytes(int64_t n_cols) { return 2 * HalfBytes(n_cols) + 2 * (n_cols / kBlock) * kHalfRows * 4; }
+template <bool kQ4>
+constexpr int64_t kPanelBlockBytes = kQ4 ? panels::kQ4_0.block_bytes() : panels::kQ8_0.block_bytes();
+template <bool kQ4>
+constexpr int64_t kPanelQuantBytes = kQ4 ? panels::kQ4_0.quant_bytes : panels::kQ8_0.quant_bytes;
 
+template <bool kQ4>
+int64_t PanelBytes(int64_t n_cols) {
+  return n_cols / kBlock * kPanelBlockBytes<kQ4>;
+}
+
+// Packs rows [r_begin, r_begin + 32) of the file-layout matrix w into the
+// layout of weight_panels.h (rows past w.n_rows: zero quants, the last row's
+// scales; their outputs are never stored). Per quarter, the 8 rows' quants
+// of a block (Q4_0: of two blocks) are transposed as 8 × 8 int32.
 template <bool kQ4>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   const int64_t n_blocks = w.n_cols / kBlock;
-  constexpr int64_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  auto* scales = reinterpret_cast<float*>(panel + 2 * HalfBytes(w.n_cols));
-  for (int64_t h = 0; h < 2; ++h) {
-    const int64_t r0 = r_begin + h * kHalfRows;
-    uint8_t* bytes = panel + h * HalfBytes(w.n_cols);
-    float* half_scales = scales + h * n_blocks * kHalfRows;
-    if (r0 >= w.n_rows) {  // a half past the matrix: zero weights and scales
-      std::memset(bytes, 0, static_cast<size_t>(HalfBytes(w.n_cols)));
-      std::memset(half_scales, 0, static_cast<size_t>(n_blocks * kHalfRows * 4));
-      continue;
+  constexpr int64_t kFileBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  constexpr int64_t kBlockBytes = kPanelBlockBytes<kQ4>;
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(kQ4 ? panels::kQ4_0.flip : panels::kQ8_0.flip));
+  for (int64_t k = 0; k < kQuarters; ++k) {
+    const int64_t first = r_begin + k * kQuarterRows;
+    const uint8_t* rows[kQuarterRows];  // nullptr: past the matrix
+    int64_t scale_offsets[kQuarterRows];
+    const int64_t last = w.n_rows - 1;
+    for (int i = 0; i < kQuarterRows; ++i) {
+      rows[i] = first + i < w.n_rows ? w.data + (first + i) * w.row_bytes : nullptr;
+      scale_offsets[i] = ((first + i < w.n_rows ? first + i : last) - r_begin) * w.row_bytes;
     }
-    const int n_valid = static_cast<int>(w.n_rows - r0 < kHalfRows ? w.n_rows - r0 : kHalfRows);
-    const uint8_t* base = w.data + r0 * w.row_bytes;
-    int64_t row_offsets[kHalfRows];  // rows past the matrix repeat its last row (their outputs are not stored)
-    for (int i = 0; i < kHalfRows; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      const uint8_t* blocks = base + b * kBlockBytes;
-      __m256i v[kHalfRows];
-      for (int i = 0; i < kHalfRows; ++i) {
-        if constexpr (kQ4) {
-          v[i] = Q4Nibbles(blocks + row_offsets[i]);
-        } else {
-          v[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + 2));
+    const uint8_t* scale_base = w.data + r_begin * w.row_bytes;
+    uint8_t* out = panel + k * kQuarterRows * 4;
+    if constexpr (kQ4) {
+      for (int64_t b = 0; b < n_blocks; b += 2) {  // blocks b and b + 1: 4 groups each
+        const bool pair = b + 1 < n_blocks;
+        __m256i v[8];
+        for (int i = 0; i < kQuarterRows; ++i) {
+          if (rows[i] == nullptr) {
+            v[i] = _mm256_setzero_si256();
+            continue;
+          }
+          const uint8_t* qs = rows[i] + b * kFileBlockBytes + 2;
+          const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+          const __m128i hi =
+              pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + kFileBlockBytes)) : _mm_setzero_si128();
+          v[i] = _mm256_set_m128i(hi, lo);
+        }
+        avx2::Transpose8x8(v);
+        for (int g = 0; g < 4; ++g) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b * kBlockBytes + g * kPanelRows * 4), v[g]);
+          if (pair)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (b + 1) * kBlockBytes + g * kPanelRows * 4),
+                                v[4 + g]);
         }
       }
-      avx2::Transpose8x8(v);
-      for (int g = 0; g < 8; ++g)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(bytes + (b * 8 + g) * kHalfRows * 4), v[g]);
-      _mm256_store_ps(half_scales + b * kHalfRows, avx2::ScalesOf8(blocks, row_offsets));
+    } else {
+      for (int64_t b = 0; b < n_blocks; ++b) {
+        __m256i v[8];
+        for (int i = 0; i < kQuarterRows; ++i)
+          v[i] = rows[i] == nullptr
+                     ? _mm256_setzero_si256()
+                     : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i] + b * kFileBlockBytes + 2));
+        avx2::Transpose8x8(v);
+        for (int g = 0; g < 8; ++g)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b * kBlockBytes + g * kPanelRows * 4),
+                              _mm256_xor_si256(v[g], flip));
+      }
     }
+    for (int64_t b = 0; b < n_blocks; ++b)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(panel + b * kBlockBytes + kPanelQuantBytes<kQ4> + k * 16),
+                       avx2::HalvesOf8(scale_base + b * kFileBlockBytes, scale_offsets));
   }
 }
 
@@ -213,7 +251,8 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 struct TilePrefetch {
   const uint8_t* rows[kPanelRows];
   int n = 0;
-  int64_t step = 0;  // bytes of a row per block
+  int64_t step = 0;   // bytes of a row per block
+  int64_t ahead = 0;  // > 0: prefetch the panel's own stream this far ahead of each block
 };
 
 // The rows of `next` that tile k of n_tiles prefetches (every n_tiles-th):
@@ -222,14 +261,17 @@ TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t 
   TilePrefetch pf;
   pf.step = next.n_rows > 0 ? (next.row_bytes + n_blocks - 1) / n_blocks : 0;
   for (int64_t j = k; j < next.n_rows && pf.n < kPanelRows; j += n_tiles) pf.rows[pf.n++] = next.first + j * next.row_bytes;
+  pf.ahead = k == 0 ? next.stream_ahead_bytes : 0;  // the first tile brings the weights for the others
   return pf;
 }
 
-// 8 panel rows × kT tokens over all blocks.
-template <bool kQ4, int kT>
-void PanelTile(const uint8_t* bytes, const float* scales, int64_t n_blocks, const ActLayout& layout,
-               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int n_valid,
-               const TilePrefetch& pf) {
+// Quarters [k0, k0 + kQ) of a panel × kT tokens over all blocks: per block,
+// kQ × kT exact int32 block sums (a row per lane), then one convert and one
+// FMA per (quarter, token) in the rows kernel's order. y points at the
+// panel's row 0 for the tile's first token.
+template <bool kQ4, int kT, int kQ>
+void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_rows, const ActLayout& layout,
+               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
   const int8_t* xq[kT];
   const float* xd[kT];
   const int32_t* xbias[kT];
@@ -240,88 +282,222 @@ void PanelTile(const uint8_t* bytes, const float* scales, int64_t n_blocks, cons
     xbias[t] = reinterpret_cast<const int32_t*>(a + layout.block_bias_off);
   }
   const __m256i ones16 = _mm256_set1_epi16(1);
-  __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
-  const uint8_t* p = bytes;
+  __m256 acc[kQ][kT];
+  for (int q = 0; q < kQ; ++q)
+    for (int t = 0; t < kT; ++t) acc[q][t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n_blocks; ++b) {
     for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T1);
-    __m256i dot[kT];
-    for (int t = 0; t < kT; ++t) dot[t] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g, p += kHalfRows * 4) {
-      const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
-      if constexpr (kQ4) {  // int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
-#pragma GCC unroll 8
+    const uint8_t* p = panel + b * kPanelBlockBytes<kQ4>;
+    if (pf.ahead > 0) {
+#pragma GCC unroll 17
+      for (int64_t line = 0; line < kPanelBlockBytes<kQ4>; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + pf.ahead + line), _MM_HINT_T1);
+    }
+    // Group by group, each quarter's rows in turn (one broadcast of a
+    // token's 4 activation bytes serves every quarter).
+    __m256i dot[kQ][kT];
+    for (int q = 0; q < kQ; ++q)
+      for (int t = 0; t < kT; ++t) dot[q][t] = _mm256_setzero_si256();
+    if constexpr (kQ4) {  // int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
+      const __m256i low4 = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        __m256i xl[kT], xh[kT];
         for (int t = 0; t < kT; ++t) {
-          int32_t x4;
-          std::memcpy(&x4, xq[t] + b * kBlock + g * 4, 4);
-          dot[t] = _mm256_add_epi16(dot[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(x4)));
+          int32_t l, h;
+          std::memcpy(&l, xq[t] + b * kBlock + 4 * g, 4);
+          std::memcpy(&h, xq[t] + b * kBlock + 16 + 4 * g, 4);
+          xl[t] = _mm256_set1_epi32(l);
+          xh[t] = _mm256_set1_epi32(h);
         }
-      } else {
-        const __m256i wa = _mm256_sign_epi8(wv, wv);
+#pragma GCC unroll 4
+        for (int q = 0; q < kQ; ++q) {
+          const __m256i wv = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4));
+          const __m256i lo = _mm256_and_si256(wv, low4);
+          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
 #pragma GCC unroll 8
+          for (int t = 0; t < kT; ++t) {
+            dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
+            dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
+          }
+        }
+      }
+      for (int q = 0; q < kQ; ++q)
+        for (int t = 0; t < kT; ++t)
+          dot[q][t] = _mm256_add_epi32(_mm256_madd_epi16(dot[q][t], ones16), _mm256_set1_epi32(xbias[t][b]));
+    } else {
+      const __m256i flip = _mm256_set1_epi8(static_cast<char>(panels::kQ8_0.flip));
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        __m256i xv[kT];
         for (int t = 0; t < kT; ++t) {
           int32_t x4;
-          std::memcpy(&x4, xq[t] + b * kBlock + g * 4, 4);
-          const __m256i xs = _mm256_sign_epi8(_mm256_set1_epi32(x4), wv);
-          dot[t] = _mm256_add_epi32(dot[t], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xs), ones16));
+          std::memcpy(&x4, xq[t] + b * kBlock + 4 * g, 4);
+          xv[t] = _mm256_set1_epi32(x4);
+        }
+#pragma GCC unroll 4
+        for (int q = 0; q < kQ; ++q) {
+          const __m256i ws = _mm256_xor_si256(
+              _mm256_loadu_si256(
+                  reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4)),
+              flip);
+          const __m256i wa = _mm256_sign_epi8(ws, ws);  // |w|; -128 stays 0x80, read as 128 unsigned
+#pragma GCC unroll 8
+          for (int t = 0; t < kT; ++t) {
+            const __m256i xs = _mm256_sign_epi8(xv[t], ws);
+            dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xs), ones16));
+          }
         }
       }
     }
-    const __m256 dw = _mm256_load_ps(scales + b * kHalfRows);
+#pragma GCC unroll 4
+    for (int q = 0; q < kQ; ++q) {
+      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(
+          reinterpret_cast<const __m128i*>(p + kPanelQuantBytes<kQ4> + (k0 + q) * kQuarterRows * 2)));
 #pragma GCC unroll 8
-    for (int t = 0; t < kT; ++t) {
-      __m256i sums = dot[t];
-      if constexpr (kQ4) sums = _mm256_add_epi32(_mm256_madd_epi16(sums, ones16), _mm256_set1_epi32(xbias[t][b]));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])), acc[t]);
+      for (int t = 0; t < kT; ++t)
+        acc[q][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[q][t]), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])),
+                                    acc[q][t]);
     }
   }
-  if (n_valid >= kHalfRows) {
-    for (int t = 0; t < kT; ++t) _mm256_storeu_ps(y + t * y_stride, acc[t]);
-  } else {
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride, mask, acc[t]);
+  for (int q = 0; q < kQ; ++q) {
+    const int64_t n_valid = n_valid_rows - (k0 + q) * kQuarterRows;
+    float* yq = y + (k0 + q) * kQuarterRows;
+    if (n_valid >= kQuarterRows) {
+      for (int t = 0; t < kT; ++t) _mm256_storeu_ps(yq + t * y_stride, acc[q][t]);
+    } else if (n_valid > 0) {
+      const __m256i mask =
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n_valid)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(yq + t * y_stride, mask, acc[q][t]);
+    }
   }
 }
 
+// Every token, tiles of one quarter × kT tokens; the tokens' tile outside, so
+// that its activations stay in L1 while the 4 quarters pass.
 template <bool kQ4>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
   const int64_t n_blocks = layout.n_blocks;
-  const auto* scales = reinterpret_cast<const float*>(panel + 2 * HalfBytes(n_cols));
   constexpr int kT = 4;
-  const int64_t n_tiles = 2 * ((n_tokens + kT - 1) / kT);
+  const int n_quarters = static_cast<int>((n_valid_rows + kQuarterRows - 1) / kQuarterRows);
+  const int64_t n_tiles = n_quarters * ((n_tokens + kT - 1) / kT);
   int64_t k = 0;
-  for (int64_t h = 0; h < 2; ++h) {
-    const int n_valid = static_cast<int>(n_valid_rows - h * kHalfRows);
-    if (n_valid <= 0) break;
-    const uint8_t* bytes = panel + h * HalfBytes(n_cols);
-    const float* hs = scales + h * n_blocks * kHalfRows;
-    float* yh = y + h * kHalfRows;
-    int64_t t = 0;
-    for (; t + kT <= n_tokens; t += kT, ++k)
-      PanelTile<kQ4, kT>(bytes, hs, n_blocks, layout, acts.data + t * acts.row_stride, acts.row_stride,
-                         yh + t * y_stride, y_stride, n_valid, PrefetchSlice(next, n_blocks, k, n_tiles));
+  for (int64_t t = 0; t < n_tokens; t += kT) {
     const uint8_t* a = acts.data + t * acts.row_stride;
-    float* yt = yh + t * y_stride;
-    const TilePrefetch pf = PrefetchSlice(next, n_blocks, k, n_tiles);
-    switch (n_tokens - t) {
-      case 0: break;
-      case 1: PanelTile<kQ4, 1>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid, pf); break;
-      case 2: PanelTile<kQ4, 2>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid, pf); break;
-      default: PanelTile<kQ4, 3>(bytes, hs, n_blocks, layout, a, acts.row_stride, yt, y_stride, n_valid, pf); break;
+    float* yt = y + t * y_stride;
+    const int64_t s = acts.row_stride;
+    for (int q = 0; q < n_quarters; ++q, ++k) {
+      const TilePrefetch pf = PrefetchSlice(next, n_blocks, k, n_tiles);
+      switch (n_tokens - t) {
+        case 1: PanelTile<kQ4, 1, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+        case 2: PanelTile<kQ4, 2, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+        case 3: PanelTile<kQ4, 3, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+        default: PanelTile<kQ4, kT, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+      }
     }
-    if (n_tokens % kT != 0) ++k;
+  }
+}
+
+// Panels [0, n_panels) of weights repacked at load (whole panels, consecutive
+// from first), rows [32i, 32i + 32) of y for panel i, every token.
+// 1-3 tokens (decode, speculation's verify passes) take whole panels, one
+// after the other: a tile of the 4 quarters reads each block once, in
+// memory order, prefetched by the hardware only. Measured on a Zen 3
+// (docs/benchmarks.md, "AVX2 weight panels"): two streams side by side, or a
+// software prefetch 2-64 KiB ahead, decoded 1 token 5-25 % slower, and
+// quarters in the inner loop of each group (one activation broadcast for
+// all four) were what took decode from 50 % to 77 % of a paired read (the
+// other order ran out of the 16 ymm registers). 4 tokens and more take
+// PanelMatMul panel by panel, the stream prefetched stream_ahead bytes ahead.
+// Panels [0, n_panels) of weights repacked at load (whole panels, consecutive
+// from first), rows [32i, 32i + 32) of y for panel i, every token.
+// 1-3 tokens (decode, speculation's verify passes) take whole panels, one
+// after the other: a tile of the 4 quarters reads each block once, in
+// memory order, prefetched by the hardware only. Measured on a Zen 3
+// (docs/benchmarks.md, "AVX2 weight panels"): two streams side by side, or a
+// software prefetch 2-64 KiB ahead, decoded 1 token 5-25 % slower, and
+// quarters in the inner loop of each group (one activation broadcast for
+// all four) were what took decode from 50 % to 77 % of a paired read (the
+// other order ran out of the 16 ymm registers). 4 tokens and more take
+// PanelMatMul panel by panel, the stream prefetched stream_ahead bytes ahead.
+// kP panels at once, panel i of stream r being run panel r·per_stream + i:
+// kP streams far apart in memory, each walked forward.
+template <bool kQ4, int kT, int kP>
+void PanelStreams(const uint8_t* first, int64_t per_stream, int64_t n_cols, const ActView& acts, float* y,
+                  int64_t y_stride, int64_t ahead) {
+  const int64_t panel_bytes = PanelBytes<kQ4>(n_cols);
+  const ActLayout layout(n_cols);
+  TilePrefetch pf{};
+  pf.ahead = ahead;
+  for (int64_t i = 0; i < per_stream; ++i) {
+    const uint8_t* panels[kP];
+    float* ys[kP];
+    for (int r = 0; r < kP; ++r) {
+      panels[r] = first + (r * per_stream + i) * panel_bytes;
+      ys[r] = y + (r * per_stream + i) * kPanelRows;
+    }
+    PanelTile<kQ4, kT, kQuarters, kP>(panels, layout.n_blocks, 0, kPanelRows, layout, acts.data, acts.row_stride, ys,
+                                      y_stride, pf);
+  }
+}
+
+template <bool kQ4, int kT>
+void FewTokensRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActView& acts, float* y,
+                  int64_t y_stride) {
+  static const int mode = getenv("P2_MODE") ? atoi(getenv("P2_MODE")) : 0;
+  static const int64_t ahead = getenv("P2_AHEAD") ? atoll(getenv("P2_AHEAD")) : 0;
+  const int64_t panel_bytes = PanelBytes<kQ4>(n_cols);
+  int64_t done = 0;
+  if (mode == 2) {
+    const int64_t per_stream = n_panels / 2;
+    PanelStreams<kQ4, kT, 2>(first, per_stream, n_cols, acts, y, y_stride, ahead);
+    done = 2 * per_stream;
+  }
+  PanelStreams<kQ4, kT, 1>(first + done * panel_bytes, n_panels - done, n_cols, acts, y + done * kPanelRows, y_stride,
+                           ahead);
+}
+
+// Panels [0, n_panels) of weights repacked at load (whole panels, consecutive
+// from first), rows [32i, 32i + 32) of y for panel i, every token.
+// 1-3 tokens (decode, speculation's verify passes) take whole panels, one
+// after the other: a tile of the 4 quarters reads each block once, in
+// memory order, prefetched by the hardware only. Measured on a Zen 3
+// (docs/benchmarks.md, "AVX2 weight panels"): two streams side by side, or a
+// software prefetch 2-64 KiB ahead, decoded 1 token 5-25 % slower, and
+// quarters in the inner loop of each group (one activation broadcast for
+// all four) were what took decode from 50 % to 77 % of a paired read (the
+// other order ran out of the 16 ymm registers). 4 tokens and more take
+// PanelMatMul panel by panel, the stream prefetched stream_ahead bytes ahead.
+template <bool kQ4>
+void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActView& acts, int64_t n_tokens,
+              float* y, int64_t y_stride, int64_t stream_ahead) {
+  const int64_t panel_bytes = PanelBytes<kQ4>(n_cols);
+  const ActLayout layout(n_cols);
+  const TilePrefetch none{};
+  for (int64_t i = 0; i < n_panels; ++i) {
+    const uint8_t* panel = first + i * panel_bytes;
+    float* yp = y + i * kPanelRows;
+    const int64_t n = layout.n_blocks, s = acts.row_stride;
+    switch (n_tokens) {
+      case 1: PanelTile<kQ4, 1, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, none); break;
+      case 2: PanelTile<kQ4, 2, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, none); break;
+      case 3: PanelTile<kQ4, 3, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, none); break;
+      default:
+        PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, yp, y_stride,
+                         PanelPrefetch{nullptr, 0, 0, stream_ahead});
+    }
   }
 }
 
 constexpr int64_t kPanelMinTokens = 8;
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 constexpr TypeKernels kQ8_0Kernels{kQuantActs, 4, Rows<false>, kQuantActs, kPanelRows, kPanelMinTokens,
-                                   PanelBytes, PackPanel<false>, PanelMatMul<false>};
+                                   PanelBytes<false>, PackPanel<false>, PanelMatMul<false>, PanelRun<false>};
 constexpr TypeKernels kQ4_0Kernels{kQuantActs, 4, Rows<true>, kQuantActs, kPanelRows, kPanelMinTokens,
-                                   PanelBytes, PackPanel<true>, PanelMatMul<true>};
+                                   PanelBytes<true>, PackPanel<true>, PanelMatMul<true>, PanelRun<true>};
 
 }  // namespace
 
@@ -332,5 +508,7 @@ const TypeKernels* Avx2QuantKernels(GgmlType type) {
     default: return nullptr;
   }
 }
+
+const TypeKernels* Avx2WeightPanelKernels(GgmlType type) { return Avx2QuantKernels(type); }
 
 }  // namespace ridge::kernels::internal

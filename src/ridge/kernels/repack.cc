@@ -13,9 +13,14 @@
 namespace ridge::kernels {
 
 const internal::TypeKernels* internal::ActiveWeightPanelKernels(GgmlType type) {
-  if (ActiveIsa() != Isa::kAvx512) return nullptr;
-  if (const TypeKernels* k = Avx512WeightPanelKernels(type)) return k;
-  return Avx512Q32WeightPanelKernels(type);
+  switch (ActiveIsa()) {
+    case Isa::kAvx512:
+      if (const TypeKernels* k = Avx512WeightPanelKernels(type)) return k;
+      return Avx512Q32WeightPanelKernels(type);
+    case Isa::kAvx2: return Avx2WeightPanelKernels(type);
+    case Isa::kScalar: return nullptr;
+  }
+  return nullptr;
 }
 
 bool CanRepack(const WeightMatrix& w) {

@@ -49,14 +49,19 @@ inline float QuantizeBlock32(const float* x, int8_t* q, __m256i* lane_sums) {
 }
 
 // The f16 values at base + offsets[i] (block scales or minimums; 16 bytes are
-// read at each), as floats in lanes 0..7: loads and a word transpose.
-inline __m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
+// read at each), in words 0..7: loads and a word transpose.
+inline __m128i HalvesOf8(const uint8_t* base, const int64_t offsets[8]) {
   __m128i v[8];
   for (int i = 0; i < 8; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + offsets[i]));
   const __m128i w01 = _mm_unpacklo_epi16(v[0], v[1]), w23 = _mm_unpacklo_epi16(v[2], v[3]);
   const __m128i w45 = _mm_unpacklo_epi16(v[4], v[5]), w67 = _mm_unpacklo_epi16(v[6], v[7]);
   const __m128i d0123 = _mm_unpacklo_epi32(w01, w23), d4567 = _mm_unpacklo_epi32(w45, w67);
-  return _mm256_cvtph_ps(_mm_unpacklo_epi64(d0123, d4567));
+  return _mm_unpacklo_epi64(d0123, d4567);
+}
+
+// The same f16 values as floats in lanes 0..7.
+inline __m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
+  return _mm256_cvtph_ps(HalvesOf8(base, offsets));
 }
 
 // Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact).
