@@ -427,7 +427,10 @@ template <typename V, GgmlType kVType>
 void RowsValues(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
                 int64_t head_dim) {
   constexpr int64_t L = V::kLanes;
-  constexpr int64_t kMaxVectors = 4;  // the accumulators of 1-3 rows in registers (ValueRowBlock)
+  // The accumulators of 1-3 rows in registers (ValueRowBlock): on AVX2 slices of
+  // 2 vectors, so 2 rows share each converted V vector (the F16 conversions, one
+  // per row with 4-vector slices, were half of the value pass on Zen 3).
+  constexpr int64_t kMaxVectors = L == 16 ? 4 : 2;
   for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
     const int64_t c1 = c0 + kMaxVectors * L < head_dim ? c0 + kMaxVectors * L : head_dim;
     const int64_t n_vectors = (c1 - c0 + L - 1) / L;
