@@ -33,10 +33,11 @@ void Repack(Weights& w, Isa isa) {
 // in random order): every row of every call must equal the token's own.
 // repacked: the weights repacked at load by this CPU's ISA first (whole
 // panels; every ISA then multiplies them, in place or unpacked).
-void CheckInvariant(GgmlType type, int64_t n_rows, int64_t n_cols, uint32_t seed, bool repacked = false) {
+void CheckInvariant(GgmlType type, int64_t n_rows, int64_t n_cols, uint32_t seed, bool repacked = false,
+                    Isa repack_isa = HardwareIsa()) {
   std::mt19937 rng(seed);
   Weights w = RandomWeights(type, n_rows, n_cols, rng);
-  if (repacked) Repack(w, HardwareIsa());
+  if (repacked) Repack(w, repack_isa);
   constexpr int64_t kTokens = 70;
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(kTokens * n_cols));
@@ -85,6 +86,17 @@ TEST(MatMulBatchInvariance, RepackedQuantizedTypes) {
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
     for (int64_t n_cols : {64, 288, 1056})
       for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
+}
+
+// Q4_K has weight panels on AVX2 only: packed by AVX2 (also on an AVX-512
+// CPU), read in place under avx2 and unpacked under the other targets.
+TEST(MatMulBatchInvariance, RepackedQ4K) {
+  const std::vector<Isa> isas = SupportedIsas();
+  if (std::find(isas.begin(), isas.end(), Isa::kAvx2) == isas.end()) GTEST_SKIP() << "needs a CPU with AVX2";
+  uint32_t seed = 40;
+  for (int64_t n_cols : {256, 1280})
+    for (int64_t n_rows : {32, 96})
+      CheckInvariant(GgmlType::kQ4_K, n_rows, n_cols, seed++, /*repacked=*/true, Isa::kAvx2);
 }
 
 TEST(MatMulBatchInvariance, Legacy32BlockTypes) {

@@ -5,6 +5,7 @@
 // whatever the token count (decode, small batches, prefill) and thread count.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -17,13 +18,18 @@
 namespace ridge::kernels {
 namespace {
 
-constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4};
+constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4,
+                                    GgmlType::kQ4_K};
 
-// Whether isa has weight-panel kernels for type: AVX-512 for all four,
-// AVX2 for Q8_0 and Q4_0.
+// Whether isa has weight-panel kernels for type: AVX-512 for all but Q4_K,
+// AVX2 for Q8_0, Q4_0 and Q4_K.
 bool PanelsOn(Isa isa, GgmlType type) {
-  return isa == Isa::kAvx512 || (isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0));
+  if (isa == Isa::kAvx512) return type != GgmlType::kQ4_K;
+  return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K);
 }
+
+// Columns of the smallest test matrix of type: one block (Q4_K: one super-block).
+int64_t MinCols(GgmlType type) { return type == GgmlType::kQ4_K ? 256 : 64; }
 
 // The types this CPU repacks (under its own ISA).
 std::vector<GgmlType> PanelTypesHere() {
@@ -49,6 +55,18 @@ Weights Repacked(const Weights& m, Isa isa = HardwareIsa()) {
 // inline size, so tasks of several panels whose halves the kernel streams side
 // by side, an odd one left over).
 constexpr int64_t kShapes[][2] = {{32, 32}, {64, 96}, {96, 160}, {32, 2048}, {64, 224}, {1056, 64}};
+// Q4_K's: 1 super-block, odd counts of them, the tinyllama width, 33 panels.
+constexpr int64_t kQ4KShapes[][2] = {{32, 256}, {64, 768}, {96, 1280}, {32, 2048}, {1056, 256}};
+
+std::vector<std::array<int64_t, 2>> ShapesOf(GgmlType type) {
+  std::vector<std::array<int64_t, 2>> shapes;
+  if (type == GgmlType::kQ4_K) {
+    for (const auto& s : kQ4KShapes) shapes.push_back({s[0], s[1]});
+  } else {
+    for (const auto& s : kShapes) shapes.push_back({s[0], s[1]});
+  }
+  return shapes;
+}
 
 TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
   std::mt19937 rng(3);
@@ -56,13 +74,13 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
     SetIsaOverride(isa);
     for (GgmlType type : kPanelTypes) {
       const bool panels = PanelsOn(isa, type);
-      Weights m = RandomWeights(type, 64, 64, rng);
+      Weights m = RandomWeights(type, 64, MinCols(type), rng);
       EXPECT_EQ(panels, CanRepack(m.matrix)) << IsaName(isa) << " " << GgmlTypeName(type);
-      EXPECT_FALSE(CanRepack(RandomWeights(type, 48, 64, rng).matrix)) << "48 rows are not whole panels";
+      EXPECT_FALSE(CanRepack(RandomWeights(type, 48, MinCols(type), rng).matrix)) << "48 rows are not whole panels";
       m.matrix.panels = true;
       EXPECT_FALSE(CanRepack(m.matrix)) << "already repacked";
     }
-    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ4_K, 64, 256, rng).matrix));
+    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ6_K, 64, 256, rng).matrix));
     EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kF16, 64, 64, rng).matrix));
     ClearIsaOverride();
   }
@@ -72,7 +90,7 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
   if (PanelTypesHere().empty()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
   std::mt19937 rng(5);
   for (GgmlType type : PanelTypesHere()) {
-    for (const auto& shape : kShapes) {
+    for (const auto& shape : ShapesOf(type)) {
       const Weights m = RandomWeights(type, shape[0], shape[1], rng);
       const Weights p = Repacked(m);
       EXPECT_TRUE(p.matrix.panels);
@@ -102,7 +120,7 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (GgmlType type : PanelTypesHere()) {
-    for (const auto& shape : kShapes) {
+    for (const auto& shape : ShapesOf(type)) {
       const int64_t n_rows = shape[0], n_cols = shape[1];
       const Weights m = RandomWeights(type, n_rows, n_cols, rng);
       const Weights p = Repacked(m);
@@ -132,7 +150,7 @@ TEST(Repack, MatMulGroupMixesRepackedAndFileLayout) {
   if (types.empty()) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  const int64_t n_rows = 64, n_cols = 96;
+  const int64_t n_rows = 64, n_cols = 256;  // whole blocks of every panel type, Q4_K's super-blocks included
   // Gate and up of a few experts: one of each pair repacked, the other not.
   std::vector<Weights> file, mixed;
   for (int i = 0; i < 6; ++i) {

@@ -46,14 +46,14 @@ struct ActLayout {
 };
 
 // gsum[0], gsum[1] of one 32-block from its 8 lane sums (4 elements each) and scale.
-void StoreGroupSums(__m256i lane_sums, float scale, float* gsum) {
+[[maybe_unused]] void StoreGroupSums(__m256i lane_sums, float scale, float* gsum) {
   __m128i s = _mm_hadd_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
   s = _mm_hadd_epi32(s, s);  // [Σ lanes 0..3, Σ lanes 4..7, …]
   gsum[0] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
   gsum[1] = scale * static_cast<float>(_mm_extract_epi32(s, 1));
 }
 
-int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
+[[maybe_unused]] int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
 
 float F16At(const uint8_t* p) {
   uint16_t h;
@@ -61,7 +61,7 @@ float F16At(const uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
-float HorizontalSum(__m256 v) {
+[[maybe_unused]] float HorizontalSum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));

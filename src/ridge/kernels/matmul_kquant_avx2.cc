@@ -390,6 +390,8 @@ constexpr TypeKernels kKernels{kQuantActs, 4, KQuantRows<Kind, MaddDot>, kNoActs
 
 }  // namespace
 
+ActPrep Avx2KQuantActPrep() { return kQuantActs; }
+
 const TypeKernels* Avx2KQuantKernels(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_K: return &kQ4KKernels;

@@ -405,67 +405,9 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
 // from first), rows [32i, 32i + 32) of y for panel i, every token.
 // 1-3 tokens (decode, speculation's verify passes) take whole panels, one
 // after the other: a tile of the 4 quarters reads each block once, in
-// memory order, prefetched by the hardware only. Measured on a Zen 3
-// (docs/benchmarks.md, "AVX2 weight panels"): two streams side by side, or a
-// software prefetch 2-64 KiB ahead, decoded 1 token 5-25 % slower, and
-// quarters in the inner loop of each group (one activation broadcast for
-// all four) were what took decode from 50 % to 77 % of a paired read (the
-// other order ran out of the 16 ymm registers). 4 tokens and more take
-// PanelMatMul panel by panel, the stream prefetched stream_ahead bytes ahead.
-// Panels [0, n_panels) of weights repacked at load (whole panels, consecutive
-// from first), rows [32i, 32i + 32) of y for panel i, every token.
-// 1-3 tokens (decode, speculation's verify passes) take whole panels, one
-// after the other: a tile of the 4 quarters reads each block once, in
-// memory order, prefetched by the hardware only. Measured on a Zen 3
-// (docs/benchmarks.md, "AVX2 weight panels"): two streams side by side, or a
-// software prefetch 2-64 KiB ahead, decoded 1 token 5-25 % slower, and
-// quarters in the inner loop of each group (one activation broadcast for
-// all four) were what took decode from 50 % to 77 % of a paired read (the
-// other order ran out of the 16 ymm registers). 4 tokens and more take
-// PanelMatMul panel by panel, the stream prefetched stream_ahead bytes ahead.
-// kP panels at once, panel i of stream r being run panel r·per_stream + i:
-// kP streams far apart in memory, each walked forward.
-template <bool kQ4, int kT, int kP>
-void PanelStreams(const uint8_t* first, int64_t per_stream, int64_t n_cols, const ActView& acts, float* y,
-                  int64_t y_stride, int64_t ahead) {
-  const int64_t panel_bytes = PanelBytes<kQ4>(n_cols);
-  const ActLayout layout(n_cols);
-  TilePrefetch pf{};
-  pf.ahead = ahead;
-  for (int64_t i = 0; i < per_stream; ++i) {
-    const uint8_t* panels[kP];
-    float* ys[kP];
-    for (int r = 0; r < kP; ++r) {
-      panels[r] = first + (r * per_stream + i) * panel_bytes;
-      ys[r] = y + (r * per_stream + i) * kPanelRows;
-    }
-    PanelTile<kQ4, kT, kQuarters, kP>(panels, layout.n_blocks, 0, kPanelRows, layout, acts.data, acts.row_stride, ys,
-                                      y_stride, pf);
-  }
-}
-
-template <bool kQ4, int kT>
-void FewTokensRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActView& acts, float* y,
-                  int64_t y_stride) {
-  static const int mode = getenv("P2_MODE") ? atoi(getenv("P2_MODE")) : 0;
-  static const int64_t ahead = getenv("P2_AHEAD") ? atoll(getenv("P2_AHEAD")) : 0;
-  const int64_t panel_bytes = PanelBytes<kQ4>(n_cols);
-  int64_t done = 0;
-  if (mode == 2) {
-    const int64_t per_stream = n_panels / 2;
-    PanelStreams<kQ4, kT, 2>(first, per_stream, n_cols, acts, y, y_stride, ahead);
-    done = 2 * per_stream;
-  }
-  PanelStreams<kQ4, kT, 1>(first + done * panel_bytes, n_panels - done, n_cols, acts, y + done * kPanelRows, y_stride,
-                           ahead);
-}
-
-// Panels [0, n_panels) of weights repacked at load (whole panels, consecutive
-// from first), rows [32i, 32i + 32) of y for panel i, every token.
-// 1-3 tokens (decode, speculation's verify passes) take whole panels, one
-// after the other: a tile of the 4 quarters reads each block once, in
-// memory order, prefetched by the hardware only. Measured on a Zen 3
-// (docs/benchmarks.md, "AVX2 weight panels"): two streams side by side, or a
+// memory order, prefetched by the hardware only. Measured on the first
+// AVX2-only machine, a Zen-1-class EPYC (docs/benchmarks.md, "AVX2 weight
+// panels"): two streams side by side, or a
 // software prefetch 2-64 KiB ahead, decoded 1 token 5-25 % slower, and
 // quarters in the inner loop of each group (one activation broadcast for
 // all four) were what took decode from 50 % to 77 % of a paired read (the

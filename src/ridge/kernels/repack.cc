@@ -17,7 +17,9 @@ const internal::TypeKernels* internal::ActiveWeightPanelKernels(GgmlType type) {
     case Isa::kAvx512:
       if (const TypeKernels* k = Avx512WeightPanelKernels(type)) return k;
       return Avx512Q32WeightPanelKernels(type);
-    case Isa::kAvx2: return Avx2WeightPanelKernels(type);
+    case Isa::kAvx2:
+      if (const TypeKernels* k = Avx2WeightPanelKernels(type)) return k;
+      return Avx2KQuantWeightPanelKernels(type);
     case Isa::kScalar: return nullptr;
   }
   return nullptr;
@@ -58,9 +60,33 @@ const panels::Format* FormatOf(GgmlType type) {
   }
 }
 
+// The file's rows of a Q4_K matrix in the panel layout of weight_panels.h (q4k).
+void UnpackQ4KPanels(const WeightMatrix& w, uint8_t* rows) {
+  using namespace panels::q4k;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
+    const uint8_t* panel = w.data + r0 * w.row_bytes;
+    for (int64_t j = 0; j < panels::kRows; ++j)
+      for (int64_t sb = 0; sb < n_super; ++sb) {
+        const uint8_t* super = panel + sb * kSuperBytes;
+        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
+        std::memcpy(block, super + kDOffset + 2 * j, 2);
+        std::memcpy(block + 2, super + kDminOffset + 2 * j, 2);
+        for (int64_t b = 0; b < kScaleBytes; ++b) block[4 + b] = super[kScaleOffset + b * panels::kRows + j];
+        for (int64_t k = 0; k < 4; ++k)
+          for (int64_t g = 0; g < 8; ++g)
+            std::memcpy(block + 16 + 32 * k + 4 * g, super + kQuantOffset + ((k * 8 + g) * panels::kRows + j) * 4, 4);
+      }
+  }
+}
+
 }  // namespace
 
 void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
+  if (w.type == GgmlType::kQ4_K) {
+    RIDGE_CHECK(w.panels && w.row_bytes == RowBytes(w.type, w.n_cols));
+    return UnpackQ4KPanels(w, rows);
+  }
   const panels::Format* f = FormatOf(w.type);
   RIDGE_CHECK(w.panels && f != nullptr && f->file_block_bytes == static_cast<int64_t>(TraitsOf(w.type).block_bytes));
   const int64_t n_blocks = w.n_cols / panels::kBlockElems;

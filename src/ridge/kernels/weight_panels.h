@@ -1,6 +1,6 @@
 #pragma once
-// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices take in memory once they
-// are repacked at load (kernels::RepackInPlace), and the layout the AVX-512
+// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K, see
+// the end) take in memory once they are repacked at load (kernels::RepackInPlace), and the layout the AVX-512
 // panel kernels read (and AVX2's for Q8_0 and Q4_0, a 32-byte quarter of
 // 8 rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
 // rows [32p, 32p + 32) in exactly the bytes those rows take in the file, so a
@@ -44,5 +44,29 @@ constexpr Format kMXFP4{17, 1, 4 * kRows * 4, 0x00};
 static_assert(kQ8_0.block_bytes() == kRows * kQ8_0.file_block_bytes);
 static_assert(kQ4_0.block_bytes() == kRows * kQ4_0.file_block_bytes);
 static_assert(kMXFP4.block_bytes() == kRows * kMXFP4.file_block_bytes);
+
+// Q4_K (AVX2's weight panels, matmul_q4k_panels_avx2.cc; an AVX-512 kernel
+// for Q4_K panels must read this same layout): per super-block of 256
+// columns, 4608 bytes = 32 rows × the file's 144, one after the other:
+//   f16 [32 rows] d, then f16 [32 rows] dmin
+//   u8  [12 bytes b][32 rows j]                 the rows' packed 6-bit scales and mins, byte b
+//   u8  [4 chunks k][8 groups g][32 rows j][4]  file qs byte 32k + 4g + i of row j:
+//                      low nibble element 64k + 4g + i (sub-block 2k),
+//                      high nibble element 64k + 32 + 4g + i (sub-block 2k + 1)
+// so one 32-byte load gives 8 rows' 4 nibble pairs (a row per int32 lane:
+// no reduction across rows), and one 8-byte load 8 rows' scale byte b. The
+// scales come first: decode reads a panel strictly forward (scales, then
+// the quants they scale), the order the hardware prefetcher follows; with
+// the scales after the quants one token ran at ~41 % of a paired read.
+namespace q4k {
+constexpr int64_t kFileBlockBytes = 144;  // d, dmin, scales[12], qs[128]
+constexpr int64_t kScaleBytes = 12;        // per row
+constexpr int64_t kDOffset = 0;
+constexpr int64_t kDminOffset = 2 * kRows;
+constexpr int64_t kScaleOffset = kDminOffset + 2 * kRows;
+constexpr int64_t kQuantOffset = kScaleOffset + kScaleBytes * kRows;  // 512
+constexpr int64_t kSuperBytes = kQuantOffset + 4 * 8 * kRows * 4;
+static_assert(kSuperBytes == kRows * kFileBlockBytes);
+}  // namespace q4k
 
 }  // namespace ridge::kernels::panels

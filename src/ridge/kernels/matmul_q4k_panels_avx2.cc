@@ -1,0 +1,252 @@
+// Q4_K weight panels for AVX2: the matrices repacked at load into the layout
+// of weight_panels.h (q4k), multiplied in place for every token count.
+//
+// Why: the rows kernel (matmul_kquant_avx2.cc) holds each row's 32 products
+// of a sub-block in its own register and must reduce 8 of them across rows
+// (7 vphaddw per 8 rows × 32 columns); on a core whose 256-bit ops are two
+// 128-bit halves (Zen 1) that reduction and the per-row scale transposes
+// cost more than the products, and decode ran at ~45 % of a paired read.
+// In the panel layout a 32-byte load already holds 8 rows × 4 nibble pairs,
+// a row per int32 lane: vpmaddubsw against a token's 4 activation bytes
+// broadcast, int16 sums over the sub-block's 8 groups (≤ 8·2·15·127 < 2¹⁵,
+// exact), one vpmaddwd, and the row's exact sub-block sum sits in its lane.
+// The scale bytes are stored byte-major across rows, so 8 rows' scales and
+// mins decode without a transpose. Each tile prefetches the next
+// super-block while it multiplies one: on the Zen-1-class machine that took
+// 1-token decode from ~51 % to ~67-70 % of a paired read (the hardware
+// prefetcher alone fell behind; docs/benchmarks.md, "Q4_K weight panels").
+//
+// Float steps per (row, token), sub-blocks s in order, as the rows kernel and
+// matmul_kquant_avx512.cc take them (the same bits, file layout or repacked,
+// any batch):
+//   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)
+//   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
+#include "ridge/kernels/simd_avx2.h"
+
+#include <cstring>
+
+#include "ridge/base/error.h"
+#include "ridge/kernels/kquant_rows_impl.h"
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/scratch.h"
+#include "ridge/kernels/weight_panels.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int64_t kPanelRows = panels::kRows;  // 32
+constexpr int kQuarterRows = 8;                 // rows of one int32-lane register
+constexpr int kQuarters = 4;
+
+int64_t PanelBytes(int64_t n_cols) { return (n_cols / kQK_K) * panels::q4k::kSuperBytes; }
+
+// Rows [r_begin, r_begin + 32) of w (whole panels: CanRepack) into the panel layout.
+void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  using namespace panels::q4k;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    uint8_t* out = panel + sb * kSuperBytes;
+    for (int q = 0; q < kQuarters; ++q) {
+      const uint8_t* rows[kQuarterRows];
+      for (int i = 0; i < kQuarterRows; ++i)
+        rows[i] = w.data + (r_begin + q * kQuarterRows + i) * w.row_bytes + sb * kFileBlockBytes;
+      for (int k = 0; k < 4; ++k) {
+        __m256i v[kQuarterRows];  // row i's qs bytes 32k..32k+31; after the transpose [g] = group g of the 8 rows
+        for (int i = 0; i < kQuarterRows; ++i) v[i] = Load256(rows[i] + 16 + 32 * k);
+        avx2::Transpose8x8(v);
+        for (int g = 0; g < 8; ++g)
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(out + kQuantOffset + ((k * 8 + g) * kPanelRows + q * kQuarterRows) * 4), v[g]);
+      }
+    }
+    for (int64_t j = 0; j < kPanelRows; ++j) {
+      const uint8_t* block = w.data + (r_begin + j) * w.row_bytes + sb * kFileBlockBytes;
+      for (int64_t b = 0; b < kScaleBytes; ++b) out[kScaleOffset + b * kPanelRows + j] = block[4 + b];
+      std::memcpy(out + kDOffset + 2 * j, block, 2);
+      std::memcpy(out + kDminOffset + 2 * j, block + 2, 2);
+    }
+  }
+}
+
+// The 6-bit scales and mins of one panel super-block's 32 rows, byte-wise
+// (ggml's get_scale_min_k4 on 32 rows at once): sc[s][j], mn[s][j] for
+// sub-block s of row j.
+struct ScaleBytes {
+  alignas(32) uint8_t sc[8][kPanelRows];
+  alignas(32) uint8_t mn[8][kPanelRows];
+};
+
+inline __attribute__((always_inline)) void DecodeScaleBytes(const uint8_t* super, ScaleBytes& out) {
+  using namespace panels::q4k;
+  __m256i b[kScaleBytes];
+  for (int i = 0; i < kScaleBytes; ++i) b[i] = Load256(super + kScaleOffset + i * kPanelRows);
+  const __m256i m6 = _mm256_set1_epi8(63), m4 = _mm256_set1_epi8(15), top2 = _mm256_set1_epi8(0x30);
+  for (int s = 0; s < 8; ++s) {
+    __m256i sc, mn;
+    if (s < 4) {
+      sc = _mm256_and_si256(b[s], m6);
+      mn = _mm256_and_si256(b[s + 4], m6);
+    } else {  // low 4 bits from byte s + 4, the top 2 from bits 6-7 of byte s − 4 (sc) or s (m)
+      sc = _mm256_or_si256(_mm256_and_si256(b[s + 4], m4), _mm256_and_si256(_mm256_srli_epi16(b[s - 4], 2), top2));
+      mn = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b[s + 4], 4), m4),
+                           _mm256_and_si256(_mm256_srli_epi16(b[s], 2), top2));
+    }
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out.sc[s]), sc);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out.mn[s]), mn);
+  }
+}
+
+// sc_s·d and m_s·dmin of quarter q's 8 rows (in lanes), for the 8 sub-blocks s.
+inline __attribute__((always_inline)) void QuarterScales(const uint8_t* super, const ScaleBytes& bytes, int q,
+                                                         __m256 ws[8], __m256 wm[8]) {
+  using namespace panels::q4k;
+  const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super + kDOffset + 16 * q)));
+  const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super + kDminOffset + 16 * q)));
+  for (int s = 0; s < 8; ++s) {
+    const __m128i sc = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes.sc[s] + q * kQuarterRows));
+    const __m128i mn = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes.mn[s] + q * kQuarterRows));
+    ws[s] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc)), d);
+    wm[s] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn)), dmin);
+  }
+}
+
+// The floats sc_s·d and m_s·dmin of a whole panel, decoded once for a call
+// that passes over it many times (prefill): [n_super][4 quarters][ws, wm][8 s].
+void PanelScales(const uint8_t* panel, int64_t n_super, __m256* out) {
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * panels::q4k::kSuperBytes;
+    ScaleBytes scale_bytes;
+    DecodeScaleBytes(p, scale_bytes);
+    for (int q = 0; q < kQuarters; ++q) {
+      __m256* o = out + (sb * kQuarters + q) * 16;
+      QuarterScales(p, scale_bytes, q, o, o + 8);
+    }
+  }
+}
+
+// Quarters [k0, k0 + kQ) of one panel × kT tokens over all super-blocks.
+// y points at the panel's row 0 for the tile's first token. `scales`: the
+// panel's PanelScales, or nullptr to decode them on the way (one pass).
+template <int kT, int kQ>
+void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout, const uint8_t* acts,
+          int64_t act_stride, float* y, int64_t y_stride, const __m256* scales = nullptr) {
+  using namespace panels::q4k;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const float* xdsum[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts + t * act_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
+  }
+  const __m256i low4 = _mm256_set1_epi8(0x0f), ones16 = _mm256_set1_epi16(1);
+  __m256 acc[kQ][kT];
+  for (int q = 0; q < kQ; ++q)
+    for (int t = 0; t < kT; ++t) acc[q][t] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    __m256 ws[kQ][8], wm[kQ][8];
+    if (scales != nullptr) {
+      for (int q = 0; q < kQ; ++q)
+        for (int i = 0; i < 8; ++i) {
+          ws[q][i] = scales[(sb * kQuarters + k0 + q) * 16 + i];
+          wm[q][i] = scales[(sb * kQuarters + k0 + q) * 16 + 8 + i];
+        }
+    } else {
+      ScaleBytes scale_bytes;
+      DecodeScaleBytes(p, scale_bytes);
+      for (int q = 0; q < kQ; ++q) QuarterScales(p, scale_bytes, k0 + q, ws[q], wm[q]);
+    }
+    for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
+      __m256i lo_dot[kQ][kT], hi_dot[kQ][kT];
+      for (int q = 0; q < kQ; ++q)
+        for (int t = 0; t < kT; ++t) lo_dot[q][t] = hi_dot[q][t] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+      for (int g = 0; g < 8; ++g) {
+        // The next super-block, 144 of its bytes a step (its 4608 over the 32
+        // steps of this one; past the last, a prefetch of whatever follows).
+        const uint8_t* ahead = p + kSuperBytes + (k * 8 + g) * kFileBlockBytes;
+        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
+        __m256i xl[kT], xh[kT];  // a token's 4 activation bytes of each sub-block, broadcast
+        for (int t = 0; t < kT; ++t) {
+          int32_t l, h;
+          std::memcpy(&l, xq[t] + sb * kQK_K + 64 * k + 4 * g, 4);
+          std::memcpy(&h, xq[t] + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
+          xl[t] = _mm256_set1_epi32(l);
+          xh[t] = _mm256_set1_epi32(h);
+        }
+#pragma GCC unroll 4
+        for (int q = 0; q < kQ; ++q) {
+          const __m256i wv = Load256(p + kQuantOffset + ((k * 8 + g) * kPanelRows + (k0 + q) * kQuarterRows) * 4);
+          const __m256i lo = _mm256_and_si256(wv, low4);
+          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+#pragma GCC unroll 4
+          for (int t = 0; t < kT; ++t) {
+            lo_dot[q][t] = _mm256_add_epi16(lo_dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
+            hi_dot[q][t] = _mm256_add_epi16(hi_dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
+          }
+        }
+      }
+      const int64_t s = sb * 8 + 2 * k;  // x's 32-block of sub-block 2k
+#pragma GCC unroll 4
+      for (int q = 0; q < kQ; ++q)
+#pragma GCC unroll 4
+        for (int t = 0; t < kT; ++t) {
+          __m256 a = acc[q][t];
+          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(lo_dot[q][t], ones16)),
+                              _mm256_mul_ps(ws[q][2 * k], _mm256_set1_ps(xd[t][s])), a);
+          a = _mm256_fnmadd_ps(wm[q][2 * k], _mm256_set1_ps(xdsum[t][s]), a);
+          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(hi_dot[q][t], ones16)),
+                              _mm256_mul_ps(ws[q][2 * k + 1], _mm256_set1_ps(xd[t][s + 1])), a);
+          acc[q][t] = _mm256_fnmadd_ps(wm[q][2 * k + 1], _mm256_set1_ps(xdsum[t][s + 1]), a);
+        }
+    }
+  }
+  for (int q = 0; q < kQ; ++q)
+    for (int t = 0; t < kT; ++t) _mm256_storeu_ps(y + t * y_stride + (k0 + q) * kQuarterRows, acc[q][t]);
+}
+
+// One whole panel (weights repacked at load) × every token. 1 token takes the
+// 4 quarters together (one pass over the panel in memory order, each
+// activation broadcast serving 4 quarters), 2 tokens 2 quarters at a time,
+// more tokens 1 quarter × up to 4 tokens (the register budget: 16 ymm).
+void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                 float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile prefetches its own stream*/) {
+  RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
+  const ActLayout layout(n_cols);
+  const int64_t n = n_cols / kQK_K, s = acts.row_stride;
+  if (n_tokens == 1) return Tile<1, 4>(panel, n, 0, layout, acts.data, s, y, y_stride);
+  if (n_tokens == 2) {
+    for (int k0 = 0; k0 < kQuarters; k0 += 2) Tile<2, 2>(panel, n, k0, layout, acts.data, s, y, y_stride);
+    return;
+  }
+  thread_local ScratchBuffer scale_scratch;  // the running thread's
+  auto* scales = reinterpret_cast<__m256*>(scale_scratch.Get(n * kQuarters * 16 * 32));
+  PanelScales(panel, n, scales);
+  for (int64_t t = 0; t < n_tokens; t += 4) {
+    const uint8_t* a = acts.data + t * s;
+    float* yt = y + t * y_stride;
+    for (int q = 0; q < kQuarters; ++q) {
+      switch (n_tokens - t) {
+        case 1: Tile<1, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
+        case 2: Tile<2, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
+        case 3: Tile<3, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
+        default: Tile<4, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type) {
+  if (type != GgmlType::kQ4_K) return nullptr;
+  static const TypeKernels kernels{Avx2KQuantActPrep(), 4,          Avx2KQuantKernels(type)->rows,
+                                   Avx2KQuantActPrep(), kPanelRows, 1,
+                                   PanelBytes,          PackPanel,  PanelMatMul};
+  return &kernels;
+}
+
+}  // namespace ridge::kernels::internal
