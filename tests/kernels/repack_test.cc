@@ -21,10 +21,10 @@ namespace {
 constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4,
                                     GgmlType::kQ4_K};
 
-// Whether isa has weight-panel kernels for type: AVX-512 for all but Q4_K,
-// AVX2 for Q8_0, Q4_0 and Q4_K.
+// Whether isa has weight-panel kernels for type: AVX-512 for all of
+// kPanelTypes, AVX2 for Q8_0, Q4_0 and Q4_K.
 bool PanelsOn(Isa isa, GgmlType type) {
-  if (isa == Isa::kAvx512) return type != GgmlType::kQ4_K;
+  if (isa == Isa::kAvx512) return true;
   return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K);
 }
 

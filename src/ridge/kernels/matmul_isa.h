@@ -107,6 +107,7 @@ const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
 const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // IQ4_NL, MXFP4
 const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0
 const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);  // Q4_K (weight_panels.h, q4k)
+const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // Q4_K, the same layout
 // The active ISA's (repack.cc).
 const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 

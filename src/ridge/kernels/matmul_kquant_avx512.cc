@@ -10,9 +10,10 @@
 //   Q6_K: w = d·sc_g·(q − 32) (q 6-bit, 16 groups of 16, int8 sc). q is
 //         assembled from its low 4 and high 2 bits; −32·Σx per 4-byte lane
 //         starts the accumulator; a lane's scale is its group's.
-// Q4_K: 8 rows in lanes per rows tile and a panel path from 8 tokens on
-// (prefill, batched decode), see below; Q6_K and the others run the rows
-// path for every batch, 4 tokens per pass.
+// Q4_K in the file's layout (--mmap): 8 rows in lanes per rows tile and a
+// panel path from 8 tokens on (prefill, batched decode), see below; Q4_K
+// repacked at load (the default) runs matmul_q4k_panels_avx512.cc. Q6_K and
+// the others run the rows path for every batch, 4 tokens per pass.
 #include <algorithm>
 #include <cstring>
 

@@ -28,6 +28,7 @@
 #include "ridge/base/error.h"
 #include "ridge/kernels/kquant_rows_impl.h"
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/q4k_panel_scales_impl.h"
 #include "ridge/kernels/scratch.h"
 #include "ridge/kernels/weight_panels.h"
 
@@ -68,36 +69,8 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
-// The 6-bit scales and mins of one panel super-block's 32 rows, byte-wise
-// (ggml's get_scale_min_k4 on 32 rows at once): sc[s][j], mn[s][j] for
-// sub-block s of row j.
-struct ScaleBytes {
-  alignas(32) uint8_t sc[8][kPanelRows];
-  alignas(32) uint8_t mn[8][kPanelRows];
-};
-
-inline __attribute__((always_inline)) void DecodeScaleBytes(const uint8_t* super, ScaleBytes& out) {
-  using namespace panels::q4k;
-  __m256i b[kScaleBytes];
-  for (int i = 0; i < kScaleBytes; ++i) b[i] = Load256(super + kScaleOffset + i * kPanelRows);
-  const __m256i m6 = _mm256_set1_epi8(63), m4 = _mm256_set1_epi8(15), top2 = _mm256_set1_epi8(0x30);
-  for (int s = 0; s < 8; ++s) {
-    __m256i sc, mn;
-    if (s < 4) {
-      sc = _mm256_and_si256(b[s], m6);
-      mn = _mm256_and_si256(b[s + 4], m6);
-    } else {  // low 4 bits from byte s + 4, the top 2 from bits 6-7 of byte s − 4 (sc) or s (m)
-      sc = _mm256_or_si256(_mm256_and_si256(b[s + 4], m4), _mm256_and_si256(_mm256_srli_epi16(b[s - 4], 2), top2));
-      mn = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b[s + 4], 4), m4),
-                           _mm256_and_si256(_mm256_srli_epi16(b[s], 2), top2));
-    }
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out.sc[s]), sc);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out.mn[s]), mn);
-  }
-}
-
 // sc_s·d and m_s·dmin of quarter q's 8 rows (in lanes), for the 8 sub-blocks s.
-inline __attribute__((always_inline)) void QuarterScales(const uint8_t* super, const ScaleBytes& bytes, int q,
+inline __attribute__((always_inline)) void QuarterScales(const uint8_t* super, const Q4KScaleBytes& bytes, int q,
                                                          __m256 ws[8], __m256 wm[8]) {
   using namespace panels::q4k;
   const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super + kDOffset + 16 * q)));
@@ -115,8 +88,8 @@ inline __attribute__((always_inline)) void QuarterScales(const uint8_t* super, c
 void PanelScales(const uint8_t* panel, int64_t n_super, __m256* out) {
   for (int64_t sb = 0; sb < n_super; ++sb) {
     const uint8_t* p = panel + sb * panels::q4k::kSuperBytes;
-    ScaleBytes scale_bytes;
-    DecodeScaleBytes(p, scale_bytes);
+    Q4KScaleBytes scale_bytes;
+    DecodeQ4KScaleBytes(p, scale_bytes);
     for (int q = 0; q < kQuarters; ++q) {
       __m256* o = out + (sb * kQuarters + q) * 16;
       QuarterScales(p, scale_bytes, q, o, o + 8);
@@ -154,8 +127,8 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
           wm[q][i] = scales[(sb * kQuarters + k0 + q) * 16 + 8 + i];
         }
     } else {
-      ScaleBytes scale_bytes;
-      DecodeScaleBytes(p, scale_bytes);
+      Q4KScaleBytes scale_bytes;
+      DecodeQ4KScaleBytes(p, scale_bytes);
       for (int q = 0; q < kQ; ++q) QuarterScales(p, scale_bytes, k0 + q, ws[q], wm[q]);
     }
     for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)

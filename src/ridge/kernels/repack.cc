@@ -16,6 +16,7 @@ const internal::TypeKernels* internal::ActiveWeightPanelKernels(GgmlType type) {
   switch (ActiveIsa()) {
     case Isa::kAvx512:
       if (const TypeKernels* k = Avx512WeightPanelKernels(type)) return k;
+      if (const TypeKernels* k = Avx512KQuantWeightPanelKernels(type)) return k;
       return Avx512Q32WeightPanelKernels(type);
     case Isa::kAvx2:
       if (const TypeKernels* k = Avx2WeightPanelKernels(type)) return k;

@@ -45,8 +45,9 @@ static_assert(kQ8_0.block_bytes() == kRows * kQ8_0.file_block_bytes);
 static_assert(kQ4_0.block_bytes() == kRows * kQ4_0.file_block_bytes);
 static_assert(kMXFP4.block_bytes() == kRows * kMXFP4.file_block_bytes);
 
-// Q4_K (AVX2's weight panels, matmul_q4k_panels_avx2.cc; an AVX-512 kernel
-// for Q4_K panels must read this same layout): per super-block of 256
+// Q4_K (matmul_q4k_panels_avx2.cc, whose packer writes it, and
+// matmul_q4k_panels_avx512.cc, where one 64-byte load is 16 rows' 4 nibble
+// pairs): per super-block of 256
 // columns, 4608 bytes = 32 rows × the file's 144, one after the other:
 //   f16 [32 rows] d, then f16 [32 rows] dmin
 //   u8  [12 bytes b][32 rows j]                 the rows' packed 6-bit scales and mins, byte b

@@ -1,0 +1,191 @@
+// Q4_K weight panels for AVX-512 (VNNI): matrices repacked at load into the
+// layout of weight_panels.h (q4k), the layout AVX2's kernel reads too (its
+// packer, matmul_q4k_panels_avx2.cc, repacks for both), multiplied in place
+// for every token count.
+//
+// Why: the rows kernel (matmul_kquant_avx512.cc) holds 8 rows' sub-block
+// products in 8 registers and reduces them across rows (SumLanesOf8) once per
+// sub-block and token, after transposing each row's scales; in the panel
+// layout one 64-byte load is 16 rows × 4 nibble pairs, a row per int32 lane:
+// the low nibbles (and 0x0f) and the high ones in place (and 0xf0, 16 × their
+// value, shifted back after the sum: exact) are two vpdpbusd operands against
+// a token's 4 activation bytes broadcast, and after the sub-block's 8 groups
+// each row's exact Σq·x sits in its lane with no reduction.
+//
+// Float steps per (row, token), sub-blocks s in order, as the rows kernels of
+// every ISA take them (the same bits, file layout or repacked, any batch):
+//   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)
+//   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
+#include <cstring>
+
+#include "ridge/base/error.h"
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/scratch.h"
+#include "ridge/kernels/simd_avx512.h"
+#include "ridge/kernels/weight_panels.h"
+// After simd_avx512.h (the intrinsics).
+#include "ridge/kernels/kquant_rows_impl.h"
+#include "ridge/kernels/q4k_panel_scales_impl.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int64_t kPanelRows = panels::kRows;  // 32
+constexpr int kHalfRows = 16;                   // rows of one int32-lane zmm
+constexpr int kHalves = 2;
+
+// sc_s·d and m_s·dmin of one half's 16 rows (in lanes) for sub-blocks 2k and
+// 2k + 1: ws[0], wm[0] for 2k, ws[1], wm[1] for 2k + 1.
+struct HalfScales {
+  __m512 ws[2], wm[2];
+};
+
+inline __attribute__((always_inline)) HalfScales ScalesOf(const Q4KScaleBytes& bytes, __m512 d, __m512 dmin, int half,
+                                                          int k) {
+  HalfScales out;
+  for (int i = 0; i < 2; ++i) {
+    const int s = 2 * k + i;
+    const __m128i sc = _mm_load_si128(reinterpret_cast<const __m128i*>(bytes.sc[s] + half * kHalfRows));
+    const __m128i mn = _mm_load_si128(reinterpret_cast<const __m128i*>(bytes.mn[s] + half * kHalfRows));
+    out.ws[i] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc)), d);
+    out.wm[i] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(mn)), dmin);
+  }
+  return out;
+}
+
+// The rows' d and dmin of one half of a super-block, as floats.
+inline __attribute__((always_inline)) void HalfDs(const uint8_t* super, int half, __m512* d, __m512* dmin) {
+  using namespace panels::q4k;
+  *d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + kDOffset + 2 * kHalfRows * half)));
+  *dmin = _mm512_cvtph_ps(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + kDminOffset + 2 * kHalfRows * half)));
+}
+
+// The HalfScales of a whole panel, decoded once for a call that passes over it
+// many times (prefill): [n_super][2 halves][4 k].
+void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * panels::q4k::kSuperBytes;
+    Q4KScaleBytes bytes;
+    DecodeQ4KScaleBytes(p, bytes);
+    for (int h = 0; h < kHalves; ++h) {
+      __m512 d, dmin;
+      HalfDs(p, h, &d, &dmin);
+      for (int k = 0; k < 4; ++k) out[(sb * kHalves + h) * 4 + k] = ScalesOf(bytes, d, dmin, h, k);
+    }
+  }
+}
+
+// Halves [h0, h0 + kH) of one panel × kT tokens over all super-blocks. y
+// points at the panel's row 0 for the tile's first token. `scales`: the
+// panel's PanelScales, or nullptr to decode them on the way (one pass).
+template <int kT, int kH>
+void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout, const uint8_t* acts,
+          int64_t act_stride, float* y, int64_t y_stride, const HalfScales* scales = nullptr) {
+  using namespace panels::q4k;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const float* xdsum[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts + t * act_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
+  }
+  const __m512i low4 = _mm512_set1_epi8(0x0f), high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
+  __m512 acc[kH][kT];
+  for (int h = 0; h < kH; ++h)
+    for (int t = 0; t < kT; ++t) acc[h][t] = _mm512_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    Q4KScaleBytes scale_bytes;
+    __m512 d[kH], dmin[kH];
+    if (scales == nullptr) {
+      DecodeQ4KScaleBytes(p, scale_bytes);
+      for (int h = 0; h < kH; ++h) HalfDs(p, h0 + h, &d[h], &dmin[h]);
+    }
+    for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
+      __m512i lo_dot[kH][kT], hi_dot[kH][kT];
+      for (int h = 0; h < kH; ++h)
+        for (int t = 0; t < kT; ++t) lo_dot[h][t] = hi_dot[h][t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+#pragma GCC unroll 2
+        for (int h = 0; h < kH; ++h) {
+          const __m512i wv = _mm512_loadu_si512(p + kQuantOffset + ((k * 8 + g) * kPanelRows + (h0 + h) * kHalfRows) * 4);
+          const __m512i lo = _mm512_and_si512(wv, low4), hi = _mm512_and_si512(wv, high4);
+#pragma GCC unroll 4
+          for (int t = 0; t < kT; ++t) {
+            int32_t l, u;
+            std::memcpy(&l, xq[t] + sb * kQK_K + 64 * k + 4 * g, 4);
+            std::memcpy(&u, xq[t] + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
+            lo_dot[h][t] = _mm512_dpbusd_epi32(lo_dot[h][t], lo, _mm512_set1_epi32(l));
+            hi_dot[h][t] = _mm512_dpbusd_epi32(hi_dot[h][t], hi, _mm512_set1_epi32(u));
+          }
+        }
+      }
+      const int64_t s = sb * 8 + 2 * k;  // x's 32-block of sub-block 2k
+#pragma GCC unroll 2
+      for (int h = 0; h < kH; ++h) {
+        const HalfScales w = scales != nullptr ? scales[(sb * kHalves + h0 + h) * 4 + k]
+                                               : ScalesOf(scale_bytes, d[h], dmin[h], h0 + h, k);
+#pragma GCC unroll 4
+        for (int t = 0; t < kT; ++t) {
+          __m512 a = acc[h][t];
+          a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo_dot[h][t]), _mm512_mul_ps(w.ws[0], _mm512_set1_ps(xd[t][s])), a);
+          a = _mm512_fnmadd_ps(w.wm[0], _mm512_set1_ps(xdsum[t][s]), a);
+          a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srai_epi32(hi_dot[h][t], 4)),
+                              _mm512_mul_ps(w.ws[1], _mm512_set1_ps(xd[t][s + 1])), a);
+          acc[h][t] = _mm512_fnmadd_ps(w.wm[1], _mm512_set1_ps(xdsum[t][s + 1]), a);
+        }
+      }
+    }
+  }
+  for (int h = 0; h < kH; ++h)
+    for (int t = 0; t < kT; ++t) _mm512_storeu_ps(y + t * y_stride + (h0 + h) * kHalfRows, acc[h][t]);
+}
+
+// One whole panel (weights repacked at load) × every token: up to 4 tokens
+// take both halves in one pass over the panel (decode, speculation's
+// verifying passes), more tokens 4 at a time on scales decoded once.
+void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                 float* y, int64_t y_stride, const PanelPrefetch& /*next: the hardware prefetcher follows the panel*/) {
+  RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
+  const ActLayout layout(n_cols);
+  const int64_t n = n_cols / kQK_K, s = acts.row_stride;
+  switch (n_tokens) {
+    case 1: return Tile<1, 2>(panel, n, 0, layout, acts.data, s, y, y_stride);
+    case 2: return Tile<2, 2>(panel, n, 0, layout, acts.data, s, y, y_stride);
+    case 3: return Tile<3, 2>(panel, n, 0, layout, acts.data, s, y, y_stride);
+    case 4: return Tile<4, 2>(panel, n, 0, layout, acts.data, s, y, y_stride);
+    default: break;
+  }
+  thread_local ScratchBuffer scale_scratch;  // the running thread's
+  auto* scales = reinterpret_cast<HalfScales*>(scale_scratch.Get(n * kHalves * 4 * sizeof(HalfScales)));
+  PanelScales(panel, n, scales);
+  for (int64_t t = 0; t < n_tokens; t += 4) {
+    const uint8_t* a = acts.data + t * s;
+    float* yt = y + t * y_stride;
+    switch (n_tokens - t) {
+      case 1: Tile<1, 2>(panel, n, 0, layout, a, s, yt, y_stride, scales); break;
+      case 2: Tile<2, 2>(panel, n, 0, layout, a, s, yt, y_stride, scales); break;
+      case 3: Tile<3, 2>(panel, n, 0, layout, a, s, yt, y_stride, scales); break;
+      default: Tile<4, 2>(panel, n, 0, layout, a, s, yt, y_stride, scales); break;
+    }
+  }
+}
+
+}  // namespace
+
+const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type) {
+  if (type != GgmlType::kQ4_K) return nullptr;
+  // The layout and its packer are AVX2's (an AVX-512 CPU runs AVX2 code).
+  const TypeKernels& file_layout = *Avx512KQuantKernels(type);
+  const TypeKernels& avx2_panels = *Avx2KQuantWeightPanelKernels(type);
+  static const TypeKernels kernels{file_layout.row_acts,   file_layout.max_row_tokens, file_layout.rows,
+                                   file_layout.row_acts,   kPanelRows,                 1,
+                                   avx2_panels.panel_bytes, avx2_panels.pack_panel,    PanelMatMul};
+  return &kernels;
+}
+
+}  // namespace ridge::kernels::internal
