@@ -88,13 +88,20 @@ TEST(MatMulBatchInvariance, RepackedQuantizedTypes) {
       for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
 }
 
-// Q4_K's weight panels (one layout for AVX2 and AVX-512), 256-column
-// super-blocks: read in place under avx2 and avx512, unpacked under scalar.
-TEST(MatMulBatchInvariance, RepackedQ4K) {
-  if (HardwareIsa() == Isa::kScalar) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
+// The K-quants' weight panels, 256-column super-blocks: Q4_K (one layout for
+// AVX2 and AVX-512) and Q6_K (AVX-512), read in place where the ISA has their
+// kernels, unpacked under the others.
+TEST(MatMulBatchInvariance, RepackedKQuants) {
   uint32_t seed = 40;
-  for (int64_t n_cols : {256, 1280})
-    for (int64_t n_rows : {32, 96}) CheckInvariant(GgmlType::kQ4_K, n_rows, n_cols, seed++, /*repacked=*/true);
+  std::mt19937 rng(1);
+  int checked = 0;
+  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    if (!CanRepack(RandomWeights(type, 32, 256, rng).matrix)) continue;
+    for (int64_t n_cols : {256, 1280})
+      for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no ISA with K-quant weight-panel kernels on this CPU";
 }
 
 TEST(MatMulBatchInvariance, Legacy32BlockTypes) {

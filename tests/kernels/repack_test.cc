@@ -19,7 +19,7 @@ namespace ridge::kernels {
 namespace {
 
 constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4,
-                                    GgmlType::kQ4_K};
+                                    GgmlType::kQ4_K, GgmlType::kQ6_K};
 
 // Whether isa has weight-panel kernels for type: AVX-512 for all of
 // kPanelTypes, AVX2 for Q8_0, Q4_0 and Q4_K.
@@ -28,8 +28,10 @@ bool PanelsOn(Isa isa, GgmlType type) {
   return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K);
 }
 
-// Columns of the smallest test matrix of type: one block (Q4_K: one super-block).
-int64_t MinCols(GgmlType type) { return type == GgmlType::kQ4_K ? 256 : 64; }
+bool IsKQuant(GgmlType type) { return type == GgmlType::kQ4_K || type == GgmlType::kQ6_K; }
+
+// Columns of the smallest test matrix of type: one block (K-quants: one super-block).
+int64_t MinCols(GgmlType type) { return IsKQuant(type) ? 256 : 64; }
 
 // The types this CPU repacks (under its own ISA).
 std::vector<GgmlType> PanelTypesHere() {
@@ -55,13 +57,13 @@ Weights Repacked(const Weights& m, Isa isa = HardwareIsa()) {
 // inline size, so tasks of several panels whose halves the kernel streams side
 // by side, an odd one left over).
 constexpr int64_t kShapes[][2] = {{32, 32}, {64, 96}, {96, 160}, {32, 2048}, {64, 224}, {1056, 64}};
-// Q4_K's: 1 super-block, odd counts of them, the tinyllama width, 33 panels.
-constexpr int64_t kQ4KShapes[][2] = {{32, 256}, {64, 768}, {96, 1280}, {32, 2048}, {1056, 256}};
+// The K-quants': 1 super-block, odd counts of them, the tinyllama width, 33 panels.
+constexpr int64_t kKQuantShapes[][2] = {{32, 256}, {64, 768}, {96, 1280}, {32, 2048}, {1056, 256}};
 
 std::vector<std::array<int64_t, 2>> ShapesOf(GgmlType type) {
   std::vector<std::array<int64_t, 2>> shapes;
-  if (type == GgmlType::kQ4_K) {
-    for (const auto& s : kQ4KShapes) shapes.push_back({s[0], s[1]});
+  if (IsKQuant(type)) {
+    for (const auto& s : kKQuantShapes) shapes.push_back({s[0], s[1]});
   } else {
     for (const auto& s : kShapes) shapes.push_back({s[0], s[1]});
   }
@@ -80,7 +82,7 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
       m.matrix.panels = true;
       EXPECT_FALSE(CanRepack(m.matrix)) << "already repacked";
     }
-    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ6_K, 64, 256, rng).matrix));
+    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ5_K, 64, 256, rng).matrix));
     EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kF16, 64, 64, rng).matrix));
     ClearIsaOverride();
   }
@@ -151,15 +153,15 @@ TEST(Repack, MatMulGroupMixesRepackedAndFileLayout) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const int64_t n_rows = 64, n_cols = 256;  // whole blocks of every panel type, Q4_K's super-blocks included
-  // Gate and up of a few experts: one of each pair repacked, the other not.
+  // Gate and up of a few experts, a pair of each type: one of each pair repacked, the other not.
   std::vector<Weights> file, mixed;
-  for (int i = 0; i < 6; ++i) {
-    file.push_back(RandomWeights(types[static_cast<size_t>(i) % types.size()], n_rows, n_cols, rng));
+  for (size_t i = 0; i < 2 * types.size(); ++i) {
+    file.push_back(RandomWeights(types[i / 2], n_rows, n_cols, rng));
     mixed.push_back(i % 2 == 0 ? Repacked(file.back()) : file.back());
     mixed.back().matrix.data = mixed.back().bytes.data();
   }
   const int64_t token_counts[] = {1, 2, 9};
-  std::vector<float> x(static_cast<size_t>(12 * n_cols));
+  std::vector<float> x(static_cast<size_t>(types.size() * 12 * n_cols));  // each pair's tokens, ≤ 12 of them
   for (float& v : x) v = uniform(rng);
   ThreadPool pool(2);
   for (Isa isa : SupportedIsas()) {
@@ -168,7 +170,7 @@ TEST(Repack, MatMulGroupMixesRepackedAndFileLayout) {
     std::vector<MatMulJob> jobs;
     int64_t first = 0;
     for (size_t i = 0; i < file.size(); ++i) {
-      const int64_t n = token_counts[i / 2];
+      const int64_t n = token_counts[(i / 2) % 3];
       want[i].assign(static_cast<size_t>(n * n_rows), 0.0f);
       got[i].assign(want[i].size(), -1.0f);
       MatMul(file[i].matrix, x.data() + first * n_cols, n, want[i].data(), pool);

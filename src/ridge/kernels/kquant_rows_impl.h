@@ -33,24 +33,30 @@ int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
 //   dsum   float [n_blocks]          d·Σq of each 32-block (Q4_K, Q5_K mins)
 //   bias   int32 [n_blocks][8]       −32·Σ of each 4-byte lane (Q6_K)
 //   gsum   float [n_blocks][2]       d·Σq of each 16 elements (Q2_K mins, Q3_K's −4)
+//   gbias  int32 [n_blocks][2]       −32·Σq of each 16 elements (Q6_K's weight panels)
 struct ActLayout {
-  int64_t n_blocks, d_off, dsum_off, bias_off, gsum_off, bytes;
+  int64_t n_blocks, d_off, dsum_off, bias_off, gsum_off, gbias_off, bytes;
   explicit ActLayout(int64_t n_cols) {
     n_blocks = n_cols / kActBlock;
     d_off = Align64(n_cols);
     dsum_off = d_off + Align64(n_blocks * 4);
     bias_off = dsum_off + Align64(n_blocks * 4);
     gsum_off = bias_off + n_blocks * 32;
-    bytes = gsum_off + n_blocks * 8;  // n_cols is a multiple of 256: a multiple of 64
+    gbias_off = gsum_off + n_blocks * 8;
+    bytes = gbias_off + n_blocks * 8;  // n_cols is a multiple of 256: a multiple of 64
   }
 };
 
-// gsum[0], gsum[1] of one 32-block from its 8 lane sums (4 elements each) and scale.
-[[maybe_unused]] void StoreGroupSums(__m256i lane_sums, float scale, float* gsum) {
+// gsum[0], gsum[1] and gbias[0], gbias[1] of one 32-block from its 8 lane
+// sums (4 elements each) and scale.
+[[maybe_unused]] void StoreGroupSums(__m256i lane_sums, float scale, float* gsum, int32_t* gbias) {
   __m128i s = _mm_hadd_epi32(_mm256_castsi256_si128(lane_sums), _mm256_extracti128_si256(lane_sums, 1));
   s = _mm_hadd_epi32(s, s);  // [Σ lanes 0..3, Σ lanes 4..7, …]
-  gsum[0] = scale * static_cast<float>(_mm_cvtsi128_si32(s));
-  gsum[1] = scale * static_cast<float>(_mm_extract_epi32(s, 1));
+  const int32_t lo = _mm_cvtsi128_si32(s), hi = _mm_extract_epi32(s, 1);
+  gsum[0] = scale * static_cast<float>(lo);
+  gsum[1] = scale * static_cast<float>(hi);
+  gbias[0] = -32 * lo;
+  gbias[1] = -32 * hi;
 }
 
 [[maybe_unused]] int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }

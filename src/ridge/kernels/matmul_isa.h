@@ -107,7 +107,7 @@ const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
 const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // IQ4_NL, MXFP4
 const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0
 const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);  // Q4_K (weight_panels.h, q4k)
-const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // Q4_K, the same layout
+const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // Q4_K (the same layout), Q6_K (q6k)
 // The active ISA's (repack.cc).
 const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 
@@ -118,6 +118,8 @@ const TypeKernels* Avx2Q32Kernels(GgmlType type);
 
 // K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path; Q4_K also panels.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
+// Q6_K on AVX-512, weights in the file's layout or repacked (weight_panels.h, q6k).
+const TypeKernels* Avx512Q6KKernels(bool repacked);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
 // The AVX2 K-quant kernels' activation preparation (shared with the Q4_K weight panels).
 ActPrep Avx2KQuantActPrep();

@@ -35,6 +35,7 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
   auto* bias = reinterpret_cast<int32_t*>(dst + layout.bias_off);
   auto* gsum = reinterpret_cast<float*>(dst + layout.gsum_off);
+  auto* gbias = reinterpret_cast<int32_t*>(dst + layout.gbias_off);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
     __m256i lane_sums;
     const float scale = avx2::QuantizeBlock32(x + b * kActBlock, q + b * kActBlock, &lane_sums);
@@ -42,7 +43,7 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(bias + b * 8), lane_bias);
     d[b] = scale;
     dsum[b] = scale * static_cast<float>(avx2::HorizontalSumI32(lane_sums));
-    StoreGroupSums(lane_sums, scale, gsum + 2 * b);
+    StoreGroupSums(lane_sums, scale, gsum + 2 * b, gbias + 2 * b);
   }
 }
 

@@ -178,6 +178,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
 }  // namespace
 
 const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type) {
+  if (type == GgmlType::kQ6_K) return Avx512Q6KKernels(/*repacked=*/true);
   if (type != GgmlType::kQ4_K) return nullptr;
   // The layout and its packer are AVX2's (an AVX-512 CPU runs AVX2 code).
   const TypeKernels& file_layout = *Avx512KQuantKernels(type);

@@ -81,12 +81,30 @@ void UnpackQ4KPanels(const WeightMatrix& w, uint8_t* rows) {
   }
 }
 
+// The file's rows of a Q6_K matrix in the panel layout of weight_panels.h (q6k).
+void UnpackQ6KPanels(const WeightMatrix& w, uint8_t* rows) {
+  using namespace panels::q6k;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
+    const uint8_t* panel = w.data + r0 * w.row_bytes;
+    for (int64_t j = 0; j < panels::kRows; ++j)
+      for (int64_t sb = 0; sb < n_super; ++sb) {
+        const uint8_t* super = panel + sb * kSuperBytes;
+        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
+        for (int64_t c = 0; c < kFileChunks; ++c)
+          for (int64_t k = 0; k < 8; ++k) std::memcpy(block + 32 * c + 4 * k, super + QuantAt(c, k) + j * 4, 4);
+        for (int64_t g = 0; g < kGroups; ++g) block[192 + g] = super[kScaleOffset + g * panels::kRows + j];
+        std::memcpy(block + 208, super + kDOffset + 2 * j, 2);
+      }
+  }
+}
+
 }  // namespace
 
 void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
-  if (w.type == GgmlType::kQ4_K) {
+  if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ6_K) {
     RIDGE_CHECK(w.panels && w.row_bytes == RowBytes(w.type, w.n_cols));
-    return UnpackQ4KPanels(w, rows);
+    return w.type == GgmlType::kQ4_K ? UnpackQ4KPanels(w, rows) : UnpackQ6KPanels(w, rows);
   }
   const panels::Format* f = FormatOf(w.type);
   RIDGE_CHECK(w.panels && f != nullptr && f->file_block_bytes == static_cast<int64_t>(TraitsOf(w.type).block_bytes));

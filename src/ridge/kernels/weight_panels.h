@@ -1,6 +1,6 @@
 #pragma once
-// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K, see
-// the end) take in memory once they are repacked at load (kernels::RepackInPlace), and the layout the AVX-512
+// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K and
+// Q6_K, see the end) take in memory once they are repacked at load (kernels::RepackInPlace), and the layout the AVX-512
 // panel kernels read (and AVX2's for Q8_0 and Q4_0, a 32-byte quarter of
 // 8 rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
 // rows [32p, 32p + 32) in exactly the bytes those rows take in the file, so a
@@ -69,5 +69,34 @@ constexpr int64_t kQuantOffset = kScaleOffset + kScaleBytes * kRows;  // 512
 constexpr int64_t kSuperBytes = kQuantOffset + 4 * 8 * kRows * 4;
 static_assert(kSuperBytes == kRows * kFileBlockBytes);
 }  // namespace q4k
+
+// Q6_K (matmul_q6k_avx512.cc): per super-block of 256 columns, 6720
+// bytes = 32 rows × the file's 210, one after the other:
+//   f16 [32 rows] d
+//   i8  [16 groups g][32 rows j]   the rows' scale of 16-element group g
+//   u8  [2 halves h][8 groups k][3 chunks][32 rows j][4]
+// where chunk 0, 1, 2 of half h are the file's bytes 32c + 4k + i of its
+// chunks c = 2h, 2h + 1 (ql) and 4 + h (qh): for element 128h + 32m + 4k + i
+// (m = 0..3) the low 4 bits are the low (m < 2) or high (m ≥ 2) nibble of
+// chunk m % 2, the top 2 bits bits 2m, 2m + 1 of chunk 2. So one 64-byte load
+// gives 16 rows' 4 bytes of a chunk, a row per int32 lane, a 6-bit code is a
+// shift, a bit select and an `and` away, and decode reads the three chunks a
+// code needs side by side, strictly forward (scales first, as for Q4_K).
+namespace q6k {
+constexpr int64_t kFileBlockBytes = 210;  // ql[128], qh[64], scales[16], d
+constexpr int64_t kGroups = 16;
+constexpr int64_t kFileChunks = 6;        // of 32 bytes: ql 0-3, qh 4-5
+constexpr int64_t kDOffset = 0;
+constexpr int64_t kScaleOffset = 2 * kRows;
+constexpr int64_t kQuantOffset = kScaleOffset + kGroups * kRows;  // 576
+constexpr int64_t kGroupBytes = kRows * 4;                        // one chunk's group k of 32 rows
+constexpr int64_t kSuperBytes = kQuantOffset + kFileChunks * 8 * kGroupBytes;
+static_assert(kSuperBytes == kRows * kFileBlockBytes);
+// Offset of row 0's 4 bytes of file chunk c, group k.
+constexpr int64_t QuantAt(int64_t c, int64_t k) {
+  const int64_t half = c < 4 ? c / 2 : c - 4, chunk = c < 4 ? c % 2 : 2;
+  return kQuantOffset + ((half * 8 + k) * 3 + chunk) * kGroupBytes;
+}
+}  // namespace q6k
 
 }  // namespace ridge::kernels::panels

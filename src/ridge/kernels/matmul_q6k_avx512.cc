@@ -1,0 +1,392 @@
+// Q6_K on AVX-512 (VNNI). Weights repacked at load into the panel layout of
+// weight_panels.h (q6k) are multiplied in place by the panel tiles; weights in
+// the file's layout (--mmap) take a rows tile for 1-4 tokens and panels packed
+// per call from 5 on. Every path takes the same steps, so the bits are the
+// same whichever layout, path or batch.
+//
+// w = d·sc_g·(q − 32): q 6-bit, 16 groups g of 16 elements with an int8
+// scale. Each group's sum starts from −32·Σx of the group (the activations'
+// gbias, or per 4-byte lane their bias), so it is S_g = Σ(q − 32)·x, exact.
+// Steps per (row, token), x's 32-blocks b in order (d: b's super-block's):
+//   I_b = sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1}     exact int32 (|I_b| < 2²⁶)
+//   acc = fma(float(I_b), d·d_x(b), acc)
+//
+// Panels: a 64-byte load holds 16 rows' 4 bytes of a chunk (a row per int32
+// lane); a 6-bit code is the chunk's low or high nibble with two bits of a qh
+// chunk selected above it (vpternlogd) and masked, and one vpdpbusd against a
+// token's 4 activation bytes broadcast adds a row's 4 products to its lane.
+// Rows (file layout): 8 rows at a time, a row's 32 codes of block b in a
+// register as the file holds them, one vpdpbusd per row and token, and the 8
+// rows' lane sums reduced to their two groups' S at once.
+#include <algorithm>
+#include <cstring>
+
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/simd_avx512.h"
+#include "ridge/kernels/weight_panels.h"
+// After simd_avx512.h (the intrinsics).
+#include "ridge/kernels/kquant_rows_impl.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int64_t kPanelRows = panels::kRows;  // 32
+constexpr int kHalfRows = 16;                   // rows of one int32-lane zmm
+constexpr int kQuarterRows = 8;                 // rows of one packing transpose
+
+int64_t PanelBytes(int64_t n_cols) { return (n_cols / kQK_K) * panels::q6k::kSuperBytes; }
+
+// Rows [r_begin, r_begin + 32) of w into the panel layout; rows past w.n_rows
+// are zeros (their outputs are never stored).
+void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  using namespace panels::q6k;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    uint8_t* out = panel + sb * kSuperBytes;
+    for (int q = 0; q < kPanelRows / kQuarterRows; ++q) {
+      const uint8_t* rows[kQuarterRows];
+      for (int i = 0; i < kQuarterRows; ++i) {
+        const int64_t r = r_begin + q * kQuarterRows + i;
+        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      }
+      for (int c = 0; c < kFileChunks; ++c) {
+        __m256 v[kQuarterRows];  // row i's bytes 32c..32c+31; after the transpose [k] = group k of the 8 rows
+        for (int i = 0; i < kQuarterRows; ++i)
+          v[i] = rows[i] == nullptr ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + 32 * c));
+        avx512::Transpose8x8(v);
+        for (int k = 0; k < 8; ++k)
+          _mm256_storeu_ps(reinterpret_cast<float*>(out + QuantAt(c, k) + q * kQuarterRows * 4), v[k]);
+      }
+    }
+    for (int64_t j = 0; j < kPanelRows; ++j) {
+      const int64_t r = r_begin + j;
+      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      for (int64_t g = 0; g < kGroups; ++g) out[kScaleOffset + g * kPanelRows + j] = block ? block[192 + g] : 0;
+      if (block) std::memcpy(out + kDOffset + 2 * j, block + 208, 2);
+      else std::memset(out + kDOffset + 2 * j, 0, 2);
+    }
+  }
+}
+
+// The 6-bit codes of element set m (0..3) of 16 rows × 4 elements: `ql` the
+// rows' bytes of chunk 2h + m % 2, `qh` of chunk 4 + h. Bits 0-3 come from
+// the nibble, bits 4-5 from qh's bits 2m, 2m + 1; 16-bit shifts may carry
+// bits across bytes only into positions the select or the mask drops.
+template <int kM>
+inline __attribute__((always_inline)) __m512i Codes(__m512i ql, __m512i qh) {
+  const __m512i nibble = _mm512_set1_epi8(0x0f), six = _mm512_set1_epi8(0x3f);
+  const __m512i low = kM < 2 ? ql : _mm512_srli_epi16(ql, 4);
+  const __m512i high = kM == 0 ? _mm512_slli_epi16(qh, 4)
+                       : kM == 1 ? _mm512_slli_epi16(qh, 2)
+                       : kM == 2 ? qh
+                                 : _mm512_srli_epi16(qh, 2);
+  // nibble ? low : high, bit by bit (vpternlogd 0xe4), then bits 6-7 cleared.
+  return _mm512_and_si512(_mm512_ternarylogic_epi32(low, high, nibble, 0xe4), six);
+}
+
+// One panel × kT tokens, both 16-row halves, the element sets m of a file
+// half one after the other (prefill: from 5 tokens on). y points at the
+// panel's row 0 for the tile's first token; rows from n_valid_rows on are not
+// stored.
+template <int kT>
+void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
+          float* y, int64_t y_stride, int64_t n_valid_rows) {
+  using namespace panels::q6k;
+  constexpr int kH = 2;
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xgbias[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts + t * act_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xgbias[t] = reinterpret_cast<const int32_t*>(a + layout.gbias_off);
+  }
+  __m512 acc[kH][kT];
+  for (int h = 0; h < kH; ++h)
+    for (int t = 0; t < kT; ++t) acc[h][t] = _mm512_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    __m512 d[kH];
+    for (int h = 0; h < kH; ++h)
+      d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kDOffset + 2 * kHalfRows * h)));
+#pragma GCC unroll 1
+    for (int fh = 0; fh < 2; ++fh) {  // the file's halves of 128 elements: x's blocks 4fh .. 4fh + 3
+      auto block = [&]<int kM>() {
+        const int64_t b = sb * 8 + 4 * fh + kM;  // x's 32-block
+        __m512i sum[kH][kT];  // the group's Σ(q − 32)·x; first group 2b, then 2b + 1
+        __m512i scaled[kH][kT];
+#pragma GCC unroll 2
+        for (int gi = 0; gi < 2; ++gi) {
+          for (int t = 0; t < kT; ++t) {
+            const __m512i bias = _mm512_set1_epi32(xgbias[t][2 * b + gi]);
+            for (int h = 0; h < kH; ++h) sum[h][t] = bias;
+          }
+#pragma GCC unroll 4
+          for (int k = 4 * gi; k < 4 * gi + 4; ++k) {
+            // The next super-block, 2 lines a step (its 6720 bytes over this one's 64 steps).
+            const uint8_t* ahead = p + kSuperBytes + ((fh * 4 + kM) * 8 + k) * 128;
+#pragma GCC unroll 1
+            for (int l = 0; l < 2; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+#pragma GCC unroll 2
+            for (int h = 0; h < kH; ++h) {
+              const __m512i codes = Codes<kM>(_mm512_loadu_si512(p + QuantAt(2 * fh + kM % 2, k) + h * kHalfRows * 4),
+                                              _mm512_loadu_si512(p + QuantAt(4 + fh, k) + h * kHalfRows * 4));
+#pragma GCC unroll 4
+              for (int t = 0; t < kT; ++t) {
+                int32_t x4;
+                std::memcpy(&x4, xq[t] + b * kActBlock + 4 * k, 4);
+                sum[h][t] = _mm512_dpbusd_epi32(sum[h][t], codes, _mm512_set1_epi32(x4));
+              }
+            }
+          }
+          const int64_t g = 8 * fh + 2 * kM + gi;  // the super-block's group
+#pragma GCC unroll 2
+          for (int h = 0; h < kH; ++h) {
+            const __m512i sc = _mm512_cvtepi8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + h * kHalfRows)));
+            for (int t = 0; t < kT; ++t) {
+              const __m512i s = _mm512_mullo_epi32(sum[h][t], sc);
+              scaled[h][t] = gi == 0 ? s : _mm512_add_epi32(scaled[h][t], s);
+            }
+          }
+        }
+        for (int h = 0; h < kH; ++h)
+          for (int t = 0; t < kT; ++t)
+            acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[h][t]), _mm512_mul_ps(d[h], _mm512_set1_ps(xd[t][b])),
+                                        acc[h][t]);
+      };
+      block.template operator()<0>();
+      block.template operator()<1>();
+      block.template operator()<2>();
+      block.template operator()<3>();
+    }
+  }
+  for (int h = 0; h < kH; ++h) {
+    const int64_t valid = std::clamp<int64_t>(n_valid_rows - h * kHalfRows, 0, kHalfRows);
+    const __mmask16 mask = static_cast<__mmask16>((1u << valid) - 1);
+    for (int t = 0; t < kT; ++t) _mm512_mask_storeu_ps(y + t * y_stride + h * kHalfRows, mask, acc[h][t]);
+  }
+}
+
+// One panel × 1 token (decode), both halves: the four element sets m of a
+// chunk group k together, so the panel is read once, strictly forward, in
+// the layout's order (Tile reads each ql chunk's groups twice).
+void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
+           int64_t n_valid_rows) {
+  using namespace panels::q6k;
+  constexpr int kH = 2;
+  const int8_t* xq = reinterpret_cast<const int8_t*>(acts);
+  const float* xd = reinterpret_cast<const float*>(acts + layout.d_off);
+  const int32_t* xgbias = reinterpret_cast<const int32_t*>(acts + layout.gbias_off);
+  __m512 acc[kH] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    __m512 d[kH];
+    for (int h = 0; h < kH; ++h)
+      d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kDOffset + 2 * kHalfRows * h)));
+#pragma GCC unroll 1
+    for (int fh = 0; fh < 2; ++fh) {
+      const int64_t b0 = sb * 8 + 4 * fh;  // x's block of m = 0
+      __m512i scaled[4][kH];
+#pragma GCC unroll 2
+      for (int gi = 0; gi < 2; ++gi) {
+        __m512i sum[4][kH];
+        for (int m = 0; m < 4; ++m)
+          for (int h = 0; h < kH; ++h) sum[m][h] = _mm512_set1_epi32(xgbias[2 * (b0 + m) + gi]);
+#pragma GCC unroll 4
+        for (int k = 4 * gi; k < 4 * gi + 4; ++k) {
+          // The next super-block, 7 lines a step (its 6720 bytes over this one's
+          // 16 steps), in a loop kept rolled: measured (BM_FewTokens/Q6_K_repacked/1,
+          // 2 threads, Zen 4), no software prefetch streamed 18-23 GB/s, the 7
+          // prefetches unrolled back to back 18, this loop 48-50.
+          const uint8_t* ahead = p + kSuperBytes + (fh * 8 + k) * 448;
+#pragma GCC unroll 1
+          for (int l = 0; l < 7; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+          __m512i x[4];
+          for (int m = 0; m < 4; ++m) {
+            int32_t x4;
+            std::memcpy(&x4, xq + (b0 + m) * kActBlock + 4 * k, 4);
+            x[m] = _mm512_set1_epi32(x4);
+          }
+#pragma GCC unroll 2
+          for (int h = 0; h < kH; ++h) {
+            const uint8_t* at = p + QuantAt(2 * fh, k) + h * kHalfRows * 4;  // the 3 chunks, kGroupBytes apart
+            const __m512i a = _mm512_loadu_si512(at), b = _mm512_loadu_si512(at + kGroupBytes);
+            const __m512i hb = _mm512_loadu_si512(at + 2 * kGroupBytes);
+            sum[0][h] = _mm512_dpbusd_epi32(sum[0][h], Codes<0>(a, hb), x[0]);
+            sum[1][h] = _mm512_dpbusd_epi32(sum[1][h], Codes<1>(b, hb), x[1]);
+            sum[2][h] = _mm512_dpbusd_epi32(sum[2][h], Codes<2>(a, hb), x[2]);
+            sum[3][h] = _mm512_dpbusd_epi32(sum[3][h], Codes<3>(b, hb), x[3]);
+          }
+        }
+        for (int m = 0; m < 4; ++m) {
+          const int64_t g = 8 * fh + 2 * m + gi;
+          for (int h = 0; h < kH; ++h) {
+            const __m512i sc = _mm512_cvtepi8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + h * kHalfRows)));
+            const __m512i s = _mm512_mullo_epi32(sum[m][h], sc);
+            scaled[m][h] = gi == 0 ? s : _mm512_add_epi32(scaled[m][h], s);
+          }
+        }
+      }
+      for (int m = 0; m < 4; ++m)
+        for (int h = 0; h < kH; ++h)
+          acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[m][h]), _mm512_mul_ps(d[h], _mm512_set1_ps(xd[b0 + m])),
+                                   acc[h]);
+    }
+  }
+  for (int h = 0; h < kH; ++h) {
+    const int64_t valid = std::clamp<int64_t>(n_valid_rows - h * kHalfRows, 0, kHalfRows);
+    _mm512_mask_storeu_ps(y + h * kHalfRows, static_cast<__mmask16>((1u << valid) - 1), acc[h]);
+  }
+}
+
+// One panel × every token. Up to 4 tokens (decode, speculation's verifying
+// passes) run Tile1 once per token: the panel streams from memory once and is
+// read again from L2, and Tile1's order streams faster than Tile<kT>'s
+// (2 tokens: 29 against 16 GB/s, 2 threads, Zen 4). From 5 tokens on, Tile 4
+// tokens at a time, where arithmetic, not memory, bounds it (the register
+// budget of 32 zmm).
+void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                 float* y, int64_t y_stride, const PanelPrefetch& /*next: each tile prefetches its own stream*/) {
+  const ActLayout layout(n_cols);
+  const int64_t n = n_cols / kQK_K, s = acts.row_stride;
+  if (n_tokens <= 4) {
+    for (int64_t t = 0; t < n_tokens; ++t) Tile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
+    return;
+  }
+  for (int64_t t = 0; t < n_tokens; t += 4) {
+    const uint8_t* a = acts.data + t * s;
+    float* yt = y + t * y_stride;
+    switch (n_tokens - t) {
+      case 1: Tile<1>(panel, n, layout, a, s, yt, y_stride, n_valid_rows); break;
+      case 2: Tile<2>(panel, n, layout, a, s, yt, y_stride, n_valid_rows); break;
+      case 3: Tile<3>(panel, n, layout, a, s, yt, y_stride, n_valid_rows); break;
+      default: Tile<4>(panel, n, layout, a, s, yt, y_stride, n_valid_rows); break;
+    }
+  }
+}
+
+// The 16 scales of 8 file-layout rows' super-block, [group g][row i] as int32.
+void RowScales(const uint8_t* const blocks[8], int32_t out[16][8]) {
+  __m128i r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[i] + 192));
+  __m128i a[8], b[8];
+  for (int i = 0; i < 4; ++i) {  // a[2i], a[2i+1]: rows 2i, 2i + 1 interleaved byte by byte (groups 0-7, 8-15)
+    a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i)  // b[4i + k]: rows 4i..4i+3 of groups 4k..4k+3
+    for (int k = 0; k < 2; ++k) {
+      b[4 * i + 2 * k] = _mm_unpacklo_epi16(a[4 * i + k], a[4 * i + 2 + k]);
+      b[4 * i + 2 * k + 1] = _mm_unpackhi_epi16(a[4 * i + k], a[4 * i + 2 + k]);
+    }
+  for (int k = 0; k < 4; ++k) {  // groups 4k..4k+3 of rows 0..7: 8 bytes each
+    const __m128i lo = _mm_unpacklo_epi32(b[k], b[4 + k]), hi = _mm_unpackhi_epi32(b[k], b[4 + k]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k]), _mm256_cvtepi8_epi32(lo));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 1]), _mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 2]), _mm256_cvtepi8_epi32(hi));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 3]), _mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
+  }
+}
+
+// The file's 6-bit codes of row block's elements 128h + 32m .. + 31, as bytes.
+inline __attribute__((always_inline)) __m256i FileCodes(const uint8_t* block, int h, int m) {
+  const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * h + 32 * (m % 2)));
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
+  const __m256i low = m < 2 ? ql : _mm256_srli_epi16(ql, 4);
+  const __m256i high = m == 0 ? _mm256_slli_epi16(qh, 4)
+                       : m == 1 ? _mm256_slli_epi16(qh, 2)
+                       : m == 2 ? qh
+                                : _mm256_srli_epi16(qh, 2);
+  return _mm256_and_si256(_mm256_ternarylogic_epi32(low, high, _mm256_set1_epi8(0x0f), 0xe4), _mm256_set1_epi8(0x3f));
+}
+
+// Rows r .. r + 8 of the file layout × kT tokens (rows past r_end read row
+// r_end − 1 and are not stored).
+template <int kT>
+void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
+              int64_t y_stride) {
+  constexpr int64_t kBlockBytes = panels::q6k::kFileBlockBytes;
+  const int n_valid = static_cast<int>(std::min<int64_t>(8, r_end - r));
+  const int8_t* xq[kT];
+  const float* xd[kT];
+  const int32_t* xbias[kT];
+  for (int t = 0; t < kT; ++t) {
+    const uint8_t* a = acts.data + t * acts.row_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(a);
+    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
+    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.bias_off);
+  }
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* blocks[8];
+    alignas(16) uint16_t d16[8];
+    for (int i = 0; i < 8; ++i) {
+      blocks[i] = w.data + (r + std::min(i, n_valid - 1)) * w.row_bytes + sb * kBlockBytes;
+      std::memcpy(&d16[i], blocks[i] + 208, 2);
+    }
+    // The tile two ahead (rows r + 16 .. r + 23, 8 · row_bytes contiguous),
+    // 1 / n_super of it a super-block, into L2: measured (BM_FewTokens/Q6_K_file/1,
+    // 2 threads, Zen 4) 28-32 GB/s, against 12 without software prefetch, 13-16
+    // for this tile's own rows 8 blocks ahead and 27-29 for the next tile.
+    const uint8_t* ahead = w.data + (r + 16) * w.row_bytes + sb * 8 * kBlockBytes;
+#pragma GCC unroll 1
+    for (int l = 0; l < (8 * kBlockBytes + 63) / 64; ++l)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
+    alignas(32) int32_t sc[16][8];
+    RowScales(blocks, sc);
+    for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 4
+      for (int m = 0; m < 4; ++m) {
+        const int64_t b = sb * 8 + 4 * h + m;  // x's 32-block
+        __m256i codes[8];
+        for (int i = 0; i < 8; ++i) codes[i] = FileCodes(blocks[i], h, m);
+        const __m256i sc_lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc[8 * h + 2 * m]));
+        const __m256i sc_hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc[8 * h + 2 * m + 1]));
+        for (int t = 0; t < kT; ++t) {
+          const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xbias[t] + b * 8));
+          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kActBlock));
+          __m256i dot[8];  // lanes 0-3: group 2b's (q − 32)·x by 4 elements, 4-7 group 2b + 1's
+          for (int i = 0; i < 8; ++i) dot[i] = _mm256_dpbusd_epi32(bias, codes[i], x);
+          __m256i s_lo, s_hi;  // the 8 rows' S_2b, S_2b+1
+          avx512::SumHalvesOf8(dot, &s_lo, &s_hi);
+          const __m256i i_b = _mm256_add_epi32(_mm256_mullo_epi32(s_lo, sc_lo), _mm256_mullo_epi32(s_hi, sc_hi));
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b), _mm256_mul_ps(d, _mm256_set1_ps(xd[t][b])), acc[t]);
+        }
+      }
+  }
+  const __mmask8 valid = static_cast<__mmask8>((1u << n_valid) - 1);
+  for (int t = 0; t < kT; ++t) _mm256_mask_storeu_ps(y + t * y_stride + r, valid, acc[t]);
+}
+
+// TypeKernels::rows on the file's layout, up to 4 tokens per pass.
+void FileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+              int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  for (int64_t r = r_begin; r < r_end; r += 8) {
+    switch (n_tokens) {
+      case 1: RowsTile<1>(w, layout, acts, r, r_end, y, y_stride); break;
+      case 2: RowsTile<2>(w, layout, acts, r, r_end, y, y_stride); break;
+      case 3: RowsTile<3>(w, layout, acts, r, r_end, y, y_stride); break;
+      default: RowsTile<4>(w, layout, acts, r, r_end, y, y_stride); break;
+    }
+  }
+}
+
+}  // namespace
+
+const TypeKernels* Avx512Q6KKernels(bool repacked) {
+  const ActPrep acts = Avx512KQuantKernels(GgmlType::kQ4_K)->row_acts;  // the K-quants' shared preparation
+  static const TypeKernels file_layout{acts,      4,          FileRows,   acts,       kPanelRows,
+                                       5,         PanelBytes, PackPanel,  PanelMatMul};
+  static const TypeKernels weight_panels{acts,     4,          FileRows,   acts,       kPanelRows,
+                                         1,        PanelBytes, PackPanel,  PanelMatMul};
+  return repacked ? &weight_panels : &file_layout;
+}
+
+}  // namespace ridge::kernels::internal
