@@ -47,6 +47,22 @@ struct ActLayout {
   }
 };
 
+// One token's prepared activation row (ActLayout), its parts found.
+struct TokenActs {
+  const int8_t* q = nullptr;
+  const float* d = nullptr;
+  const float* dsum = nullptr;
+  const int32_t* bias = nullptr;
+  const int32_t* gbias = nullptr;
+  TokenActs() = default;
+  TokenActs(const uint8_t* row, const ActLayout& layout)
+      : q(reinterpret_cast<const int8_t*>(row)),
+        d(reinterpret_cast<const float*>(row + layout.d_off)),
+        dsum(reinterpret_cast<const float*>(row + layout.dsum_off)),
+        bias(reinterpret_cast<const int32_t*>(row + layout.bias_off)),
+        gbias(reinterpret_cast<const int32_t*>(row + layout.gbias_off)) {}
+};
+
 // gsum[0], gsum[1] and gbias[0], gbias[1] of one 32-block from its 8 lane
 // sums (4 elements each) and scale.
 [[maybe_unused]] void StoreGroupSums(__m256i lane_sums, float scale, float* gsum, int32_t* gbias) {

@@ -76,15 +76,8 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
   int64_t row_offsets[kQ4KTileRows];
   for (int i = 0; i < kQ4KTileRows; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
   const int64_t n_super = w.n_cols / kQK_K;
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const float* xdsum[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts.data + t * acts.row_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
   const __m256i low = _mm256_set1_epi8(0x0f);
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
@@ -110,13 +103,13 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           const int64_t xb = sb * 8 + s;
-          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kActBlock));
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + xb * kActBlock));
           __m256i dot[kQ4KTileRows];
 #pragma GCC unroll 8
           for (int i = 0; i < kQ4KTileRows; ++i) dot[i] = _mm256_maddubs_epi16(u[i], xv);
           const __m256i sums = avx2::SumWordsOf8(dot);
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(xd[t][xb])), acc[t]);
-          acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(xdsum[t][xb]), acc[t]);
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(tok[t].d[xb])), acc[t]);
+          acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(tok[t].dsum[xb]), acc[t]);
         }
       }
     }
@@ -211,15 +204,8 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 template <int kT>
 void Q4KPanelTile(const uint8_t* bytes, const float* ws, const float* wm, int64_t n_sub, const ActLayout& layout,
                   const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int n_valid) {
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const float* xdsum[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts + t * act_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   const __m256i ones16 = _mm256_set1_epi16(1);
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
@@ -233,7 +219,7 @@ void Q4KPanelTile(const uint8_t* bytes, const float* ws, const float* wm, int64_
 #pragma GCC unroll 8
       for (int t = 0; t < kT; ++t) {  // int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
         int32_t x4;
-        std::memcpy(&x4, xq[t] + s * kActBlock + g * 4, 4);
+        std::memcpy(&x4, tok[t].q + s * kActBlock + g * 4, 4);
         dot[t] = _mm256_add_epi16(dot[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(x4)));
       }
     }
@@ -241,8 +227,8 @@ void Q4KPanelTile(const uint8_t* bytes, const float* ws, const float* wm, int64_
 #pragma GCC unroll 8
     for (int t = 0; t < kT; ++t) {
       const __m256i sums = _mm256_madd_epi16(dot[t], ones16);
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(vs, _mm256_set1_ps(xd[t][s])), acc[t]);
-      acc[t] = _mm256_fnmadd_ps(vm, _mm256_set1_ps(xdsum[t][s]), acc[t]);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(vs, _mm256_set1_ps(tok[t].d[s])), acc[t]);
+      acc[t] = _mm256_fnmadd_ps(vm, _mm256_set1_ps(tok[t].dsum[s]), acc[t]);
     }
   }
   if (n_valid >= kHalfRows) {
@@ -289,15 +275,8 @@ void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
   const uint8_t* base = w.data + r * w.row_bytes;
   const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
   const int64_t n_super = w.n_cols / kQK_K;
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const int32_t* xbias[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts.data + t * acts.row_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.bias_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
   const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
   __m256 acc[kR][kT];
   for (int i = 0; i < kR; ++i)
@@ -335,9 +314,9 @@ void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int
 #pragma GCC unroll 4
           for (int t = 0; t < kT; ++t) {
             const __m256i dot =
-                _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xbias[t] + xb * 8)),
-                                 Dot(q[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kActBlock))));
-            acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(lane_sc, _mm256_set1_ps(xd[t][xb])),
+                _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].bias + xb * 8)),
+                                 Dot(q[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + xb * kActBlock))));
+            acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(lane_sc, _mm256_set1_ps(tok[t].d[xb])),
                                         acc[i][t]);
           }
         }

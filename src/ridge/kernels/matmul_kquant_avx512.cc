@@ -72,15 +72,8 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
   int64_t row_offsets[kQ4KRowsPerTile];
   for (int i = 0; i < kQ4KRowsPerTile; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
   const int64_t n_super = w.n_cols / kQK_K;
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const float* xdsum[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts.data + t * acts.row_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
   const __m256i low = _mm256_set1_epi8(0x0f), high = _mm256_set1_epi8(static_cast<char>(0xf0));
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
@@ -108,15 +101,15 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           const int64_t xb = sb * 8 + s;
-          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + xb * kActBlock));
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + xb * kActBlock));
           __m256i dot[kQ4KRowsPerTile];
 #pragma GCC unroll 8
           for (int i = 0; i < kQ4KRowsPerTile; ++i) dot[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u[i], xv);
           // High nibbles in place are 16 × their value: shifted back after the sum (exact).
           __m256i sums = avx512::SumLanesOf8<0>(dot);
           if (h == 1) sums = _mm256_srai_epi32(sums, 4);
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(xd[t][xb])), acc[t]);
-          acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(xdsum[t][xb]), acc[t]);
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(tok[t].d[xb])), acc[t]);
+          acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(tok[t].dsum[xb]), acc[t]);
         }
       }
     }
@@ -214,15 +207,8 @@ void Q4KPanelTile(const uint8_t* panel, int64_t n_sub, int64_t n_valid_rows, con
                   const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride) {
   const auto* ws = reinterpret_cast<const float*>(panel + n_sub * 8 * kQ4KPanelRows * 4);
   const float* wm = ws + n_sub * kQ4KPanelRows;
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const float* xdsum[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts + t * act_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   __m512 acc0[kT], acc1[kT];
   for (int t = 0; t < kT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
   const uint8_t* p = panel;
@@ -236,7 +222,7 @@ void Q4KPanelTile(const uint8_t* panel, int64_t n_sub, int64_t n_valid_rows, con
 #pragma GCC unroll 8
       for (int t = 0; t < kT; ++t) {
         int32_t x4;
-        std::memcpy(&x4, xq[t] + s * kActBlock + g * 4, 4);
+        std::memcpy(&x4, tok[t].q + s * kActBlock + g * 4, 4);
         const __m512i xb = _mm512_set1_epi32(x4);
         dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
         dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
@@ -246,7 +232,7 @@ void Q4KPanelTile(const uint8_t* panel, int64_t n_sub, int64_t n_valid_rows, con
     const __m512 m0 = _mm512_load_ps(wm + s * kQ4KPanelRows), m1 = _mm512_load_ps(wm + s * kQ4KPanelRows + 16);
 #pragma GCC unroll 8
     for (int t = 0; t < kT; ++t) {
-      const __m512 dx = _mm512_set1_ps(xd[t][s]), dsum = _mm512_set1_ps(xdsum[t][s]);
+      const __m512 dx = _mm512_set1_ps(tok[t].d[s]), dsum = _mm512_set1_ps(tok[t].dsum[s]);
       acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
       acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), acc1[t]);
       acc0[t] = _mm512_fnmadd_ps(m0, dsum, acc0[t]);

@@ -104,15 +104,8 @@ template <int kT, int kQ>
 void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout, const uint8_t* acts,
           int64_t act_stride, float* y, int64_t y_stride, const __m256* scales = nullptr) {
   using namespace panels::q4k;
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const float* xdsum[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts + t * act_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   const __m256i low4 = _mm256_set1_epi8(0x0f), ones16 = _mm256_set1_epi16(1);
   __m256 acc[kQ][kT];
   for (int q = 0; q < kQ; ++q)
@@ -145,8 +138,8 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
         __m256i xl[kT], xh[kT];  // a token's 4 activation bytes of each sub-block, broadcast
         for (int t = 0; t < kT; ++t) {
           int32_t l, h;
-          std::memcpy(&l, xq[t] + sb * kQK_K + 64 * k + 4 * g, 4);
-          std::memcpy(&h, xq[t] + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
+          std::memcpy(&l, tok[t].q + sb * kQK_K + 64 * k + 4 * g, 4);
+          std::memcpy(&h, tok[t].q + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
           xl[t] = _mm256_set1_epi32(l);
           xh[t] = _mm256_set1_epi32(h);
         }
@@ -169,11 +162,11 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
         for (int t = 0; t < kT; ++t) {
           __m256 a = acc[q][t];
           a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(lo_dot[q][t], ones16)),
-                              _mm256_mul_ps(ws[q][2 * k], _mm256_set1_ps(xd[t][s])), a);
-          a = _mm256_fnmadd_ps(wm[q][2 * k], _mm256_set1_ps(xdsum[t][s]), a);
+                              _mm256_mul_ps(ws[q][2 * k], _mm256_set1_ps(tok[t].d[s])), a);
+          a = _mm256_fnmadd_ps(wm[q][2 * k], _mm256_set1_ps(tok[t].dsum[s]), a);
           a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(hi_dot[q][t], ones16)),
-                              _mm256_mul_ps(ws[q][2 * k + 1], _mm256_set1_ps(xd[t][s + 1])), a);
-          acc[q][t] = _mm256_fnmadd_ps(wm[q][2 * k + 1], _mm256_set1_ps(xdsum[t][s + 1]), a);
+                              _mm256_mul_ps(ws[q][2 * k + 1], _mm256_set1_ps(tok[t].d[s + 1])), a);
+          acc[q][t] = _mm256_fnmadd_ps(wm[q][2 * k + 1], _mm256_set1_ps(tok[t].dsum[s + 1]), a);
         }
     }
   }

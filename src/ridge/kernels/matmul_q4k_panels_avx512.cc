@@ -83,15 +83,8 @@ template <int kT, int kH>
 void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout, const uint8_t* acts,
           int64_t act_stride, float* y, int64_t y_stride, const HalfScales* scales = nullptr) {
   using namespace panels::q4k;
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const float* xdsum[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts + t * act_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   const __m512i low4 = _mm512_set1_epi8(0x0f), high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
   __m512 acc[kH][kT];
   for (int h = 0; h < kH; ++h)
@@ -117,8 +110,8 @@ void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout
 #pragma GCC unroll 4
           for (int t = 0; t < kT; ++t) {
             int32_t l, u;
-            std::memcpy(&l, xq[t] + sb * kQK_K + 64 * k + 4 * g, 4);
-            std::memcpy(&u, xq[t] + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
+            std::memcpy(&l, tok[t].q + sb * kQK_K + 64 * k + 4 * g, 4);
+            std::memcpy(&u, tok[t].q + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
             lo_dot[h][t] = _mm512_dpbusd_epi32(lo_dot[h][t], lo, _mm512_set1_epi32(l));
             hi_dot[h][t] = _mm512_dpbusd_epi32(hi_dot[h][t], hi, _mm512_set1_epi32(u));
           }
@@ -132,11 +125,11 @@ void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           __m512 a = acc[h][t];
-          a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo_dot[h][t]), _mm512_mul_ps(w.ws[0], _mm512_set1_ps(xd[t][s])), a);
-          a = _mm512_fnmadd_ps(w.wm[0], _mm512_set1_ps(xdsum[t][s]), a);
+          a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo_dot[h][t]), _mm512_mul_ps(w.ws[0], _mm512_set1_ps(tok[t].d[s])), a);
+          a = _mm512_fnmadd_ps(w.wm[0], _mm512_set1_ps(tok[t].dsum[s]), a);
           a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srai_epi32(hi_dot[h][t], 4)),
-                              _mm512_mul_ps(w.ws[1], _mm512_set1_ps(xd[t][s + 1])), a);
-          acc[h][t] = _mm512_fnmadd_ps(w.wm[1], _mm512_set1_ps(xdsum[t][s + 1]), a);
+                              _mm512_mul_ps(w.ws[1], _mm512_set1_ps(tok[t].d[s + 1])), a);
+          acc[h][t] = _mm512_fnmadd_ps(w.wm[1], _mm512_set1_ps(tok[t].dsum[s + 1]), a);
         }
       }
     }

@@ -93,15 +93,8 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
           float* y, int64_t y_stride, int64_t n_valid_rows) {
   using namespace panels::q6k;
   constexpr int kH = 2;
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const int32_t* xgbias[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts + t * act_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xgbias[t] = reinterpret_cast<const int32_t*>(a + layout.gbias_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   __m512 acc[kH][kT];
   for (int h = 0; h < kH; ++h)
     for (int t = 0; t < kT; ++t) acc[h][t] = _mm512_setzero_ps();
@@ -119,7 +112,7 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
 #pragma GCC unroll 2
         for (int gi = 0; gi < 2; ++gi) {
           for (int t = 0; t < kT; ++t) {
-            const __m512i bias = _mm512_set1_epi32(xgbias[t][2 * b + gi]);
+            const __m512i bias = _mm512_set1_epi32(tok[t].gbias[2 * b + gi]);
             for (int h = 0; h < kH; ++h) sum[h][t] = bias;
           }
 #pragma GCC unroll 4
@@ -135,7 +128,7 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
 #pragma GCC unroll 4
               for (int t = 0; t < kT; ++t) {
                 int32_t x4;
-                std::memcpy(&x4, xq[t] + b * kActBlock + 4 * k, 4);
+                std::memcpy(&x4, tok[t].q + b * kActBlock + 4 * k, 4);
                 sum[h][t] = _mm512_dpbusd_epi32(sum[h][t], codes, _mm512_set1_epi32(x4));
               }
             }
@@ -153,7 +146,7 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
         }
         for (int h = 0; h < kH; ++h)
           for (int t = 0; t < kT; ++t)
-            acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[h][t]), _mm512_mul_ps(d[h], _mm512_set1_ps(xd[t][b])),
+            acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[h][t]), _mm512_mul_ps(d[h], _mm512_set1_ps(tok[t].d[b])),
                                         acc[h][t]);
       };
       block.template operator()<0>();
@@ -176,9 +169,7 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
            int64_t n_valid_rows) {
   using namespace panels::q6k;
   constexpr int kH = 2;
-  const int8_t* xq = reinterpret_cast<const int8_t*>(acts);
-  const float* xd = reinterpret_cast<const float*>(acts + layout.d_off);
-  const int32_t* xgbias = reinterpret_cast<const int32_t*>(acts + layout.gbias_off);
+  const TokenActs tok(acts, layout);
   __m512 acc[kH] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
   for (int64_t sb = 0; sb < n_super; ++sb) {
     const uint8_t* p = panel + sb * kSuperBytes;
@@ -193,7 +184,7 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
       for (int gi = 0; gi < 2; ++gi) {
         __m512i sum[4][kH];
         for (int m = 0; m < 4; ++m)
-          for (int h = 0; h < kH; ++h) sum[m][h] = _mm512_set1_epi32(xgbias[2 * (b0 + m) + gi]);
+          for (int h = 0; h < kH; ++h) sum[m][h] = _mm512_set1_epi32(tok.gbias[2 * (b0 + m) + gi]);
 #pragma GCC unroll 4
         for (int k = 4 * gi; k < 4 * gi + 4; ++k) {
           // The next super-block, 7 lines a step (its 6720 bytes over this one's
@@ -206,7 +197,7 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
           __m512i x[4];
           for (int m = 0; m < 4; ++m) {
             int32_t x4;
-            std::memcpy(&x4, xq + (b0 + m) * kActBlock + 4 * k, 4);
+            std::memcpy(&x4, tok.q + (b0 + m) * kActBlock + 4 * k, 4);
             x[m] = _mm512_set1_epi32(x4);
           }
 #pragma GCC unroll 2
@@ -232,7 +223,7 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
       }
       for (int m = 0; m < 4; ++m)
         for (int h = 0; h < kH; ++h)
-          acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[m][h]), _mm512_mul_ps(d[h], _mm512_set1_ps(xd[b0 + m])),
+          acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[m][h]), _mm512_mul_ps(d[h], _mm512_set1_ps(tok.d[b0 + m])),
                                    acc[h]);
     }
   }
@@ -310,15 +301,8 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
               int64_t y_stride) {
   constexpr int64_t kBlockBytes = panels::q6k::kFileBlockBytes;
   const int n_valid = static_cast<int>(std::min<int64_t>(8, r_end - r));
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const int32_t* xbias[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts.data + t * acts.row_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xbias[t] = reinterpret_cast<const int32_t*>(a + layout.bias_off);
-  }
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   const int64_t n_super = w.n_cols / kQK_K;
@@ -349,14 +333,14 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
         const __m256i sc_lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc[8 * h + 2 * m]));
         const __m256i sc_hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc[8 * h + 2 * m + 1]));
         for (int t = 0; t < kT; ++t) {
-          const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xbias[t] + b * 8));
-          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kActBlock));
+          const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].bias + b * 8));
+          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + b * kActBlock));
           __m256i dot[8];  // lanes 0-3: group 2b's (q − 32)·x by 4 elements, 4-7 group 2b + 1's
           for (int i = 0; i < 8; ++i) dot[i] = _mm256_dpbusd_epi32(bias, codes[i], x);
           __m256i s_lo, s_hi;  // the 8 rows' S_2b, S_2b+1
           avx512::SumHalvesOf8(dot, &s_lo, &s_hi);
           const __m256i i_b = _mm256_add_epi32(_mm256_mullo_epi32(s_lo, sc_lo), _mm256_mullo_epi32(s_hi, sc_hi));
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b), _mm256_mul_ps(d, _mm256_set1_ps(xd[t][b])), acc[t]);
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b), _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[b])), acc[t]);
         }
       }
   }
