@@ -76,13 +76,14 @@ void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
   }
 }
 
-// Halves [h0, h0 + kH) of one panel × kT tokens over all super-blocks. y
+// One panel (both 16-row halves) × kT tokens over all super-blocks. y
 // points at the panel's row 0 for the tile's first token. `scales`: the
 // panel's PanelScales, or nullptr to decode them on the way (one pass).
-template <int kT, int kH>
-void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout, const uint8_t* acts,
-          int64_t act_stride, float* y, int64_t y_stride, const HalfScales* scales = nullptr) {
+template <int kT>
+void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
+          float* y, int64_t y_stride, const HalfScales* scales = nullptr) {
   using namespace panels::q4k;
+  constexpr int kH = kHalves;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   const __m512i low4 = _mm512_set1_epi8(0x0f), high4 = _mm512_set1_epi8(static_cast<char>(0xf0));
@@ -95,7 +96,7 @@ void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout
     __m512 d[kH], dmin[kH];
     if (scales == nullptr) {
       DecodeQ4KScaleBytes(p, scale_bytes);
-      for (int h = 0; h < kH; ++h) HalfDs(p, h0 + h, &d[h], &dmin[h]);
+      for (int h = 0; h < kH; ++h) HalfDs(p, h, &d[h], &dmin[h]);
     }
     for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
       __m512i lo_dot[kH][kT], hi_dot[kH][kT];
@@ -105,7 +106,7 @@ void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout
       for (int g = 0; g < 8; ++g) {
 #pragma GCC unroll 2
         for (int h = 0; h < kH; ++h) {
-          const __m512i wv = _mm512_loadu_si512(p + kQuantOffset + ((k * 8 + g) * kPanelRows + (h0 + h) * kHalfRows) * 4);
+          const __m512i wv = _mm512_loadu_si512(p + kQuantOffset + ((k * 8 + g) * kPanelRows + h * kHalfRows) * 4);
           const __m512i lo = _mm512_and_si512(wv, low4), hi = _mm512_and_si512(wv, high4);
 #pragma GCC unroll 4
           for (int t = 0; t < kT; ++t) {
@@ -120,8 +121,8 @@ void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout
       const int64_t s = sb * 8 + 2 * k;  // x's 32-block of sub-block 2k
 #pragma GCC unroll 2
       for (int h = 0; h < kH; ++h) {
-        const HalfScales w = scales != nullptr ? scales[(sb * kHalves + h0 + h) * 4 + k]
-                                               : ScalesOf(scale_bytes, d[h], dmin[h], h0 + h, k);
+        const HalfScales w =
+            scales != nullptr ? scales[(sb * kHalves + h) * 4 + k] : ScalesOf(scale_bytes, d[h], dmin[h], h, k);
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           __m512 a = acc[h][t];
@@ -135,7 +136,7 @@ void Tile(const uint8_t* panel, int64_t n_super, int h0, const ActLayout& layout
     }
   }
   for (int h = 0; h < kH; ++h)
-    for (int t = 0; t < kT; ++t) _mm512_storeu_ps(y + t * y_stride + (h0 + h) * kHalfRows, acc[h][t]);
+    for (int t = 0; t < kT; ++t) _mm512_storeu_ps(y + t * y_stride + h * kHalfRows, acc[h][t]);
 }
 
 // One whole panel (weights repacked at load) × every token: up to 4 tokens
@@ -147,10 +148,10 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
   switch (n_tokens) {
-    case 1: return Tile<1, 2>(panel, n, 0, layout, acts.data, s, y, y_stride);
-    case 2: return Tile<2, 2>(panel, n, 0, layout, acts.data, s, y, y_stride);
-    case 3: return Tile<3, 2>(panel, n, 0, layout, acts.data, s, y, y_stride);
-    case 4: return Tile<4, 2>(panel, n, 0, layout, acts.data, s, y, y_stride);
+    case 1: return Tile<1>(panel, n, layout, acts.data, s, y, y_stride);
+    case 2: return Tile<2>(panel, n, layout, acts.data, s, y, y_stride);
+    case 3: return Tile<3>(panel, n, layout, acts.data, s, y, y_stride);
+    case 4: return Tile<4>(panel, n, layout, acts.data, s, y, y_stride);
     default: break;
   }
   thread_local ScratchBuffer scale_scratch;  // the running thread's
@@ -160,10 +161,10 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
     switch (n_tokens - t) {
-      case 1: Tile<1, 2>(panel, n, 0, layout, a, s, yt, y_stride, scales); break;
-      case 2: Tile<2, 2>(panel, n, 0, layout, a, s, yt, y_stride, scales); break;
-      case 3: Tile<3, 2>(panel, n, 0, layout, a, s, yt, y_stride, scales); break;
-      default: Tile<4, 2>(panel, n, 0, layout, a, s, yt, y_stride, scales); break;
+      case 1: Tile<1>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      case 2: Tile<2>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      case 3: Tile<3>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      default: Tile<4>(panel, n, layout, a, s, yt, y_stride, scales); break;
     }
   }
 }
