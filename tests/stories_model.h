@@ -8,4 +8,9 @@ namespace ridge::testing {
 // Path of stories260K converted to GGUF with F32 weights (converted on first call).
 const std::string& Stories260kGguf();
 
+// Path of stories260K widened (llama2c_widen.h) into a larger llama shape
+// with F32 weights: dim 256, hidden 256, 7 layers, 16 heads (4 kv, head
+// size 16), 600 tokens. The same function, so the same greedy stories.
+const std::string& WidenedStories260kGguf();
+
 }  // namespace ridge::testing

@@ -223,5 +223,41 @@ TEST(Llama2cImport, BadTokenizerIsAClearError) {
   }
 }
 
+// A widening target that cannot hold the checkpoint (stories260K: dim 64,
+// hidden 172, 5 layers, 8 heads of 8, 4 kv heads, 512 tokens) is refused
+// with the size that does not fit.
+TEST(Llama2cImport, WideningThatCannotHoldTheModelIsAClearError) {
+  const auto ckpt = Llama2cCheckpoint::Open(Checkpoint());
+  const Llama2cWidening fits{.dim = 256, .hidden_dim = 256, .n_layers = 7, .n_heads = 16, .n_kv_heads = 4,
+                             .vocab_size = 600};
+  EXPECT_NO_THROW(CheckWidening(ckpt, fits));
+  auto refused = [&](Llama2cWidening to, const std::string& what) {
+    try {
+      CheckWidening(ckpt, to);
+      ADD_FAILURE() << "accepted a target whose " << what << " does not fit";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("target " + what), std::string::npos) << e.what();
+    }
+  };
+  Llama2cWidening to = fits;
+  to.dim = 64;  // no spare dim for the constant
+  refused(to, "dim");
+  to = fits;
+  to.hidden_dim = 128;
+  refused(to, "hidden_dim");
+  to = fits;
+  to.n_layers = 4;
+  refused(to, "n_layers");
+  to = fits;
+  to.n_heads = 4;  // 1 query head per kv head, the source has 2
+  refused(to, "heads per kv head");
+  to = fits;
+  to.n_heads = 8, to.n_kv_heads = 4, to.dim = 96;  // head size 12: not a multiple of 8
+  refused(to, "head size");
+  to = fits;
+  to.vocab_size = 500;
+  refused(to, "vocab_size");
+}
+
 }  // namespace
 }  // namespace ridge

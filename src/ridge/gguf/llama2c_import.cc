@@ -176,18 +176,23 @@ GgufWriter BuildLlama2cGguf(const Llama2cCheckpoint& ckpt, const Llama2cVocab& v
   if (static_cast<int64_t>(vocab.pieces.size()) != h.vocab_size)
     Fail("tokenizer has {} tokens but the checkpoint's vocabulary has {}", vocab.pieces.size(), h.vocab_size);
 
+  Llama2cWidening shape{h.dim, h.hidden_dim, h.n_layers, h.n_heads, h.n_kv_heads, h.vocab_size};
+  if (options.widen) {
+    CheckWidening(ckpt, *options.widen);
+    shape = *options.widen;
+  }
   GgufWriter w;
   w.SetString("general.architecture", "llama");
   w.SetString("general.name", options.name.empty() ? "llama2c" : options.name);
   w.SetU32("general.file_type", LlamaFileType(options.type));
-  w.SetU32("llama.vocab_size", static_cast<uint32_t>(h.vocab_size));
+  w.SetU32("llama.vocab_size", static_cast<uint32_t>(shape.vocab_size));
   w.SetU32("llama.context_length", static_cast<uint32_t>(h.seq_len));
-  w.SetU32("llama.embedding_length", static_cast<uint32_t>(h.dim));
-  w.SetU32("llama.block_count", static_cast<uint32_t>(h.n_layers));
-  w.SetU32("llama.feed_forward_length", static_cast<uint32_t>(h.hidden_dim));
-  w.SetU32("llama.attention.head_count", static_cast<uint32_t>(h.n_heads));
-  w.SetU32("llama.attention.head_count_kv", static_cast<uint32_t>(h.n_kv_heads));
-  w.SetU32("llama.rope.dimension_count", static_cast<uint32_t>(h.head_size()));
+  w.SetU32("llama.embedding_length", static_cast<uint32_t>(shape.dim));
+  w.SetU32("llama.block_count", static_cast<uint32_t>(shape.n_layers));
+  w.SetU32("llama.feed_forward_length", static_cast<uint32_t>(shape.hidden_dim));
+  w.SetU32("llama.attention.head_count", static_cast<uint32_t>(shape.n_heads));
+  w.SetU32("llama.attention.head_count_kv", static_cast<uint32_t>(shape.n_kv_heads));
+  w.SetU32("llama.rope.dimension_count", static_cast<uint32_t>(shape.dim / shape.n_heads));
   w.SetF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   w.SetF32("llama.rope.freq_base", 10000.0f);
 
@@ -196,6 +201,11 @@ GgufWriter BuildLlama2cGguf(const Llama2cCheckpoint& ckpt, const Llama2cVocab& v
     tokens.push_back(GgufValue::String(vocab.pieces[i]));
     scores.push_back(GgufValue::Float(GgufValueType::kFloat32, vocab.scores[i]));
     types.push_back(GgufValue::Int(GgufValueType::kInt32, static_cast<int32_t>(vocab.types[i])));
+  }
+  for (int64_t id = h.vocab_size; id < shape.vocab_size; ++id) {  // padding of a widened model: never produced
+    tokens.push_back(GgufValue::String(fmt::format("<pad_{}>", id)));
+    scores.push_back(GgufValue::Float(GgufValueType::kFloat32, 0.0f));
+    types.push_back(GgufValue::Int(GgufValueType::kInt32, static_cast<int32_t>(GgufTokenType::kControl)));
   }
   w.SetString("tokenizer.ggml.model", "llama");
   w.Set("tokenizer.ggml.tokens", GgufValue::Array(GgufValueType::kString, std::move(tokens)));
@@ -207,6 +217,10 @@ GgufWriter BuildLlama2cGguf(const Llama2cCheckpoint& ckpt, const Llama2cVocab& v
   w.SetBool("tokenizer.ggml.add_bos_token", true);
   w.SetBool("tokenizer.ggml.add_eos_token", false);
 
+  if (options.widen) {
+    AddWidenedTensors(w, ckpt, *options.widen, options.type);
+    return w;
+  }
   for (const Llama2cTensor& t : ckpt.tensors) {
     GgmlType type = t.is_norm ? GgmlType::kF32 : options.type;
     if (t.dims[0] % TraitsOf(type).block_elems != 0) {

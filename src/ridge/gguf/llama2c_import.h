@@ -4,12 +4,14 @@
 // loads the result as a llama model. Formats: ../shared/models/README.md.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ridge/base/mapped_file.h"
 #include "ridge/gguf/ggml_type.h"
 #include "ridge/gguf/gguf_writer.h"
+#include "ridge/gguf/llama2c_widen.h"
 
 namespace ridge {
 
@@ -64,6 +66,9 @@ Llama2cVocab ReadLlama2cTokenizer(const std::string& path, int64_t vocab_size);
 struct Llama2cConvertOptions {
   GgmlType type = GgmlType::kF32;  // for 2-D weights; must satisfy CanQuantizeTo
   std::string name;                // general.name
+  // Embed the model in this larger shape (llama2c_widen.h); the vocabulary
+  // is padded with control tokens to its size.
+  std::optional<Llama2cWidening> widen;
 };
 
 // Fills a writer with the metadata and the tensors (produced lazily from the
