@@ -15,9 +15,9 @@
 // lane); a 6-bit code is the chunk's low or high nibble with two bits of a qh
 // chunk selected above it (vpternlogd) and masked, and one vpdpbusd against a
 // token's 4 activation bytes broadcast adds a row's 4 products to its lane.
-// Rows (file layout): 8 rows at a time, a row's 32 codes of block b in a
-// register as the file holds them, one vpdpbusd per row and token, and the 8
-// rows' lane sums reduced to their two groups' S at once.
+// Rows (file layout): a row at a time, its 32 codes of block b in a register
+// as the file holds them, one vpdpbusd per row and token, the lanes scaled
+// by their group's scale and a super-block's 8 blocks reduced at once.
 #include <algorithm>
 #include <cstring>
 
@@ -259,106 +259,110 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   }
 }
 
-// The 16 scales of 8 file-layout rows' super-block, [group g][row i] as int32.
-void RowScales(const uint8_t* const blocks[8], int32_t out[16][8]) {
-  __m128i r[8];
-  for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[i] + 192));
-  __m128i a[8], b[8];
-  for (int i = 0; i < 4; ++i) {  // a[2i], a[2i+1]: rows 2i, 2i + 1 interleaved byte by byte (groups 0-7, 8-15)
-    a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; ++i)  // b[4i + k]: rows 4i..4i+3 of groups 4k..4k+3
-    for (int k = 0; k < 2; ++k) {
-      b[4 * i + 2 * k] = _mm_unpacklo_epi16(a[4 * i + k], a[4 * i + 2 + k]);
-      b[4 * i + 2 * k + 1] = _mm_unpackhi_epi16(a[4 * i + k], a[4 * i + 2 + k]);
-    }
-  for (int k = 0; k < 4; ++k) {  // groups 4k..4k+3 of rows 0..7: 8 bytes each
-    const __m128i lo = _mm_unpacklo_epi32(b[k], b[4 + k]), hi = _mm_unpackhi_epi32(b[k], b[4 + k]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k]), _mm256_cvtepi8_epi32(lo));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 1]), _mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 2]), _mm256_cvtepi8_epi32(hi));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 3]), _mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
-  }
-}
-
-// The file's 6-bit codes of row block's elements 128h + 32m .. + 31, as bytes.
-inline __attribute__((always_inline)) __m256i FileCodes(const uint8_t* block, int h, int m) {
-  const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * h + 32 * (m % 2)));
-  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
-  const __m256i low = m < 2 ? ql : _mm256_srli_epi16(ql, 4);
-  const __m256i high = m == 0 ? _mm256_slli_epi16(qh, 4)
-                       : m == 1 ? _mm256_slli_epi16(qh, 2)
-                       : m == 2 ? qh
-                                : _mm256_srli_epi16(qh, 2);
-  return _mm256_and_si256(_mm256_ternarylogic_epi32(low, high, _mm256_set1_epi8(0x0f), 0xe4), _mm256_set1_epi8(0x3f));
-}
-
-// Rows r .. r + 8 of the file layout × kT tokens (rows past r_end read row
-// r_end − 1 and are not stored).
-template <int kT>
-void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
-              int64_t y_stride) {
+// Rows [r, r + kR) of the file layout × kT tokens, a row at a time in the
+// file's order, kR ≤ 8 (rows past kR are copies of row kR − 1, not stored).
+// Per super-block and row: each 32-block's vpdpbusd lanes (4 elements each,
+// lanes 0-3 group 2b, 4-7 group 2b + 1) for the 8 blocks reduced at once
+// (SumHalvesOf8: lane b = S_2b, S_2b+1), scaled to
+// I_b = sc_2b·S_2b + sc_2b+1·S_2b+1 (int32, exact); then the tile's 8 rows of
+// float(I_b) transposed to a register per block, rows in lanes, for the fma
+// over b in order. Measured (BM_Decode/Q6_K, 2 threads, Zen 4, load ~7): 8
+// rows in lanes with one reduction per block decoded at 30-32 GB/s, 16 rows
+// in zmm pairs at 19-20, this order with a scalar fma chain per row 30-36,
+// and with the transpose TODO.
+template <int kR, int kT>
+void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
   constexpr int64_t kBlockBytes = panels::q6k::kFileBlockBytes;
-  const int n_valid = static_cast<int>(std::min<int64_t>(8, r_end - r));
+  constexpr int kTileRows = 8;
+  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
+  const uint8_t* base = w.data + r * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
+  const int64_t n_super = w.n_cols / kQK_K;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
-  const int64_t n_super = w.n_cols / kQK_K;
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* blocks[8];
-    alignas(16) uint16_t d16[8];
-    for (int i = 0; i < 8; ++i) {
-      blocks[i] = w.data + (r + std::min(i, n_valid - 1)) * w.row_bytes + sb * kBlockBytes;
-      std::memcpy(&d16[i], blocks[i] + 208, 2);
-    }
-    // The tile two ahead (rows r + 16 .. r + 23, 8 · row_bytes contiguous),
-    // 1 / n_super of it a super-block, into L2: measured (BM_FewTokens/Q6_K_file/1,
-    // 2 threads, Zen 4) 28-32 GB/s, against 12 without software prefetch, 13-16
-    // for this tile's own rows 8 blocks ahead and 27-29 for the next tile.
-    const uint8_t* ahead = w.data + (r + 16) * w.row_bytes + sb * 8 * kBlockBytes;
 #pragma GCC unroll 1
-    for (int l = 0; l < (8 * kBlockBytes + 63) / 64; ++l)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
-    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
-    alignas(32) int32_t sc[16][8];
-    RowScales(blocks, sc);
-    for (int h = 0; h < 2; ++h)
-#pragma GCC unroll 4
-      for (int m = 0; m < 4; ++m) {
-        const int64_t b = sb * 8 + 4 * h + m;  // x's 32-block
-        __m256i codes[8];
-        for (int i = 0; i < 8; ++i) codes[i] = FileCodes(blocks[i], h, m);
-        const __m256i sc_lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc[8 * h + 2 * m]));
-        const __m256i sc_hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc[8 * h + 2 * m + 1]));
-        for (int t = 0; t < kT; ++t) {
-          const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].bias + b * 8));
-          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + b * kActBlock));
-          __m256i dot[8];  // lanes 0-3: group 2b's (q − 32)·x by 4 elements, 4-7 group 2b + 1's
-          for (int i = 0; i < 8; ++i) dot[i] = _mm256_dpbusd_epi32(bias, codes[i], x);
-          __m256i s_lo, s_hi;  // the 8 rows' S_2b, S_2b+1
-          avx512::SumHalvesOf8(dot, &s_lo, &s_hi);
-          const __m256i i_b = _mm256_add_epi32(_mm256_mullo_epi32(s_lo, sc_lo), _mm256_mullo_epi32(s_hi, sc_hi));
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b), _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[b])), acc[t]);
-        }
+    for (int p = 0; p < kPrefetchLines; ++p)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
+    __m256 fi[kT][kTileRows];  // [token][row]: lane b = float(I_b)
+    alignas(16) uint16_t d16[kTileRows];
+#pragma GCC unroll 8
+    for (int i = 0; i < kTileRows; ++i) {
+      const uint8_t* block = base + std::min(i, kR - 1) * w.row_bytes + sb * kBlockBytes;
+      std::memcpy(&d16[i], block + 208, 2);
+      if (i >= kR) {
+        for (int t = 0; t < kT; ++t) fi[t][i] = fi[t][kR - 1];
+        continue;
       }
+      // The scales of groups 2b (even) and 2b + 1 (odd), b = 0..7, as int32.
+      const __m128i sc16 = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)),
+                                            _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+      const __m256i sc_even = _mm256_cvtepi8_epi32(sc16), sc_odd = _mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8));
+      // Token by token (the codes again for each, from L1): a token's 8 dots
+      // fit the registers, kT tokens' would not.
+#pragma GCC unroll 1
+      for (int t = 0; t < kT; ++t) {
+        __m256i dots[8];  // [32-block of the super-block]: lanes' Σ(q − 32)·x by 4 elements
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          const uint8_t* ql = block + 64 * h;
+          const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+          const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+          const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
+          const __m256i q[4] = {
+              _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2)),
+              _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2)),
+              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2)),
+              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
+                              _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
+          };
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j) {
+            const int64_t xb = sb * 8 + 4 * h + j;  // x's 32-block
+            dots[4 * h + j] = _mm256_dpbusd_epi32(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].bias + xb * 8)), q[j],
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + xb * kActBlock)));
+          }
+        }
+        __m256i s_even, s_odd;  // lane b: S_2b, S_2b+1
+        avx512::SumHalvesOf8(dots, &s_even, &s_odd);
+        fi[t][i] = _mm256_cvtepi32_ps(
+            _mm256_add_epi32(_mm256_mullo_epi32(s_even, sc_even), _mm256_mullo_epi32(s_odd, sc_odd)));
+      }
+    }
+    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));  // rows in lanes
+#pragma GCC unroll 4
+    for (int t = 0; t < kT; ++t) {
+      avx512::Transpose8x8(fi[t]);  // [block b]: rows in lanes
+#pragma GCC unroll 8
+      for (int b = 0; b < 8; ++b)
+        acc[t] = _mm256_fmadd_ps(fi[t][b], _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[sb * 8 + b])), acc[t]);
+    }
   }
-  const __mmask8 valid = static_cast<__mmask8>((1u << n_valid) - 1);
+  const __mmask8 valid = static_cast<__mmask8>((1u << kR) - 1);
   for (int t = 0; t < kT; ++t) _mm256_mask_storeu_ps(y + t * y_stride + r, valid, acc[t]);
+}
+
+template <int kT>
+void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                   int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  int64_t r = r_begin;
+  for (; r + 8 <= r_end; r += 8) RowsTile<8, kT>(w, layout, acts, r, y, y_stride);
+  for (; r < r_end; ++r) RowsTile<1, kT>(w, layout, acts, r, y, y_stride);
 }
 
 // TypeKernels::rows on the file's layout, up to 4 tokens per pass.
 void FileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
               int64_t y_stride) {
-  const ActLayout layout(w.n_cols);
-  for (int64_t r = r_begin; r < r_end; r += 8) {
-    switch (n_tokens) {
-      case 1: RowsTile<1>(w, layout, acts, r, r_end, y, y_stride); break;
-      case 2: RowsTile<2>(w, layout, acts, r, r_end, y, y_stride); break;
-      case 3: RowsTile<3>(w, layout, acts, r, r_end, y, y_stride); break;
-      default: RowsTile<4>(w, layout, acts, r, r_end, y, y_stride); break;
-    }
+  switch (n_tokens) {
+    case 1: return RowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return RowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return RowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return RowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
   }
 }
 
