@@ -26,6 +26,7 @@
 #include "ridge/kernels/weight_panels.h"
 // After simd_avx512.h (the intrinsics).
 #include "ridge/kernels/kquant_rows_impl.h"
+#include "ridge/kernels/q6k_row_scales_impl.h"
 
 namespace ridge::kernels::internal {
 namespace {
@@ -259,29 +260,6 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   }
 }
 
-// The 16 scales of 8 file-layout rows' super-block, [group g][row i] as int32.
-void RowScales(const uint8_t* const blocks[8], int32_t out[16][8]) {
-  __m128i r[8];
-  for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[i] + 192));
-  __m128i a[8], b[8];
-  for (int i = 0; i < 4; ++i) {  // a[2i], a[2i+1]: rows 2i, 2i + 1 interleaved byte by byte (groups 0-7, 8-15)
-    a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; ++i)  // b[4i + k]: rows 4i..4i+3 of groups 4k..4k+3
-    for (int k = 0; k < 2; ++k) {
-      b[4 * i + 2 * k] = _mm_unpacklo_epi16(a[4 * i + k], a[4 * i + 2 + k]);
-      b[4 * i + 2 * k + 1] = _mm_unpackhi_epi16(a[4 * i + k], a[4 * i + 2 + k]);
-    }
-  for (int k = 0; k < 4; ++k) {  // groups 4k..4k+3 of rows 0..7: 8 bytes each
-    const __m128i lo = _mm_unpacklo_epi32(b[k], b[4 + k]), hi = _mm_unpackhi_epi32(b[k], b[4 + k]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k]), _mm256_cvtepi8_epi32(lo));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 1]), _mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 2]), _mm256_cvtepi8_epi32(hi));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[4 * k + 3]), _mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
-  }
-}
-
 // The file's 6-bit codes of row block's elements 128h + 32m .. + 31, as bytes.
 inline __attribute__((always_inline)) __m256i FileCodes(const uint8_t* block, int h, int m) {
   const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * h + 32 * (m % 2)));
@@ -323,7 +301,7 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
       _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
     const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
     alignas(32) int32_t sc[16][8];
-    RowScales(blocks, sc);
+    Q6KRowScales(blocks, sc);
     for (int h = 0; h < 2; ++h)
 #pragma GCC unroll 4
       for (int m = 0; m < 4; ++m) {
