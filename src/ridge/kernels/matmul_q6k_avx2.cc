@@ -1,0 +1,350 @@
+// Q6_K on AVX2 (+ FMA, F16C): the float steps of matmul_q6k_avx512.cc, so
+// every path of both ISAs gives the same bits whichever layout, path or
+// batch. Weights repacked at load into the panel layout of weight_panels.h
+// (q6k, packed here: an AVX-512 CPU runs this packer too) are multiplied in
+// place by the panel tiles; weights in the file's layout (--mmap) take a rows
+// tile for 1-4 tokens and panels packed per call from 5 on.
+//
+// w = d·sc_g·(q − 32): q 6-bit, 16 groups g of 16 elements with an int8
+// scale. Each group's sum starts from −32·Σx of the group (the activations'
+// gbias), so it is S_g = Σ(q − 32)·x, exact. Steps per (row, token), x's
+// 32-blocks b in order (d: b's super-block's):
+//   I_b = sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1}     exact int32 (|I_b| < 2²⁶)
+//   acc = fma(float(I_b), d·d_x(b), acc)
+//
+// Products: vpmaddubsw of codes (≤ 63, unsigned) against int8 activations
+// (|x| ≤ 127): a word holds 2 products, |·| ≤ 16002, so two chunk groups'
+// words add in int16 without overflow (≤ 32004) before one vpmaddwd against
+// ones widens them into int32 lanes.
+//
+// Panels: a 32-byte load holds 8 rows' (a quarter's) 4 bytes of a chunk, a
+// row per int32 lane; a 6-bit code is the chunk's low or high nibble or'ed
+// with two bits of the qh chunk moved to bits 4-5. No reduction across rows.
+// Rows (file layout): 8 rows at a time, a row's 32 codes of block b in a
+// register as the file holds them, and the 8 rows' lane sums reduced to their
+// two groups' S at once (vphaddd).
+#include "ridge/kernels/simd_avx2.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ridge/kernels/kquant_rows_impl.h"
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/q6k_row_scales_impl.h"
+#include "ridge/kernels/weight_panels.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int64_t kPanelRows = panels::kRows;  // 32
+constexpr int kQuarterRows = 8;                 // rows of one int32-lane ymm
+constexpr int kQuarters = 4;
+
+int64_t PanelBytes(int64_t n_cols) { return (n_cols / kQK_K) * panels::q6k::kSuperBytes; }
+
+// Rows [r_begin, r_begin + 32) of w into the panel layout; rows past w.n_rows
+// are zeros (their outputs are never stored).
+void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  using namespace panels::q6k;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    uint8_t* out = panel + sb * kSuperBytes;
+    for (int q = 0; q < kQuarters; ++q) {
+      const uint8_t* rows[kQuarterRows];
+      for (int i = 0; i < kQuarterRows; ++i) {
+        const int64_t r = r_begin + q * kQuarterRows + i;
+        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      }
+      for (int c = 0; c < kFileChunks; ++c) {
+        __m256i v[kQuarterRows];  // row i's bytes 32c..32c+31; after the transpose [k] = group k of the 8 rows
+        for (int i = 0; i < kQuarterRows; ++i)
+          v[i] = rows[i] == nullptr ? _mm256_setzero_si256() : Load256(rows[i] + 32 * c);
+        avx2::Transpose8x8(v);
+        for (int k = 0; k < 8; ++k)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + QuantAt(c, k) + q * kQuarterRows * 4), v[k]);
+      }
+    }
+    for (int64_t j = 0; j < kPanelRows; ++j) {
+      const int64_t r = r_begin + j;
+      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      for (int64_t g = 0; g < kGroups; ++g) out[kScaleOffset + g * kPanelRows + j] = block ? block[192 + g] : 0;
+      if (block) std::memcpy(out + kDOffset + 2 * j, block + 208, 2);
+      else std::memset(out + kDOffset + 2 * j, 0, 2);
+    }
+  }
+}
+
+// The 6-bit codes of element set m (0..3) of 32 bytes: `ql` the bytes of ql
+// chunk m % 2, `qh` those of the qh chunk; bits 0-3 from ql's low (m < 2) or
+// high nibble, bits 4-5 from qh's bits 2m, 2m + 1. 16-bit shifts carry bits
+// across bytes only into positions the masks drop.
+template <int kM>
+inline __attribute__((always_inline)) __m256i Codes(__m256i ql, __m256i qh) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f), top2 = _mm256_set1_epi8(0x30);
+  const __m256i low = kM < 2 ? ql : _mm256_srli_epi16(ql, 4);
+  const __m256i high = kM == 0 ? _mm256_slli_epi16(qh, 4)
+                       : kM == 1 ? _mm256_slli_epi16(qh, 2)
+                       : kM == 2 ? qh
+                                 : _mm256_srli_epi16(qh, 2);
+  return _mm256_or_si256(_mm256_and_si256(low, nibble), _mm256_and_si256(high, top2));
+}
+
+// A token's 4 activation bytes at q, broadcast to every int32 lane.
+inline __attribute__((always_inline)) __m256i Broadcast4(const int8_t* q) {
+  int32_t x4;
+  std::memcpy(&x4, q, 4);
+  return _mm256_set1_epi32(x4);
+}
+
+// One group's Σ q·x of a quarter (8 rows in lanes) and one token: chunk
+// groups k0 .. k0 + 3, each `at` + QuantAt offset apart. Two groups' words
+// summed in int16 (≤ 32004), then widened.
+template <int kM>
+inline __attribute__((always_inline)) __m256i GroupDot(const uint8_t* ql, const uint8_t* qh, const int8_t* x) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i sum = _mm256_setzero_si256();
+  for (int k = 0; k < 4; k += 2) {
+    const __m256i p0 = _mm256_maddubs_epi16(Codes<kM>(Load256(ql), Load256(qh)), Broadcast4(x));
+    const __m256i p1 = _mm256_maddubs_epi16(Codes<kM>(Load256(ql + 3 * panels::q6k::kGroupBytes),
+                                                      Load256(qh + 3 * panels::q6k::kGroupBytes)),
+                                            Broadcast4(x + 4));
+    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_add_epi16(p0, p1), ones));
+    ql += 6 * panels::q6k::kGroupBytes;
+    qh += 6 * panels::q6k::kGroupBytes;
+    x += 8;
+  }
+  return sum;
+}
+
+// One panel × 1 token (decode), rows 0 .. 31: per super-block and file half,
+// quarter by quarter, the element sets m in order (x's blocks in order for
+// each row). All the super-block's bytes are read within its step, so its
+// lines stream in once; the next super-block is prefetched on the way.
+void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
+           int64_t n_valid_rows) {
+  using namespace panels::q6k;
+  const TokenActs tok(acts, layout);
+  __m256 acc[kQuarters];
+  for (int q = 0; q < kQuarters; ++q) acc[q] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+#pragma GCC unroll 1
+    for (int fh = 0; fh < 2; ++fh) {
+      const int64_t b0 = sb * 8 + 4 * fh;  // x's block of m = 0
+#pragma GCC unroll 4
+      for (int q = 0; q < kQuarters; ++q) {
+        // The next super-block, 14 lines a step (its 6720 bytes over this one's 8 steps).
+        const uint8_t* ahead = p + kSuperBytes + (fh * kQuarters + q) * 14 * 64;
+#pragma GCC unroll 1
+        for (int l = 0; l < 14; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
+        const uint8_t* quant = p + q * kQuarterRows * 4;
+        auto block = [&]<int kM>() {
+          const int64_t b = b0 + kM;
+          __m256i scaled;
+          for (int gi = 0; gi < 2; ++gi) {
+            const int k0 = 4 * gi;
+            const __m256i s = _mm256_add_epi32(
+                _mm256_set1_epi32(tok.gbias[2 * b + gi]),
+                GroupDot<kM>(quant + QuantAt(2 * fh + kM % 2, k0), quant + QuantAt(4 + fh, k0), tok.q + b * kActBlock + 4 * k0));
+            const int64_t g = 8 * fh + 2 * kM + gi;  // the super-block's group
+            const __m256i sc = _mm256_cvtepi8_epi32(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows)));
+            const __m256i si = _mm256_mullo_epi32(s, sc);
+            scaled = gi == 0 ? si : _mm256_add_epi32(scaled, si);
+          }
+          acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(scaled), _mm256_mul_ps(d, _mm256_set1_ps(tok.d[b])), acc[q]);
+        };
+        block.template operator()<0>();
+        block.template operator()<1>();
+        block.template operator()<2>();
+        block.template operator()<3>();
+      }
+    }
+  }
+  for (int q = 0; q < kQuarters; ++q) {
+    const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(y + q * kQuarterRows, mask, acc[q]);
+  }
+}
+
+// Quarter q of one panel × kT tokens (prefill: from 5 tokens on), the codes
+// of a chunk group made once for every token. The group scale goes into the
+// widening vpmaddwd (each row's sc in both words of its lane) and −32·Σx·sc
+// starts the sum, so one register per token holds I_b: the same integer as
+// sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1} (every partial sum < 2²⁶), in fewer
+// registers than the S of each group (16 ymm: acc and I_b of 4 tokens, codes,
+// activations). y points at the panel's row 0 for the tile's first token.
+template <int kT>
+void Tile(const uint8_t* panel, int64_t n_super, int q, const ActLayout& layout, const uint8_t* acts,
+          int64_t act_stride, float* y, int64_t y_stride, int64_t n_valid_rows) {
+  using namespace panels::q6k;
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
+    const uint8_t* quant = p + q * kQuarterRows * 4;
+#pragma GCC unroll 1
+    for (int fh = 0; fh < 2; ++fh) {
+      auto block = [&]<int kM>() {
+        const int64_t b = sb * 8 + 4 * fh + kM;  // x's 32-block
+        __m256i sc32[2], sc16[2];                // the rows' scales of groups 2b, 2b + 1
+        for (int gi = 0; gi < 2; ++gi) {
+          const int64_t g = 8 * fh + 2 * kM + gi;
+          const __m128i bytes =
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows));
+          sc32[gi] = _mm256_cvtepi8_epi32(bytes);
+          sc16[gi] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(bytes, bytes));
+        }
+        __m256i i_b[kT];
+        for (int t = 0; t < kT; ++t)
+          i_b[t] = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b]), sc32[0]),
+                                    _mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b + 1]), sc32[1]));
+#pragma GCC unroll 4
+        for (int k = 0; k < 8; k += 2) {
+          const uint8_t* ql = quant + QuantAt(2 * fh + kM % 2, k);
+          const uint8_t* qh = quant + QuantAt(4 + fh, k);
+          const __m256i c0 = Codes<kM>(Load256(ql), Load256(qh));
+          const __m256i c1 = Codes<kM>(Load256(ql + 3 * kGroupBytes), Load256(qh + 3 * kGroupBytes));
+#pragma GCC unroll 4
+          for (int t = 0; t < kT; ++t) {
+            const int8_t* x = tok[t].q + b * kActBlock + 4 * k;
+            const __m256i pair = _mm256_add_epi16(_mm256_maddubs_epi16(c0, Broadcast4(x)),
+                                                  _mm256_maddubs_epi16(c1, Broadcast4(x + 4)));
+            i_b[t] = _mm256_add_epi32(i_b[t], _mm256_madd_epi16(pair, sc16[k / 4]));
+          }
+        }
+        for (int t = 0; t < kT; ++t)
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b[t]), _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[b])), acc[t]);
+      };
+      block.template operator()<0>();
+      block.template operator()<1>();
+      block.template operator()<2>();
+      block.template operator()<3>();
+    }
+  }
+  const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + q * kQuarterRows, mask, acc[t]);
+}
+
+// One panel × every token. Up to 4 tokens (decode, speculation's verifying
+// passes) run Tile1 once per token: the panel streams from memory once and is
+// read again from L2. From 5 tokens on, Tile one quarter × 4 tokens at a
+// time, where arithmetic, not memory, bounds it.
+void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                 float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile1 prefetches its own stream*/) {
+  const ActLayout layout(n_cols);
+  const int64_t n = n_cols / kQK_K, s = acts.row_stride;
+  if (n_tokens <= 4) {
+    for (int64_t t = 0; t < n_tokens; ++t) Tile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
+    return;
+  }
+  for (int64_t t = 0; t < n_tokens; t += 4) {
+    const uint8_t* a = acts.data + t * s;
+    float* yt = y + t * y_stride;
+    for (int q = 0; q < kQuarters; ++q) {
+      switch (n_tokens - t) {
+        case 1: Tile<1>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 2: Tile<2>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 3: Tile<3>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+        default: Tile<4>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+      }
+    }
+  }
+}
+
+// The file's 6-bit codes of row block's elements 128h + 32m .. + 31, as bytes.
+template <int kM>
+inline __attribute__((always_inline)) __m256i FileCodes(const uint8_t* block, int h) {
+  return Codes<kM>(Load256(block + 64 * h + 32 * (kM % 2)), Load256(block + 128 + 32 * h));
+}
+
+// Rows r .. r + 8 of the file layout × kT tokens (rows past r_end read row
+// r_end − 1 and are not stored).
+template <int kT>
+void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
+              int64_t y_stride) {
+  constexpr int64_t kBlockBytes = panels::q6k::kFileBlockBytes;
+  const int n_valid = static_cast<int>(std::min<int64_t>(8, r_end - r));
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* blocks[8];
+    alignas(16) uint16_t d16[8];
+    for (int i = 0; i < 8; ++i) {
+      blocks[i] = w.data + (r + std::min(i, n_valid - 1)) * w.row_bytes + sb * kBlockBytes;
+      std::memcpy(&d16[i], blocks[i] + 208, 2);
+    }
+    // The tile two ahead (rows r + 16 .. r + 23, 8 · row_bytes contiguous),
+    // 1 / n_super of it a super-block, into L2 (as the AVX-512 rows tile).
+    const uint8_t* ahead = w.data + (r + 16) * w.row_bytes + sb * 8 * kBlockBytes;
+#pragma GCC unroll 1
+    for (int l = 0; l < (8 * kBlockBytes + 63) / 64; ++l)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
+    alignas(32) int32_t sc[16][8];
+    Q6KRowScales(blocks, sc);
+    for (int h = 0; h < 2; ++h) {
+      auto block = [&]<int kM>() {
+        const int64_t b = sb * 8 + 4 * h + kM;  // x's 32-block
+        __m256i codes[8];
+        for (int i = 0; i < 8; ++i) codes[i] = FileCodes<kM>(blocks[i], h);
+        const __m256i sc_lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc[8 * h + 2 * kM]));
+        const __m256i sc_hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc[8 * h + 2 * kM + 1]));
+        for (int t = 0; t < kT; ++t) {
+          const __m256i x = Load256(tok[t].q + b * kActBlock);
+          __m256i dot[8];  // lanes 0-3: group 2b's q·x by 4 elements, 4-7 group 2b + 1's
+          for (int i = 0; i < 8; ++i) dot[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(codes[i], x), ones);
+          __m256i s_lo, s_hi;  // the 8 rows' S_2b, S_2b+1
+          avx2::SumHalvesOf8(dot, &s_lo, &s_hi);
+          s_lo = _mm256_add_epi32(s_lo, _mm256_set1_epi32(tok[t].gbias[2 * b]));
+          s_hi = _mm256_add_epi32(s_hi, _mm256_set1_epi32(tok[t].gbias[2 * b + 1]));
+          const __m256i i_b = _mm256_add_epi32(_mm256_mullo_epi32(s_lo, sc_lo), _mm256_mullo_epi32(s_hi, sc_hi));
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b), _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[b])), acc[t]);
+        }
+      };
+      block.template operator()<0>();
+      block.template operator()<1>();
+      block.template operator()<2>();
+      block.template operator()<3>();
+    }
+  }
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + r, mask, acc[t]);
+}
+
+// TypeKernels::rows on the file's layout, up to 4 tokens per pass.
+void FileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+              int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  for (int64_t r = r_begin; r < r_end; r += 8) {
+    switch (n_tokens) {
+      case 1: RowsTile<1>(w, layout, acts, r, r_end, y, y_stride); break;
+      case 2: RowsTile<2>(w, layout, acts, r, r_end, y, y_stride); break;
+      case 3: RowsTile<3>(w, layout, acts, r, r_end, y, y_stride); break;
+      default: RowsTile<4>(w, layout, acts, r, r_end, y, y_stride); break;
+    }
+  }
+}
+
+}  // namespace
+
+const TypeKernels* Avx2Q6KKernels(bool repacked) {
+  const ActPrep acts = Avx2KQuantActPrep();  // the K-quants' shared preparation
+  static const TypeKernels file_layout{acts,      4,          FileRows,   acts,       kPanelRows,
+                                       5,         PanelBytes, PackPanel,  PanelMatMul};
+  static const TypeKernels weight_panels{acts,     4,          FileRows,   acts,       kPanelRows,
+                                         1,        PanelBytes, PackPanel,  PanelMatMul};
+  return repacked ? &weight_panels : &file_layout;
+}
+
+}  // namespace ridge::kernels::internal
