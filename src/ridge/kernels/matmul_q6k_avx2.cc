@@ -23,6 +23,14 @@
 // Rows (file layout): 8 rows at a time, a row's 32 codes of block b in a
 // register as the file holds them, and the 8 rows' lane sums reduced to their
 // two groups' S at once (vphaddd).
+//
+// Measured (Zen 4 under RIDGE_ISA=avx2, 2 threads, a shared noisy host): one
+// token on repacked weights streams at ~60-75 % of a paired read, where the
+// rows kernel this replaced streamed ~50-78 % (it kept a float per 4-element
+// lane, other bits than AVX-512); the rows tile here is bound by its
+// arithmetic (the cross-row reduction) at ~16 GB/s a core against that
+// kernel's ~20. Prefill (BM_Prefill/Q6_K/512, per-call panels) 31-33 % ->
+// 43-54 % of the int8 peak.
 #include "ridge/kernels/simd_avx2.h"
 
 #include <algorithm>
@@ -133,10 +141,13 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
       const int64_t b0 = sb * 8 + 4 * fh;  // x's block of m = 0
 #pragma GCC unroll 4
       for (int q = 0; q < kQuarters; ++q) {
-        // The next super-block, 14 lines a step (its 6720 bytes over this one's 8 steps).
+        // The next super-block, 14 lines a step (its 6720 bytes over this one's
+        // 8 steps), into L2: measured (BM_FewTokens/Q6_K_repacked/1, 1 thread,
+        // Zen 4 under RIDGE_ISA=avx2) 33 % of a paired read into L1 (T0), 64 %
+        // into L2, 2-4 super-blocks ahead no better; with none, 20-44 % (2 threads).
         const uint8_t* ahead = p + kSuperBytes + (fh * kQuarters + q) * 14 * 64;
 #pragma GCC unroll 1
-        for (int l = 0; l < 14; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+        for (int l = 0; l < 14; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
         const uint8_t* quant = p + q * kQuarterRows * 4;
         auto block = [&]<int kM>() {
@@ -285,7 +296,9 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
       std::memcpy(&d16[i], blocks[i] + 208, 2);
     }
     // The tile two ahead (rows r + 16 .. r + 23, 8 · row_bytes contiguous),
-    // 1 / n_super of it a super-block, into L2 (as the AVX-512 rows tile).
+    // 1 / n_super of it a super-block, into L2 (as the AVX-512 rows tile; 1,
+    // 3 or 4 tiles ahead measured the same: this tile is bound by its
+    // arithmetic, ~16 GB/s a Zen 4 core under RIDGE_ISA=avx2).
     const uint8_t* ahead = w.data + (r + 16) * w.row_bytes + sb * 8 * kBlockBytes;
 #pragma GCC unroll 1
     for (int l = 0; l < (8 * kBlockBytes + 63) / 64; ++l)
