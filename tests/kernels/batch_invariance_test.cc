@@ -88,8 +88,8 @@ TEST(MatMulBatchInvariance, RepackedQuantizedTypes) {
       for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
 }
 
-// The K-quants' weight panels, 256-column super-blocks: Q4_K (one layout for
-// AVX2 and AVX-512) and Q6_K (AVX-512), read in place where the ISA has their
+// The K-quants' weight panels, 256-column super-blocks: Q4_K and Q6_K (one
+// layout each for AVX2 and AVX-512), read in place where the ISA has their
 // kernels, unpacked under the others.
 TEST(MatMulBatchInvariance, RepackedKQuants) {
   uint32_t seed = 40;
@@ -119,9 +119,9 @@ TEST(MatMulBatchInvariance, KQuantTypes) {
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
 }
 
-// Q8_0, Q4_0 and Q4_K take the same float steps on AVX2 and AVX-512 (the
-// int8 activations are the same bytes, the block sums are exact): a model
-// gives the same bits on either kind of machine.
+// Q8_0, Q4_0, Q4_K and Q6_K take the same float steps on AVX2 and AVX-512
+// (the int8 activations are the same bytes, the block sums are exact): a
+// model gives the same bits on either kind of machine.
 TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
   const std::vector<Isa> isas = SupportedIsas();
   if (std::find(isas.begin(), isas.end(), Isa::kAvx512) == isas.end() ||
@@ -129,7 +129,7 @@ TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
     GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 300;
   ThreadPool pool(2);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {13, 70})
         for (int64_t n_tokens : {1, 5, 40}) {
@@ -158,7 +158,7 @@ TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512Repacked) {
     GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 400;
   ThreadPool pool(2);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_tokens : {1, 2, 3, 5, 40}) {
         std::mt19937 rng(seed++);

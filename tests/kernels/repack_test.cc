@@ -22,10 +22,11 @@ constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::
                                     GgmlType::kQ4_K, GgmlType::kQ6_K};
 
 // Whether isa has weight-panel kernels for type: AVX-512 for all of
-// kPanelTypes, AVX2 for Q8_0, Q4_0 and Q4_K.
+// kPanelTypes, AVX2 for Q8_0, Q4_0, Q4_K and Q6_K.
 bool PanelsOn(Isa isa, GgmlType type) {
   if (isa == Isa::kAvx512) return true;
-  return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K);
+  return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K ||
+                               type == GgmlType::kQ6_K);
 }
 
 bool IsKQuant(GgmlType type) { return type == GgmlType::kQ4_K || type == GgmlType::kQ6_K; }
@@ -104,13 +105,13 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
   }
 }
 
-// AVX2 and AVX-512 pack Q8_0 and Q4_0 into the same bytes (a model repacked
-// on one reads the same weights as on the other).
+// AVX2 and AVX-512 pack Q8_0, Q4_0, Q4_K and Q6_K into the same bytes (a
+// model repacked on one reads the same weights as on the other).
 TEST(Repack, Avx2AndAvx512PackTheSameBytes) {
   if (HardwareIsa() != Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
   std::mt19937 rng(6);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
-    for (const auto& shape : kShapes) {
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
+    for (const auto& shape : ShapesOf(type)) {
       const Weights m = RandomWeights(type, shape[0], shape[1], rng);
       EXPECT_EQ(Repacked(m, Isa::kAvx2).bytes, Repacked(m, Isa::kAvx512).bytes)
           << GgmlTypeName(type) << " " << shape[0] << "x" << shape[1];

@@ -106,7 +106,7 @@ const TypeKernels* Avx2FloatKernels(GgmlType type);
 const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
 const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // IQ4_NL, MXFP4
 const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0
-const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);  // Q4_K (weight_panels.h, q4k)
+const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);  // Q4_K (weight_panels.h, q4k), Q6_K (q6k)
 const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // Q4_K (the same layout), Q6_K (q6k)
 // The active ISA's (repack.cc).
 const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
@@ -121,6 +121,8 @@ const TypeKernels* Avx512KQuantKernels(GgmlType type);
 // Q6_K on AVX-512, weights in the file's layout or repacked (weight_panels.h, q6k).
 const TypeKernels* Avx512Q6KKernels(bool repacked);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
+// Q6_K on AVX2, weights in the file's layout or repacked (weight_panels.h, q6k).
+const TypeKernels* Avx2Q6KKernels(bool repacked);
 // The AVX2 K-quant kernels' activation preparation (shared with the Q4_K weight panels).
 ActPrep Avx2KQuantActPrep();
 

@@ -1,17 +1,16 @@
 // K-quant MatMul for AVX2 (+ FMA, F16C): Q2_K, Q3_K, Q5_K and IQ4_XS from
-// kquant_rows_impl.h; Q4_K and Q6_K here: matmul_kquant_avx512.cc with
-// vpmaddubsw + vpmaddwd in place of vpdpbusd (unsigned weights ≤ 63 against
-// int8 activations: pairs ≤ 2·63·127 < 2¹⁵, nothing saturates; Q4_K's high
-// nibble is therefore shifted down rather than used in place).
+// kquant_rows_impl.h; Q4_K here: matmul_kquant_avx512.cc with vpmaddubsw +
+// vpmaddwd in place of vpdpbusd (unsigned weights ≤ 15 against int8
+// activations: pairs ≤ 2·15·127 < 2¹⁵, nothing saturates; the high nibble is
+// therefore shifted down rather than used in place). Q6_K has its own file
+// (matmul_q6k_avx2.cc); this one holds the activation preparation every
+// K-quant kernel of this ISA shares, Q6_K's included.
 //
 // Rows path (decode): activations quantized once per call to int8 blocks of
 // 32 with a float scale; each 32-element piece of a super-block is one dot.
 //   Q4_K: w = d·sc_s·q − dmin·m_s (q 4-bit, 8 sub-blocks of 32 with 6-bit sc,
 //         m): per sub-block the exact Σq·x scaled by (sc·d)·d_x, and the
 //         mins against d_x·Σq_x (the order is written at the Q4_K tiles).
-//   Q6_K: w = d·sc_g·(q − 32) (q 6-bit, 16 groups of 16, int8 sc). q is
-//         assembled from its low 4 and high 2 bits; −32·Σx per 4-byte lane
-//         starts the accumulator; a lane's scale is its group's.
 // Q4_K: 8 rows in lanes per rows tile and a panel path from 8 tokens on
 // (prefill, batched decode), in the AVX-512 file's float order (same bits).
 #include "ridge/kernels/simd_avx2.h"
@@ -268,98 +267,11 @@ void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, 
   }
 }
 
-template <int kR, int kT>
-void Q6KTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
-  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
-  const uint8_t* base = w.data + r * w.row_bytes;
-  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
-  const int64_t n_super = w.n_cols / kQK_K;
-  TokenActs tok[kT];
-  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
-  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
-  __m256 acc[kR][kT];
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) acc[i][t] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-#pragma GCC unroll 8
-    for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
-#pragma GCC unroll 4
-    for (int i = 0; i < kR; ++i) {
-      const uint8_t* block = base + i * w.row_bytes + sb * kBlockBytes;
-      const __m256 d = _mm256_set1_ps(F16At(block + 208));
-      const __m128i sc16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192));
-      const __m256 sc_lo = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc16)), d);
-      const __m256 sc_hi = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8))), d);
-      for (int h = 0; h < 2; ++h) {
-        const uint8_t* ql = block + 64 * h;
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
-        const __m256i q[4] = {
-            _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2)),
-            _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
-                            _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
-        };
-        const __m256 sc = h == 0 ? sc_lo : sc_hi;
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-          // Lanes 0..3 (elements 0..15) take group 2j's scale, lanes 4..7 group 2j+1's.
-          const __m256 lane_sc = _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(2 * j, 2 * j, 2 * j, 2 * j, 2 * j + 1,
-                                                                                 2 * j + 1, 2 * j + 1, 2 * j + 1));
-          const int64_t xb = sb * 8 + 4 * h + j;  // the 32-block of x these 32 weights meet
-#pragma GCC unroll 4
-          for (int t = 0; t < kT; ++t) {
-            const __m256i dot =
-                _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].bias + xb * 8)),
-                                 Dot(q[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + xb * kActBlock))));
-            acc[i][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(lane_sc, _mm256_set1_ps(tok[t].d[xb])),
-                                        acc[i][t]);
-          }
-        }
-      }
-    }
-  }
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = HorizontalSum(acc[i][t]);
-}
-
-template <bool kQ6, int kR, int kT>
-void Tile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  static_assert(kQ6, "Q4_K has its own tiles");
-  Q6KTile<kR, kT>(w, layout, acts, r, y, y_stride);
-}
-
-template <bool kQ6, int kT>
-void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
-                   int64_t y_stride) {
-  constexpr int kR = kT == 1 ? 4 : 2;
-  const ActLayout layout(w.n_cols);
-  int64_t r = r_begin;
-  for (; r + kR <= r_end; r += kR) Tile<kQ6, kR, kT>(w, layout, acts, r, y, y_stride);
-  for (; r < r_end; ++r) Tile<kQ6, 1, kT>(w, layout, acts, r, y, y_stride);
-}
-
-template <bool kQ6>
-void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
-          int64_t y_stride) {
-  switch (n_tokens) {
-    case 1: return RowsForTokens<kQ6, 1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return RowsForTokens<kQ6, 2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return RowsForTokens<kQ6, 3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return RowsForTokens<kQ6, 4>(w, acts, r_begin, r_end, y, y_stride);
-  }
-}
-
-// Q6_K and the types of kquant_rows_impl.h have no panel path (yet): the rows kernel, 4 tokens per pass.
+// The types of kquant_rows_impl.h have no panel path (yet): the rows kernel, 4 tokens per pass.
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 constexpr ActPrep kNoActs{nullptr, nullptr};
 constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows,       kQuantActs,    kQ4KPanelRows,
                                   8,             Q4KPanelBytes, Q4KPackPanel, Q4KPanelMatMul};
-constexpr TypeKernels kQ6KKernels{kQuantActs, 4, Rows<true>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 struct MaddDot {
   static constexpr bool kAnyUnsignedByte = false;
@@ -375,7 +287,7 @@ ActPrep Avx2KQuantActPrep() { return kQuantActs; }
 const TypeKernels* Avx2KQuantKernels(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_K: return &kQ4KKernels;
-    case GgmlType::kQ6_K: return &kQ6KKernels;
+    case GgmlType::kQ6_K: return Avx2Q6KKernels(/*repacked=*/false);
     case GgmlType::kQ2_K: return &kKernels<Q2K>;
     case GgmlType::kQ3_K: return &kKernels<Q3K>;
     case GgmlType::kQ5_K: return &kKernels<Q5K>;

@@ -208,6 +208,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
 }  // namespace
 
 const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type) {
+  if (type == GgmlType::kQ6_K) return Avx2Q6KKernels(/*repacked=*/true);
   if (type != GgmlType::kQ4_K) return nullptr;
   static const TypeKernels kernels{Avx2KQuantActPrep(), 4,          Avx2KQuantKernels(type)->rows,
                                    Avx2KQuantActPrep(), kPanelRows, 1,

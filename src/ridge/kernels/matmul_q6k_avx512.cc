@@ -32,42 +32,6 @@ namespace {
 
 constexpr int64_t kPanelRows = panels::kRows;  // 32
 constexpr int kHalfRows = 16;                   // rows of one int32-lane zmm
-constexpr int kQuarterRows = 8;                 // rows of one packing transpose
-
-int64_t PanelBytes(int64_t n_cols) { return (n_cols / kQK_K) * panels::q6k::kSuperBytes; }
-
-// Rows [r_begin, r_begin + 32) of w into the panel layout; rows past w.n_rows
-// are zeros (their outputs are never stored).
-void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  using namespace panels::q6k;
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-    uint8_t* out = panel + sb * kSuperBytes;
-    for (int q = 0; q < kPanelRows / kQuarterRows; ++q) {
-      const uint8_t* rows[kQuarterRows];
-      for (int i = 0; i < kQuarterRows; ++i) {
-        const int64_t r = r_begin + q * kQuarterRows + i;
-        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
-      }
-      for (int c = 0; c < kFileChunks; ++c) {
-        __m256 v[kQuarterRows];  // row i's bytes 32c..32c+31; after the transpose [k] = group k of the 8 rows
-        for (int i = 0; i < kQuarterRows; ++i)
-          v[i] = rows[i] == nullptr ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(rows[i] + 32 * c));
-        avx512::Transpose8x8(v);
-        for (int k = 0; k < 8; ++k)
-          _mm256_storeu_ps(reinterpret_cast<float*>(out + QuantAt(c, k) + q * kQuarterRows * 4), v[k]);
-      }
-    }
-    for (int64_t j = 0; j < kPanelRows; ++j) {
-      const int64_t r = r_begin + j;
-      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
-      for (int64_t g = 0; g < kGroups; ++g) out[kScaleOffset + g * kPanelRows + j] = block ? block[192 + g] : 0;
-      if (block) std::memcpy(out + kDOffset + 2 * j, block + 208, 2);
-      else std::memset(out + kDOffset + 2 * j, 0, 2);
-    }
-  }
-}
-
 // The 6-bit codes of element set m (0..3) of 16 rows × 4 elements: `ql` the
 // rows' bytes of chunk 2h + m % 2, `qh` of chunk 4 + h. Bits 0-3 come from
 // the nibble, bits 4-5 from qh's bits 2m, 2m + 1; 16-bit shifts may carry
@@ -370,10 +334,12 @@ void FileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r
 
 const TypeKernels* Avx512Q6KKernels(bool repacked) {
   const ActPrep acts = Avx512KQuantKernels(GgmlType::kQ4_K)->row_acts;  // the K-quants' shared preparation
-  static const TypeKernels file_layout{acts,      4,          FileRows,   acts,       kPanelRows,
-                                       5,         PanelBytes, PackPanel,  PanelMatMul};
-  static const TypeKernels weight_panels{acts,     4,          FileRows,   acts,       kPanelRows,
-                                         1,        PanelBytes, PackPanel,  PanelMatMul};
+  // The layout and its packer are AVX2's (an AVX-512 CPU runs AVX2 code).
+  const TypeKernels& avx2_panels = *Avx2Q6KKernels(/*repacked=*/true);
+  static const TypeKernels file_layout{acts, 4, FileRows, acts, kPanelRows, 5, avx2_panels.panel_bytes,
+                                       avx2_panels.pack_panel, PanelMatMul};
+  static const TypeKernels weight_panels{acts, 4, FileRows, acts, kPanelRows, 1, avx2_panels.panel_bytes,
+                                         avx2_panels.pack_panel, PanelMatMul};
   return repacked ? &weight_panels : &file_layout;
 }
 

@@ -64,13 +64,21 @@ inline __m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
   return _mm256_cvtph_ps(HalvesOf8(base, offsets));
 }
 
-// Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact).
-inline __m256i SumLanesOf8(const __m256i d[8]) {
+// Lane i of *low = Σ of lanes 0..3 of d[i], of *high = Σ of its lanes 4..7 (exact).
+inline void SumHalvesOf8(const __m256i d[8], __m256i* low, __m256i* high) {
   const __m256i h01 = _mm256_hadd_epi32(d[0], d[1]), h23 = _mm256_hadd_epi32(d[2], d[3]);
   const __m256i h45 = _mm256_hadd_epi32(d[4], d[5]), h67 = _mm256_hadd_epi32(d[6], d[7]);
   const __m256i q0 = _mm256_hadd_epi32(h01, h23), q1 = _mm256_hadd_epi32(h45, h67);
   // q0 = [rows 0-3, sums of lanes 0-3 | rows 0-3, sums of lanes 4-7], q1 the same for rows 4-7.
-  return _mm256_add_epi32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+  *low = _mm256_permute2x128_si256(q0, q1, 0x20);
+  *high = _mm256_permute2x128_si256(q0, q1, 0x31);
+}
+
+// Lane i of the result = Σ of the 8 int32 lanes of d[i] (exact).
+inline __m256i SumLanesOf8(const __m256i d[8]) {
+  __m256i low, high;
+  SumHalvesOf8(d, &low, &high);
+  return _mm256_add_epi32(low, high);
 }
 
 // Lane i of the result = Σ of the 16 int16 lanes of p[i] (exact when every

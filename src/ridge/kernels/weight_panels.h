@@ -70,7 +70,8 @@ constexpr int64_t kSuperBytes = kQuantOffset + 4 * 8 * kRows * 4;
 static_assert(kSuperBytes == kRows * kFileBlockBytes);
 }  // namespace q4k
 
-// Q6_K (matmul_q6k_avx512.cc): per super-block of 256 columns, 6720
+// Q6_K (matmul_q6k_avx2.cc, whose packer writes it, and
+// matmul_q6k_avx512.cc): per super-block of 256 columns, 6720
 // bytes = 32 rows × the file's 210, one after the other:
 //   f16 [32 rows] d
 //   i8  [16 groups g][32 rows j]   the rows' scale of 16-element group g
@@ -79,9 +80,10 @@ static_assert(kSuperBytes == kRows * kFileBlockBytes);
 // chunks c = 2h, 2h + 1 (ql) and 4 + h (qh): for element 128h + 32m + 4k + i
 // (m = 0..3) the low 4 bits are the low (m < 2) or high (m ≥ 2) nibble of
 // chunk m % 2, the top 2 bits bits 2m, 2m + 1 of chunk 2. So one 64-byte load
-// gives 16 rows' 4 bytes of a chunk, a row per int32 lane, a 6-bit code is a
-// shift, a bit select and an `and` away, and decode reads the three chunks a
-// code needs side by side, strictly forward (scales first, as for Q4_K).
+// gives 16 rows' 4 bytes of a chunk (a 32-byte load 8 rows'), a row per
+// int32 lane, a 6-bit code is a shift, a bit select and an `and` away, and
+// decode reads the three chunks a code needs side by side, strictly forward
+// (scales first, as for Q4_K).
 namespace q6k {
 constexpr int64_t kFileBlockBytes = 210;  // ql[128], qh[64], scales[16], d
 constexpr int64_t kGroups = 16;

@@ -1,0 +1,378 @@
+// Q6_K on AVX2 (+ FMA, F16C): the float steps of matmul_q6k_avx512.cc, so
+// every path of both ISAs gives the same bits whichever layout, path or
+// batch. Weights repacked at load into the panel layout of weight_panels.h
+// (q6k, packed here: an AVX-512 CPU runs this packer too) are multiplied in
+// place by the panel tiles; weights in the file's layout (--mmap) take a rows
+// tile for 1-4 tokens and panels packed per call from 5 on.
+//
+// w = d·sc_g·(q − 32): q 6-bit, 16 groups g of 16 elements with an int8
+// scale. Each group's sum starts from −32·Σx of the group (the activations'
+// gbias), so it is S_g = Σ(q − 32)·x, exact. Steps per (row, token), x's
+// 32-blocks b in order (d: b's super-block's):
+//   I_b = sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1}     exact int32 (|I_b| < 2²⁶)
+//   acc = fma(float(I_b), d·d_x(b), acc)
+//
+// Products: vpmaddubsw of codes (≤ 63, unsigned) against int8 activations
+// (|x| ≤ 127): a word holds 2 products, |·| ≤ 16002, so two chunk groups'
+// words add in int16 without overflow (≤ 32004) before one vpmaddwd against
+// ones widens them into int32 lanes.
+//
+// Panels: a 32-byte load holds 8 rows' (a quarter's) 4 bytes of a chunk, a
+// row per int32 lane; a 6-bit code is the chunk's low or high nibble or'ed
+// with two bits of the qh chunk moved to bits 4-5. No reduction across rows.
+// Rows (file layout): a row at a time, its 32 codes of block b in a register
+// as the file holds them, a super-block's 8 blocks' lanes reduced at once.
+//
+// Measured (Zen 4 under RIDGE_ISA=avx2, 2 threads, a shared noisy host): one
+// token on repacked weights streams at ~60-75 % of a paired read, where the
+// rows kernel this replaced streamed ~50-78 % (it kept a float per 4-element
+// lane, other bits than AVX-512). The file-layout rows tile with 8 rows in
+// lanes (a cross-row reduction per block) was bound by its arithmetic at
+// ~16 GB/s a core; a row at a time with a super-block's blocks reduced at
+// once streams 32-35 GB/s (2 threads) like the replaced kernel's 35-37, and
+// 2-4 tokens 20-25 % slower than it (the codes decoded again per token).
+// Prefill (BM_Prefill/Q6_K/512, per-call panels) 31-33 % -> 43-54 % of the
+// int8 peak.
+#include "ridge/kernels/simd_avx2.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ridge/kernels/kquant_rows_impl.h"
+#include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/weight_panels.h"
+
+namespace ridge::kernels::internal {
+namespace {
+
+constexpr int64_t kPanelRows = panels::kRows;  // 32
+constexpr int kQuarterRows = 8;                 // rows of one int32-lane ymm
+constexpr int kQuarters = 4;
+
+int64_t PanelBytes(int64_t n_cols) { return (n_cols / kQK_K) * panels::q6k::kSuperBytes; }
+
+// Rows [r_begin, r_begin + 32) of w into the panel layout; rows past w.n_rows
+// are zeros (their outputs are never stored).
+void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  using namespace panels::q6k;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    uint8_t* out = panel + sb * kSuperBytes;
+    for (int q = 0; q < kQuarters; ++q) {
+      const uint8_t* rows[kQuarterRows];
+      for (int i = 0; i < kQuarterRows; ++i) {
+        const int64_t r = r_begin + q * kQuarterRows + i;
+        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      }
+      for (int c = 0; c < kFileChunks; ++c) {
+        __m256i v[kQuarterRows];  // row i's bytes 32c..32c+31; after the transpose [k] = group k of the 8 rows
+        for (int i = 0; i < kQuarterRows; ++i)
+          v[i] = rows[i] == nullptr ? _mm256_setzero_si256() : Load256(rows[i] + 32 * c);
+        avx2::Transpose8x8(v);
+        for (int k = 0; k < 8; ++k)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + QuantAt(c, k) + q * kQuarterRows * 4), v[k]);
+      }
+    }
+    for (int64_t j = 0; j < kPanelRows; ++j) {
+      const int64_t r = r_begin + j;
+      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      for (int64_t g = 0; g < kGroups; ++g) out[kScaleOffset + g * kPanelRows + j] = block ? block[192 + g] : 0;
+      if (block) std::memcpy(out + kDOffset + 2 * j, block + 208, 2);
+      else std::memset(out + kDOffset + 2 * j, 0, 2);
+    }
+  }
+}
+
+// The 6-bit codes of element set m (0..3) of 32 bytes: `ql` the bytes of ql
+// chunk m % 2, `qh` those of the qh chunk; bits 0-3 from ql's low (m < 2) or
+// high nibble, bits 4-5 from qh's bits 2m, 2m + 1. 16-bit shifts carry bits
+// across bytes only into positions the masks drop.
+template <int kM>
+inline __attribute__((always_inline)) __m256i Codes(__m256i ql, __m256i qh) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f), top2 = _mm256_set1_epi8(0x30);
+  const __m256i low = kM < 2 ? ql : _mm256_srli_epi16(ql, 4);
+  const __m256i high = kM == 0 ? _mm256_slli_epi16(qh, 4)
+                       : kM == 1 ? _mm256_slli_epi16(qh, 2)
+                       : kM == 2 ? qh
+                                 : _mm256_srli_epi16(qh, 2);
+  return _mm256_or_si256(_mm256_and_si256(low, nibble), _mm256_and_si256(high, top2));
+}
+
+// A token's 4 activation bytes at q, broadcast to every int32 lane.
+inline __attribute__((always_inline)) __m256i Broadcast4(const int8_t* q) {
+  int32_t x4;
+  std::memcpy(&x4, q, 4);
+  return _mm256_set1_epi32(x4);
+}
+
+// One group's Σ q·x of a quarter (8 rows in lanes) and one token: chunk
+// groups k0 .. k0 + 3, each `at` + QuantAt offset apart. Two groups' words
+// summed in int16 (≤ 32004), then widened.
+template <int kM>
+inline __attribute__((always_inline)) __m256i GroupDot(const uint8_t* ql, const uint8_t* qh, const int8_t* x) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i sum = _mm256_setzero_si256();
+  for (int k = 0; k < 4; k += 2) {
+    const __m256i p0 = _mm256_maddubs_epi16(Codes<kM>(Load256(ql), Load256(qh)), Broadcast4(x));
+    const __m256i p1 = _mm256_maddubs_epi16(Codes<kM>(Load256(ql + 3 * panels::q6k::kGroupBytes),
+                                                      Load256(qh + 3 * panels::q6k::kGroupBytes)),
+                                            Broadcast4(x + 4));
+    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_add_epi16(p0, p1), ones));
+    ql += 6 * panels::q6k::kGroupBytes;
+    qh += 6 * panels::q6k::kGroupBytes;
+    x += 8;
+  }
+  return sum;
+}
+
+// One panel × 1 token (decode), rows 0 .. 31: per super-block and file half,
+// quarter by quarter, the element sets m in order (x's blocks in order for
+// each row). All the super-block's bytes are read within its step, so its
+// lines stream in once; the next super-block is prefetched on the way.
+void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
+           int64_t n_valid_rows) {
+  using namespace panels::q6k;
+  const TokenActs tok(acts, layout);
+  __m256 acc[kQuarters];
+  for (int q = 0; q < kQuarters; ++q) acc[q] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+#pragma GCC unroll 1
+    for (int fh = 0; fh < 2; ++fh) {
+      const int64_t b0 = sb * 8 + 4 * fh;  // x's block of m = 0
+#pragma GCC unroll 4
+      for (int q = 0; q < kQuarters; ++q) {
+        // The next super-block, 14 lines a step (its 6720 bytes over this one's
+        // 8 steps), into L2: measured (BM_FewTokens/Q6_K_repacked/1, 1 thread,
+        // Zen 4 under RIDGE_ISA=avx2) 33 % of a paired read into L1 (T0), 64 %
+        // into L2, 2-4 super-blocks ahead no better; with none, 20-44 % (2 threads).
+        const uint8_t* ahead = p + kSuperBytes + (fh * kQuarters + q) * 14 * 64;
+#pragma GCC unroll 1
+        for (int l = 0; l < 14; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
+        const uint8_t* quant = p + q * kQuarterRows * 4;
+        auto block = [&]<int kM>() {
+          const int64_t b = b0 + kM;
+          __m256i scaled;
+          for (int gi = 0; gi < 2; ++gi) {
+            const int k0 = 4 * gi;
+            const __m256i s = _mm256_add_epi32(
+                _mm256_set1_epi32(tok.gbias[2 * b + gi]),
+                GroupDot<kM>(quant + QuantAt(2 * fh + kM % 2, k0), quant + QuantAt(4 + fh, k0), tok.q + b * kActBlock + 4 * k0));
+            const int64_t g = 8 * fh + 2 * kM + gi;  // the super-block's group
+            const __m256i sc = _mm256_cvtepi8_epi32(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows)));
+            const __m256i si = _mm256_mullo_epi32(s, sc);
+            scaled = gi == 0 ? si : _mm256_add_epi32(scaled, si);
+          }
+          acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(scaled), _mm256_mul_ps(d, _mm256_set1_ps(tok.d[b])), acc[q]);
+        };
+        block.template operator()<0>();
+        block.template operator()<1>();
+        block.template operator()<2>();
+        block.template operator()<3>();
+      }
+    }
+  }
+  for (int q = 0; q < kQuarters; ++q) {
+    const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(y + q * kQuarterRows, mask, acc[q]);
+  }
+}
+
+// Quarter q of one panel × kT tokens (prefill: from 5 tokens on), the codes
+// of a chunk group made once for every token. The group scale goes into the
+// widening vpmaddwd (each row's sc in both words of its lane) and −32·Σx·sc
+// starts the sum, so one register per token holds I_b: the same integer as
+// sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1} (every partial sum < 2²⁶), in fewer
+// registers than the S of each group (16 ymm: acc and I_b of 4 tokens, codes,
+// activations). y points at the panel's row 0 for the tile's first token.
+template <int kT>
+void Tile(const uint8_t* panel, int64_t n_super, int q, const ActLayout& layout, const uint8_t* acts,
+          int64_t act_stride, float* y, int64_t y_stride, int64_t n_valid_rows) {
+  using namespace panels::q6k;
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
+    const uint8_t* quant = p + q * kQuarterRows * 4;
+#pragma GCC unroll 1
+    for (int fh = 0; fh < 2; ++fh) {
+      auto block = [&]<int kM>() {
+        const int64_t b = sb * 8 + 4 * fh + kM;  // x's 32-block
+        __m256i sc32[2], sc16[2];                // the rows' scales of groups 2b, 2b + 1
+        for (int gi = 0; gi < 2; ++gi) {
+          const int64_t g = 8 * fh + 2 * kM + gi;
+          const __m128i bytes =
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows));
+          sc32[gi] = _mm256_cvtepi8_epi32(bytes);
+          sc16[gi] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(bytes, bytes));
+        }
+        __m256i i_b[kT];
+        for (int t = 0; t < kT; ++t)
+          i_b[t] = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b]), sc32[0]),
+                                    _mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b + 1]), sc32[1]));
+#pragma GCC unroll 4
+        for (int k = 0; k < 8; k += 2) {
+          const uint8_t* ql = quant + QuantAt(2 * fh + kM % 2, k);
+          const uint8_t* qh = quant + QuantAt(4 + fh, k);
+          const __m256i c0 = Codes<kM>(Load256(ql), Load256(qh));
+          const __m256i c1 = Codes<kM>(Load256(ql + 3 * kGroupBytes), Load256(qh + 3 * kGroupBytes));
+#pragma GCC unroll 4
+          for (int t = 0; t < kT; ++t) {
+            const int8_t* x = tok[t].q + b * kActBlock + 4 * k;
+            const __m256i pair = _mm256_add_epi16(_mm256_maddubs_epi16(c0, Broadcast4(x)),
+                                                  _mm256_maddubs_epi16(c1, Broadcast4(x + 4)));
+            i_b[t] = _mm256_add_epi32(i_b[t], _mm256_madd_epi16(pair, sc16[k / 4]));
+          }
+        }
+        for (int t = 0; t < kT; ++t)
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b[t]), _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[b])), acc[t]);
+      };
+      block.template operator()<0>();
+      block.template operator()<1>();
+      block.template operator()<2>();
+      block.template operator()<3>();
+    }
+  }
+  const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + q * kQuarterRows, mask, acc[t]);
+}
+
+// One panel × every token. Up to 4 tokens (decode, speculation's verifying
+// passes) run Tile1 once per token: the panel streams from memory once and is
+// read again from L2. From 5 tokens on, Tile one quarter × 4 tokens at a
+// time, where arithmetic, not memory, bounds it.
+void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                 float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile1 prefetches its own stream*/) {
+  const ActLayout layout(n_cols);
+  const int64_t n = n_cols / kQK_K, s = acts.row_stride;
+  if (n_tokens <= 4) {
+    for (int64_t t = 0; t < n_tokens; ++t) Tile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
+    return;
+  }
+  for (int64_t t = 0; t < n_tokens; t += 4) {
+    const uint8_t* a = acts.data + t * s;
+    float* yt = y + t * y_stride;
+    for (int q = 0; q < kQuarters; ++q) {
+      switch (n_tokens - t) {
+        case 1: Tile<1>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 2: Tile<2>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 3: Tile<3>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+        default: Tile<4>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+      }
+    }
+  }
+}
+
+// Rows [r, r + kR) of the file layout × kT tokens, a row at a time in the
+// file's order, kR ≤ 8 (rows past kR are copies of row kR − 1, not stored),
+// as matmul_q6k_avx512.cc's rows tile: per super-block and row, each 32-block's
+// lanes (4 elements each, lanes 0-3 group 2b, 4-7 group 2b + 1, from their
+// bias −32·Σx) for the 8 blocks reduced at once (SumHalvesOf8: lane b =
+// S_2b, S_2b+1), scaled to the exact I_b; then the tile's 8 rows of float(I_b)
+// transposed to rows in lanes for the fma over b in order.
+template <int kR, int kT>
+void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+  constexpr int64_t kBlockBytes = panels::q6k::kFileBlockBytes;
+  constexpr int kTileRows = 8;
+  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
+  const uint8_t* base = w.data + r * w.row_bytes;
+  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
+  const int64_t n_super = w.n_cols / kQK_K;
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+#pragma GCC unroll 1
+    for (int p = 0; p < kPrefetchLines; ++p)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
+    __m256 fi[kT][kTileRows];  // [token][row]: lane b = float(I_b)
+    alignas(16) uint16_t d16[kTileRows];
+#pragma GCC unroll 8
+    for (int i = 0; i < kTileRows; ++i) {
+      const uint8_t* block = base + std::min(i, kR - 1) * w.row_bytes + sb * kBlockBytes;
+      std::memcpy(&d16[i], block + 208, 2);
+      if (i >= kR) {
+        for (int t = 0; t < kT; ++t) fi[t][i] = fi[t][kR - 1];
+        continue;
+      }
+      // The scales of groups 2b (even) and 2b + 1 (odd), b = 0..7, as int32.
+      const __m128i sc16 = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)),
+                                            _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+      const __m256i sc_even = _mm256_cvtepi8_epi32(sc16), sc_odd = _mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8));
+      // Token by token (the codes again for each, from L1): a token's 8
+      // dots fit the 16 registers, kT tokens' would not.
+#pragma GCC unroll 1
+      for (int t = 0; t < kT; ++t) {
+        __m256i dots[8];  // [32-block of the super-block]: lanes' Σ(q − 32)·x by 4 elements
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          const uint8_t* ql = block + 64 * h;
+          const __m256i a = Load256(ql), b = Load256(ql + 32), hb = Load256(block + 128 + 32 * h);
+          const __m256i q[4] = {Codes<0>(a, hb), Codes<1>(b, hb), Codes<2>(a, hb), Codes<3>(b, hb)};
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j) {
+            const int64_t xb = sb * 8 + 4 * h + j;  // x's 32-block
+            dots[4 * h + j] = _mm256_add_epi32(Load256(tok[t].bias + xb * 8),
+                                               _mm256_madd_epi16(_mm256_maddubs_epi16(q[j], Load256(tok[t].q + xb * kActBlock)), ones));
+          }
+        }
+        __m256i s_even, s_odd;  // lane b: S_2b, S_2b+1
+        avx2::SumHalvesOf8(dots, &s_even, &s_odd);
+        fi[t][i] = _mm256_cvtepi32_ps(
+            _mm256_add_epi32(_mm256_mullo_epi32(s_even, sc_even), _mm256_mullo_epi32(s_odd, sc_odd)));
+      }
+    }
+    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));  // rows in lanes
+#pragma GCC unroll 4
+    for (int t = 0; t < kT; ++t) {
+      avx2::Transpose8x8(fi[t]);  // [block b]: rows in lanes
+#pragma GCC unroll 8
+      for (int b = 0; b < 8; ++b)
+        acc[t] = _mm256_fmadd_ps(fi[t][b], _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[sb * 8 + b])), acc[t]);
+    }
+  }
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(kR), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + r, mask, acc[t]);
+}
+
+template <int kT>
+void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
+                   int64_t y_stride) {
+  const ActLayout layout(w.n_cols);
+  int64_t r = r_begin;
+  for (; r + 8 <= r_end; r += 8) RowsTile<8, kT>(w, layout, acts, r, y, y_stride);
+  for (; r < r_end; ++r) RowsTile<1, kT>(w, layout, acts, r, y, y_stride);
+}
+
+// TypeKernels::rows on the file's layout, up to 4 tokens per pass.
+void FileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+              int64_t y_stride) {
+  switch (n_tokens) {
+    case 1: return RowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return RowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return RowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return RowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
+  }
+}
+
+}  // namespace
+
+const TypeKernels* Avx2Q6KKernels(bool repacked) {
+  const ActPrep acts = Avx2KQuantActPrep();  // the K-quants' shared preparation
+  static const TypeKernels file_layout{acts,      4,          FileRows,   acts,       kPanelRows,
+                                       5,         PanelBytes, PackPanel,  PanelMatMul};
+  static const TypeKernels weight_panels{acts,     4,          FileRows,   acts,       kPanelRows,
+                                         1,        PanelBytes, PackPanel,  PanelMatMul};
+  return repacked ? &weight_panels : &file_layout;
+}
+
+}  // namespace ridge::kernels::internal
