@@ -270,107 +270,23 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   }
 }
 
-// Rows [r, r + kR) of the file layout × kT tokens, a row at a time in the
-// file's order, kR ≤ 8 (rows past kR are copies of row kR − 1, not stored),
-// as matmul_q6k_avx512.cc's rows tile: per super-block and row, each 32-block's
-// lanes (4 elements each, lanes 0-3 group 2b, 4-7 group 2b + 1, from their
-// bias −32·Σx) for the 8 blocks reduced at once (SumHalvesOf8: lane b =
-// S_2b, S_2b+1), scaled to the exact I_b; then the tile's 8 rows of float(I_b)
-// transposed to rows in lanes for the fma over b in order.
-template <int kR, int kT>
-void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  constexpr int64_t kBlockBytes = panels::q6k::kFileBlockBytes;
-  constexpr int kTileRows = 8;
-  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
-  const uint8_t* base = w.data + r * w.row_bytes;
-  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
-  const int64_t n_super = w.n_cols / kQK_K;
-  TokenActs tok[kT];
-  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
-  const __m256i ones = _mm256_set1_epi16(1);
-  __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-#pragma GCC unroll 1
-    for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
-    __m256 fi[kT][kTileRows];  // [token][row]: lane b = float(I_b)
-    alignas(16) uint16_t d16[kTileRows];
-#pragma GCC unroll 8
-    for (int i = 0; i < kTileRows; ++i) {
-      const uint8_t* block = base + std::min(i, kR - 1) * w.row_bytes + sb * kBlockBytes;
-      std::memcpy(&d16[i], block + 208, 2);
-      if (i >= kR) {
-        for (int t = 0; t < kT; ++t) fi[t][i] = fi[t][kR - 1];
-        continue;
-      }
-      // The scales of groups 2b (even) and 2b + 1 (odd), b = 0..7, as int32.
-      const __m128i sc16 = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)),
-                                            _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
-      const __m256i sc_even = _mm256_cvtepi8_epi32(sc16), sc_odd = _mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8));
-      // Token by token (the codes again for each, from L1): a token's 8
-      // dots fit the 16 registers, kT tokens' would not.
-#pragma GCC unroll 1
-      for (int t = 0; t < kT; ++t) {
-        __m256i dots[8];  // [32-block of the super-block]: lanes' Σ(q − 32)·x by 4 elements
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-          const uint8_t* ql = block + 64 * h;
-          const __m256i a = Load256(ql), b = Load256(ql + 32), hb = Load256(block + 128 + 32 * h);
-          const __m256i q[4] = {Codes<0>(a, hb), Codes<1>(b, hb), Codes<2>(a, hb), Codes<3>(b, hb)};
-#pragma GCC unroll 4
-          for (int j = 0; j < 4; ++j) {
-            const int64_t xb = sb * 8 + 4 * h + j;  // x's 32-block
-            dots[4 * h + j] = _mm256_add_epi32(Load256(tok[t].bias + xb * 8),
-                                               _mm256_madd_epi16(_mm256_maddubs_epi16(q[j], Load256(tok[t].q + xb * kActBlock)), ones));
-          }
-        }
-        __m256i s_even, s_odd;  // lane b: S_2b, S_2b+1
-        avx2::SumHalvesOf8(dots, &s_even, &s_odd);
-        fi[t][i] = _mm256_cvtepi32_ps(
-            _mm256_add_epi32(_mm256_mullo_epi32(s_even, sc_even), _mm256_mullo_epi32(s_odd, sc_odd)));
-      }
-    }
-    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));  // rows in lanes
-#pragma GCC unroll 4
-    for (int t = 0; t < kT; ++t) {
-      avx2::Transpose8x8(fi[t]);  // [block b]: rows in lanes
-#pragma GCC unroll 8
-      for (int b = 0; b < 8; ++b)
-        acc[t] = _mm256_fmadd_ps(fi[t][b], _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[sb * 8 + b])), acc[t]);
-    }
+// The rows tile's ISA steps (kquant_rows_impl.h, Q6KFileRows): codes ≤ 63
+// against |x| ≤ 127, so vpmaddubsw's pair sums stay below 2¹⁵.
+struct Q6KRowSteps {
+  static __m256i DotAdd(__m256i acc, __m256i u8, __m256i s8) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u8, s8), _mm256_set1_epi16(1)));
   }
-  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(kR), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + r, mask, acc[t]);
-}
-
-template <int kT>
-void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
-                   int64_t y_stride) {
-  const ActLayout layout(w.n_cols);
-  int64_t r = r_begin;
-  for (; r + 8 <= r_end; r += 8) RowsTile<8, kT>(w, layout, acts, r, y, y_stride);
-  for (; r < r_end; ++r) RowsTile<1, kT>(w, layout, acts, r, y, y_stride);
-}
-
-// TypeKernels::rows on the file's layout, up to 4 tokens per pass.
-void FileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
-              int64_t y_stride) {
-  switch (n_tokens) {
-    case 1: return RowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return RowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return RowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return RowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
-  }
-}
+  static void SumHalvesOf8(const __m256i d[8], __m256i* low, __m256i* high) { avx2::SumHalvesOf8(d, low, high); }
+  static void Transpose8x8(__m256 r[8]) { avx2::Transpose8x8(r); }
+};
 
 }  // namespace
 
 const TypeKernels* Avx2Q6KKernels(bool repacked) {
   const ActPrep acts = Avx2KQuantActPrep();  // the K-quants' shared preparation
-  static const TypeKernels file_layout{acts,      4,          FileRows,   acts,       kPanelRows,
+  static const TypeKernels file_layout{acts,      4,          Q6KFileRows<Q6KRowSteps>,   acts,       kPanelRows,
                                        5,         PanelBytes, PackPanel,  PanelMatMul};
-  static const TypeKernels weight_panels{acts,     4,          FileRows,   acts,       kPanelRows,
+  static const TypeKernels weight_panels{acts,     4,          Q6KFileRows<Q6KRowSteps>,   acts,       kPanelRows,
                                          1,        PanelBytes, PackPanel,  PanelMatMul};
   return repacked ? &weight_panels : &file_layout;
 }

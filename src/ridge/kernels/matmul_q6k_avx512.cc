@@ -223,112 +223,12 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   }
 }
 
-// Rows [r, r + kR) of the file layout × kT tokens, a row at a time in the
-// file's order, kR ≤ 8 (rows past kR are copies of row kR − 1, not stored).
-// Per super-block and row: each 32-block's vpdpbusd lanes (4 elements each,
-// lanes 0-3 group 2b, 4-7 group 2b + 1) for the 8 blocks reduced at once
-// (SumHalvesOf8: lane b = S_2b, S_2b+1), scaled to
-// I_b = sc_2b·S_2b + sc_2b+1·S_2b+1 (int32, exact); then the tile's 8 rows of
-// float(I_b) transposed to a register per block, rows in lanes, for the fma
-// over b in order. Measured (BM_Decode/Q6_K, 2 threads, Zen 4, load ~7): 8
-// rows in lanes with one reduction per block decoded at 30-32 GB/s, 16 rows
-// in zmm pairs at 19-20, this order with a scalar fma chain per row 30-36,
-// and with the transpose 43-44, as the per-lane float kernel before them.
-template <int kR, int kT>
-void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  constexpr int64_t kBlockBytes = panels::q6k::kFileBlockBytes;
-  constexpr int kTileRows = 8;
-  constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
-  const uint8_t* base = w.data + r * w.row_bytes;
-  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
-  const int64_t n_super = w.n_cols / kQK_K;
-  TokenActs tok[kT];
-  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
-  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
-  __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-#pragma GCC unroll 1
-    for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
-    __m256 fi[kT][kTileRows];  // [token][row]: lane b = float(I_b)
-    alignas(16) uint16_t d16[kTileRows];
-#pragma GCC unroll 8
-    for (int i = 0; i < kTileRows; ++i) {
-      const uint8_t* block = base + std::min(i, kR - 1) * w.row_bytes + sb * kBlockBytes;
-      std::memcpy(&d16[i], block + 208, 2);
-      if (i >= kR) {
-        for (int t = 0; t < kT; ++t) fi[t][i] = fi[t][kR - 1];
-        continue;
-      }
-      // The scales of groups 2b (even) and 2b + 1 (odd), b = 0..7, as int32.
-      const __m128i sc16 = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)),
-                                            _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
-      const __m256i sc_even = _mm256_cvtepi8_epi32(sc16), sc_odd = _mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8));
-      // Token by token (the codes again for each, from L1): a token's 8 dots
-      // fit the registers, kT tokens' would not.
-#pragma GCC unroll 1
-      for (int t = 0; t < kT; ++t) {
-        __m256i dots[8];  // [32-block of the super-block]: lanes' Σ(q − 32)·x by 4 elements
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-          const uint8_t* ql = block + 64 * h;
-          const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-          const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-          const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
-          const __m256i q[4] = {
-              _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2)),
-              _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2)),
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2)),
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
-                              _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
-          };
-#pragma GCC unroll 4
-          for (int j = 0; j < 4; ++j) {
-            const int64_t xb = sb * 8 + 4 * h + j;  // x's 32-block
-            dots[4 * h + j] = _mm256_dpbusd_epi32(
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].bias + xb * 8)), q[j],
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + xb * kActBlock)));
-          }
-        }
-        __m256i s_even, s_odd;  // lane b: S_2b, S_2b+1
-        avx512::SumHalvesOf8(dots, &s_even, &s_odd);
-        fi[t][i] = _mm256_cvtepi32_ps(
-            _mm256_add_epi32(_mm256_mullo_epi32(s_even, sc_even), _mm256_mullo_epi32(s_odd, sc_odd)));
-      }
-    }
-    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));  // rows in lanes
-#pragma GCC unroll 4
-    for (int t = 0; t < kT; ++t) {
-      avx512::Transpose8x8(fi[t]);  // [block b]: rows in lanes
-#pragma GCC unroll 8
-      for (int b = 0; b < 8; ++b)
-        acc[t] = _mm256_fmadd_ps(fi[t][b], _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[sb * 8 + b])), acc[t]);
-    }
-  }
-  const __mmask8 valid = static_cast<__mmask8>((1u << kR) - 1);
-  for (int t = 0; t < kT; ++t) _mm256_mask_storeu_ps(y + t * y_stride + r, valid, acc[t]);
-}
-
-template <int kT>
-void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
-                   int64_t y_stride) {
-  const ActLayout layout(w.n_cols);
-  int64_t r = r_begin;
-  for (; r + 8 <= r_end; r += 8) RowsTile<8, kT>(w, layout, acts, r, y, y_stride);
-  for (; r < r_end; ++r) RowsTile<1, kT>(w, layout, acts, r, y, y_stride);
-}
-
-// TypeKernels::rows on the file's layout, up to 4 tokens per pass.
-void FileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
-              int64_t y_stride) {
-  switch (n_tokens) {
-    case 1: return RowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return RowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return RowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return RowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
-  }
-}
+// The rows tile's ISA steps (kquant_rows_impl.h, Q6KFileRows).
+struct Q6KRowSteps {
+  static __m256i DotAdd(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_epi32(acc, u8, s8); }
+  static void SumHalvesOf8(const __m256i d[8], __m256i* low, __m256i* high) { avx512::SumHalvesOf8(d, low, high); }
+  static void Transpose8x8(__m256 r[8]) { avx512::Transpose8x8(r); }
+};
 
 }  // namespace
 
@@ -336,9 +236,9 @@ const TypeKernels* Avx512Q6KKernels(bool repacked) {
   const ActPrep acts = Avx512KQuantKernels(GgmlType::kQ4_K)->row_acts;  // the K-quants' shared preparation
   // The layout and its packer are AVX2's (an AVX-512 CPU runs AVX2 code).
   const TypeKernels& avx2_panels = *Avx2Q6KKernels(/*repacked=*/true);
-  static const TypeKernels file_layout{acts, 4, FileRows, acts, kPanelRows, 5, avx2_panels.panel_bytes,
+  static const TypeKernels file_layout{acts, 4, Q6KFileRows<Q6KRowSteps>, acts, kPanelRows, 5, avx2_panels.panel_bytes,
                                        avx2_panels.pack_panel, PanelMatMul};
-  static const TypeKernels weight_panels{acts, 4, FileRows, acts, kPanelRows, 1, avx2_panels.panel_bytes,
+  static const TypeKernels weight_panels{acts, 4, Q6KFileRows<Q6KRowSteps>, acts, kPanelRows, 1, avx2_panels.panel_bytes,
                                          avx2_panels.pack_panel, PanelMatMul};
   return repacked ? &weight_panels : &file_layout;
 }
