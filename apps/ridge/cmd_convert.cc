@@ -21,8 +21,8 @@ struct ConvertArgs {
 Llama2cWidening WideningOf(const std::string& preset_name) {
   const ModelPreset& preset = FindModelPreset(preset_name);
   const ModelConfig& c = preset.config;
-  if (preset_name.rfind("tinyllama", 0) != 0 && preset_name.rfind("llama", 0) != 0)
-    Fail("--widen-to {}: only the llama presets have the llama2.c architecture (no biases, QK norms or experts)",
+  if (c.architecture != "llama" || c.n_expert != 0)
+    Fail("--widen-to {}: only dense llama presets have the llama2.c architecture (no biases, QK norms or experts)",
          preset_name);
   if (c.head_dim != 0 && c.head_dim != c.n_embd / c.n_heads)
     Fail("--widen-to {}: head size {} does not tile dim {}", preset_name, c.head_dim, c.n_embd);
