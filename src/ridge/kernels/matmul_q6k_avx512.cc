@@ -48,87 +48,9 @@ inline __attribute__((always_inline)) __m512i Codes(__m512i ql, __m512i qh) {
   return _mm512_and_si512(_mm512_ternarylogic_epi32(low, high, nibble, 0xe4), six);
 }
 
-// One panel × kT tokens, both 16-row halves, the element sets m of a file
-// half one after the other (prefill: from 5 tokens on). y points at the
-// panel's row 0 for the tile's first token; rows from n_valid_rows on are not
-// stored.
-template <int kT>
-void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
-          float* y, int64_t y_stride, int64_t n_valid_rows) {
-  using namespace panels::q6k;
-  constexpr int kH = 2;
-  TokenActs tok[kT];
-  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
-  __m512 acc[kH][kT];
-  for (int h = 0; h < kH; ++h)
-    for (int t = 0; t < kT; ++t) acc[h][t] = _mm512_setzero_ps();
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
-    __m512 d[kH];
-    for (int h = 0; h < kH; ++h)
-      d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kDOffset + 2 * kHalfRows * h)));
-#pragma GCC unroll 1
-    for (int fh = 0; fh < 2; ++fh) {  // the file's halves of 128 elements: x's blocks 4fh .. 4fh + 3
-      auto block = [&]<int kM>() {
-        const int64_t b = sb * 8 + 4 * fh + kM;  // x's 32-block
-        __m512i sum[kH][kT];  // the group's Σ(q − 32)·x; first group 2b, then 2b + 1
-        __m512i scaled[kH][kT];
-#pragma GCC unroll 2
-        for (int gi = 0; gi < 2; ++gi) {
-          for (int t = 0; t < kT; ++t) {
-            const __m512i bias = _mm512_set1_epi32(tok[t].gbias[2 * b + gi]);
-            for (int h = 0; h < kH; ++h) sum[h][t] = bias;
-          }
-#pragma GCC unroll 4
-          for (int k = 4 * gi; k < 4 * gi + 4; ++k) {
-            // The next super-block, 2 lines a step (its 6720 bytes over this one's 64 steps).
-            const uint8_t* ahead = p + kSuperBytes + ((fh * 4 + kM) * 8 + k) * 128;
-#pragma GCC unroll 1
-            for (int l = 0; l < 2; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
-#pragma GCC unroll 2
-            for (int h = 0; h < kH; ++h) {
-              const __m512i codes = Codes<kM>(_mm512_loadu_si512(p + QuantAt(2 * fh + kM % 2, k) + h * kHalfRows * 4),
-                                              _mm512_loadu_si512(p + QuantAt(4 + fh, k) + h * kHalfRows * 4));
-#pragma GCC unroll 4
-              for (int t = 0; t < kT; ++t) {
-                int32_t x4;
-                std::memcpy(&x4, tok[t].q + b * kActBlock + 4 * k, 4);
-                sum[h][t] = _mm512_dpbusd_epi32(sum[h][t], codes, _mm512_set1_epi32(x4));
-              }
-            }
-          }
-          const int64_t g = 8 * fh + 2 * kM + gi;  // the super-block's group
-#pragma GCC unroll 2
-          for (int h = 0; h < kH; ++h) {
-            const __m512i sc = _mm512_cvtepi8_epi32(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + h * kHalfRows)));
-            for (int t = 0; t < kT; ++t) {
-              const __m512i s = _mm512_mullo_epi32(sum[h][t], sc);
-              scaled[h][t] = gi == 0 ? s : _mm512_add_epi32(scaled[h][t], s);
-            }
-          }
-        }
-        for (int h = 0; h < kH; ++h)
-          for (int t = 0; t < kT; ++t)
-            acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[h][t]), _mm512_mul_ps(d[h], _mm512_set1_ps(tok[t].d[b])),
-                                        acc[h][t]);
-      };
-      block.template operator()<0>();
-      block.template operator()<1>();
-      block.template operator()<2>();
-      block.template operator()<3>();
-    }
-  }
-  for (int h = 0; h < kH; ++h) {
-    const int64_t valid = std::clamp<int64_t>(n_valid_rows - h * kHalfRows, 0, kHalfRows);
-    const __mmask16 mask = static_cast<__mmask16>((1u << valid) - 1);
-    for (int t = 0; t < kT; ++t) _mm512_mask_storeu_ps(y + t * y_stride + h * kHalfRows, mask, acc[h][t]);
-  }
-}
-
 // One panel × 1 token (decode), both halves: the four element sets m of a
 // chunk group k together, so the panel is read once, strictly forward, in
-// the layout's order (Tile reads each ql chunk's groups twice).
+// the layout's order.
 void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
            int64_t n_valid_rows) {
   using namespace panels::q6k;
@@ -197,12 +119,136 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
   }
 }
 
+// From 5 tokens on, a stretch of the panel's codes is decoded once and every
+// token multiplied against the decoded bytes. Decoding them again for each
+// 4 tokens (shifts, selects and masks: a third of the vector work) ran 5-9
+// tokens 10-40 % and 64 tokens ~12 % slower; at 512 the two were level
+// (BM_FewTokens, BM_Prefill/Q6_K, 2 threads, Zen 4), the float steps and
+// vpmulld bounding both.
+constexpr int64_t kStretchSuper = 2;       // super-blocks a stretch: 16 KiB of codes, in L1
+constexpr int64_t kCodeBlockBytes = 1024;  // one 32-block: [k 8][h 2][16 rows][4 codes]
+
+// codes[(sb − sb0)·8 + fh·4 + m] ← the codes of 32-block m of file half fh,
+// super-blocks [sb0, sb_end) of the panel.
+void DecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes) {
+  using namespace panels::q6k;
+  for (int64_t sb = sb0; sb < sb_end; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    for (int fh = 0; fh < 2; ++fh) {
+      uint8_t* out = codes + ((sb - sb0) * 8 + 4 * fh) * kCodeBlockBytes;
+      for (int k = 0; k < 8; ++k) {
+        for (int h = 0; h < 2; ++h) {
+          const uint8_t* at = p + QuantAt(2 * fh, k) + h * kHalfRows * 4;
+          const __m512i a = _mm512_loadu_si512(at), b = _mm512_loadu_si512(at + kGroupBytes);
+          const __m512i hb = _mm512_loadu_si512(at + 2 * kGroupBytes);
+          uint8_t* o = out + (k * 2 + h) * 64;
+          _mm512_store_si512(o + 0 * kCodeBlockBytes, Codes<0>(a, hb));
+          _mm512_store_si512(o + 1 * kCodeBlockBytes, Codes<1>(b, hb));
+          _mm512_store_si512(o + 2 * kCodeBlockBytes, Codes<2>(a, hb));
+          _mm512_store_si512(o + 3 * kCodeBlockBytes, Codes<3>(b, hb));
+        }
+      }
+    }
+  }
+}
+
+// kT tokens × the panel's super-blocks [sb0, sb_end), from their decoded
+// codes, the steps of Tile1: acc starts from y (sb0 > 0) or 0 and ends in
+// y, masked to the panel's valid rows, so the stretches continue each row's
+// one fma chain exactly.
+template <int kT>
+void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_t sb_end, const ActLayout& layout,
+                 const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int64_t n_valid_rows) {
+  using namespace panels::q6k;
+  constexpr int kH = 2;
+  TokenActs tok[kT];
+  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
+  __mmask16 mask[kH];
+  __m512 acc[kH][kT];
+  for (int h = 0; h < kH; ++h) {
+    const int64_t valid = std::clamp<int64_t>(n_valid_rows - h * kHalfRows, 0, kHalfRows);
+    mask[h] = static_cast<__mmask16>((1u << valid) - 1);
+    for (int t = 0; t < kT; ++t)
+      acc[h][t] = sb0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[h], y + t * y_stride + h * kHalfRows);
+  }
+  for (int64_t sb = sb0; sb < sb_end; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    __m512 d[kH];
+    for (int h = 0; h < kH; ++h)
+      d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kDOffset + 2 * kHalfRows * h)));
+#pragma GCC unroll 1
+    for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
+      const int64_t b = sb * 8 + j;  // x's 32-block
+      const uint8_t* c = codes + ((sb - sb0) * 8 + j) * kCodeBlockBytes;
+      __m512i scaled[kH][kT];
+#pragma GCC unroll 2
+      for (int gi = 0; gi < 2; ++gi) {
+        __m512i sum[kH][kT];  // the group's Σ(q − 32)·x
+        for (int t = 0; t < kT; ++t) {
+          const __m512i bias = _mm512_set1_epi32(tok[t].gbias[2 * b + gi]);
+          for (int h = 0; h < kH; ++h) sum[h][t] = bias;
+        }
+#pragma GCC unroll 4
+        for (int k = 4 * gi; k < 4 * gi + 4; ++k) {
+#pragma GCC unroll 2
+          for (int h = 0; h < kH; ++h) {
+            const __m512i q = _mm512_load_si512(c + (k * 2 + h) * 64);
+#pragma GCC unroll 4
+            for (int t = 0; t < kT; ++t) {
+              int32_t x4;
+              std::memcpy(&x4, tok[t].q + b * kActBlock + 4 * k, 4);
+              sum[h][t] = _mm512_dpbusd_epi32(sum[h][t], q, _mm512_set1_epi32(x4));
+            }
+          }
+        }
+        const int64_t g = 8 * (j / 4) + 2 * (j % 4) + gi;  // the super-block's group
+#pragma GCC unroll 2
+        for (int h = 0; h < kH; ++h) {
+          const __m512i sc = _mm512_cvtepi8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + h * kHalfRows)));
+          for (int t = 0; t < kT; ++t) {
+            const __m512i s = _mm512_mullo_epi32(sum[h][t], sc);
+            scaled[h][t] = gi == 0 ? s : _mm512_add_epi32(scaled[h][t], s);
+          }
+        }
+      }
+      for (int h = 0; h < kH; ++h)
+        for (int t = 0; t < kT; ++t)
+          acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[h][t]), _mm512_mul_ps(d[h], _mm512_set1_ps(tok[t].d[b])),
+                                      acc[h][t]);
+    }
+  }
+  for (int h = 0; h < kH; ++h)
+    for (int t = 0; t < kT; ++t) _mm512_mask_storeu_ps(y + t * y_stride + h * kHalfRows, mask[h], acc[h][t]);
+}
+
+// The panel × n_tokens a stretch at a time.
+void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const ActView& acts,
+                   int64_t n_tokens, float* y, int64_t y_stride, int64_t n_valid_rows) {
+  alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
+  const int64_t s = acts.row_stride;
+  for (int64_t sb0 = 0; sb0 < n_super; sb0 += kStretchSuper) {
+    const int64_t sb_end = std::min(n_super, sb0 + kStretchSuper);
+    DecodeStretch(panel, sb0, sb_end, codes);
+    for (int64_t t = 0; t < n_tokens; t += 4) {
+      const uint8_t* a = acts.data + t * s;
+      float* yt = y + t * y_stride;
+      switch (n_tokens - t) {
+        case 1: TileDecoded<1>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 2: TileDecoded<2>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 3: TileDecoded<3>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
+        default: TileDecoded<4>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
+      }
+    }
+  }
+}
+
 // One panel × every token. Up to 4 tokens (decode, speculation's verifying
 // passes) run Tile1 once per token: the panel streams from memory once and is
-// read again from L2, and Tile1's order streams faster than Tile<kT>'s
-// (2 tokens: 29 against 16 GB/s, 2 threads, Zen 4). From 5 tokens on, Tile 4
-// tokens at a time, where arithmetic, not memory, bounds it (the register
-// budget of 32 zmm).
+// read again from L2, and Tile1's order streams faster than a tile of tokens
+// (2 tokens: 29 against 16 GB/s, 2 threads, Zen 4). From 5 tokens on, the
+// codes are decoded a stretch at a time and every token multiplied against
+// them, 4 at a time (the register budget of 32 zmm).
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& /*next: each tile prefetches its own stream*/) {
   const ActLayout layout(n_cols);
@@ -211,16 +257,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
     for (int64_t t = 0; t < n_tokens; ++t) Tile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
     return;
   }
-  for (int64_t t = 0; t < n_tokens; t += 4) {
-    const uint8_t* a = acts.data + t * s;
-    float* yt = y + t * y_stride;
-    switch (n_tokens - t) {
-      case 1: Tile<1>(panel, n, layout, a, s, yt, y_stride, n_valid_rows); break;
-      case 2: Tile<2>(panel, n, layout, a, s, yt, y_stride, n_valid_rows); break;
-      case 3: Tile<3>(panel, n, layout, a, s, yt, y_stride, n_valid_rows); break;
-      default: Tile<4>(panel, n, layout, a, s, yt, y_stride, n_valid_rows); break;
-    }
-  }
+  DecodedMatMul(panel, n, layout, acts, n_tokens, y, y_stride, n_valid_rows);
 }
 
 // The rows tile's ISA steps (kquant_rows_impl.h, Q6KFileRows).
