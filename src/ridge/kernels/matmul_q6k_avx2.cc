@@ -181,90 +181,118 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
   }
 }
 
-// Quarter q of one panel × kT tokens (prefill: from 5 tokens on), the codes
-// of a chunk group made once for every token. The group scale goes into the
-// widening vpmaddwd (each row's sc in both words of its lane) and −32·Σx·sc
-// starts the sum, so one register per token holds I_b: the same integer as
+// From 5 tokens on, a stretch of the panel's codes is decoded once
+// (weight_panels.h, q6k::kCodeBlockBytes: the layout AVX-512 decodes into)
+// and every token multiplied against the decoded bytes, instead of decoding
+// them again for each 4 tokens.
+// codes[(sb − sb0)·8 + fh·4 + m] ← the codes of 32-block m of file half fh,
+// super-blocks [sb0, sb_end) of the panel.
+void DecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes) {
+  using namespace panels::q6k;
+  for (int64_t sb = sb0; sb < sb_end; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    for (int fh = 0; fh < 2; ++fh) {
+      uint8_t* out = codes + ((sb - sb0) * 8 + 4 * fh) * kCodeBlockBytes;
+      for (int k = 0; k < 8; ++k) {
+        for (int q = 0; q < kQuarters; ++q) {
+          const uint8_t* at = p + QuantAt(2 * fh, k) + q * kQuarterRows * 4;
+          const __m256i a = Load256(at), b = Load256(at + kGroupBytes), hb = Load256(at + 2 * kGroupBytes);
+          auto* o = reinterpret_cast<__m256i*>(out + (k * kQuarters + q) * 32);
+          _mm256_store_si256(o + 0 * kCodeBlockBytes / 32, Codes<0>(a, hb));
+          _mm256_store_si256(o + 1 * kCodeBlockBytes / 32, Codes<1>(b, hb));
+          _mm256_store_si256(o + 2 * kCodeBlockBytes / 32, Codes<2>(a, hb));
+          _mm256_store_si256(o + 3 * kCodeBlockBytes / 32, Codes<3>(b, hb));
+        }
+      }
+    }
+  }
+}
+
+// Quarter q × kT tokens × the panel's super-blocks [sb0, sb_end), from their
+// decoded codes. The group scale goes into the widening vpmaddwd (each row's
+// sc in both words of its lane) and −32·Σx·sc starts the sum, so one
+// register per token holds I_b: the same integer as
 // sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1} (every partial sum < 2²⁶), in fewer
-// registers than the S of each group (16 ymm: acc and I_b of 4 tokens, codes,
-// activations). y points at the panel's row 0 for the tile's first token.
+// registers than the S of each group (16 ymm: acc and I_b of 4 tokens,
+// codes, activations). acc starts from y (sb0 > 0) or 0 and ends in y,
+// masked to the panel's valid rows, so the stretches continue each row's
+// one fma chain exactly.
 template <int kT>
-void Tile(const uint8_t* panel, int64_t n_super, int q, const ActLayout& layout, const uint8_t* acts,
-          int64_t act_stride, float* y, int64_t y_stride, int64_t n_valid_rows) {
+void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_t sb_end, int q,
+                 const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
+                 int64_t n_valid_rows) {
   using namespace panels::q6k;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
-  __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
-    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
-    const uint8_t* quant = p + q * kQuarterRows * 4;
-#pragma GCC unroll 1
-    for (int fh = 0; fh < 2; ++fh) {
-      auto block = [&]<int kM>() {
-        const int64_t b = sb * 8 + 4 * fh + kM;  // x's 32-block
-        __m256i sc32[2], sc16[2];                // the rows' scales of groups 2b, 2b + 1
-        for (int gi = 0; gi < 2; ++gi) {
-          const int64_t g = 8 * fh + 2 * kM + gi;
-          const __m128i bytes =
-              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows));
-          sc32[gi] = _mm256_cvtepi8_epi32(bytes);
-          sc16[gi] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(bytes, bytes));
-        }
-        __m256i i_b[kT];
-        for (int t = 0; t < kT; ++t)
-          i_b[t] = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b]), sc32[0]),
-                                    _mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b + 1]), sc32[1]));
-#pragma GCC unroll 4
-        for (int k = 0; k < 8; k += 2) {
-          const uint8_t* ql = quant + QuantAt(2 * fh + kM % 2, k);
-          const uint8_t* qh = quant + QuantAt(4 + fh, k);
-          const __m256i c0 = Codes<kM>(Load256(ql), Load256(qh));
-          const __m256i c1 = Codes<kM>(Load256(ql + 3 * kGroupBytes), Load256(qh + 3 * kGroupBytes));
-#pragma GCC unroll 4
-          for (int t = 0; t < kT; ++t) {
-            const int8_t* x = tok[t].q + b * kActBlock + 4 * k;
-            const __m256i pair = _mm256_add_epi16(_mm256_maddubs_epi16(c0, Broadcast4(x)),
-                                                  _mm256_maddubs_epi16(c1, Broadcast4(x + 4)));
-            i_b[t] = _mm256_add_epi32(i_b[t], _mm256_madd_epi16(pair, sc16[k / 4]));
-          }
-        }
-        for (int t = 0; t < kT; ++t)
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b[t]), _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[b])), acc[t]);
-      };
-      block.template operator()<0>();
-      block.template operator()<1>();
-      block.template operator()<2>();
-      block.template operator()<3>();
-    }
-  }
   const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
   const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + q * kQuarterRows, mask, acc[t]);
+  float* yq = y + q * kQuarterRows;
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = sb0 == 0 ? _mm256_setzero_ps() : _mm256_maskload_ps(yq + t * y_stride, mask);
+  for (int64_t sb = sb0; sb < sb_end; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
+#pragma GCC unroll 1
+    for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
+      const int64_t b = sb * 8 + j;  // x's 32-block
+      const uint8_t* c = codes + ((sb - sb0) * 8 + j) * kCodeBlockBytes + q * 32;
+      __m256i sc32[2], sc16[2];  // the rows' scales of groups 2b, 2b + 1
+      for (int gi = 0; gi < 2; ++gi) {
+        const int64_t g = 8 * (j / 4) + 2 * (j % 4) + gi;
+        const __m128i bytes =
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows));
+        sc32[gi] = _mm256_cvtepi8_epi32(bytes);
+        sc16[gi] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(bytes, bytes));
+      }
+      __m256i i_b[kT];
+      for (int t = 0; t < kT; ++t)
+        i_b[t] = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b]), sc32[0]),
+                                  _mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b + 1]), sc32[1]));
+#pragma GCC unroll 4
+      for (int k = 0; k < 8; k += 2) {
+        const __m256i c0 = Load256(c + k * kQuarters * 32), c1 = Load256(c + (k + 1) * kQuarters * 32);
+#pragma GCC unroll 4
+        for (int t = 0; t < kT; ++t) {
+          const int8_t* x = tok[t].q + b * kActBlock + 4 * k;
+          const __m256i pair = _mm256_add_epi16(_mm256_maddubs_epi16(c0, Broadcast4(x)),
+                                                _mm256_maddubs_epi16(c1, Broadcast4(x + 4)));
+          i_b[t] = _mm256_add_epi32(i_b[t], _mm256_madd_epi16(pair, sc16[k / 4]));
+        }
+      }
+      for (int t = 0; t < kT; ++t)
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b[t]), _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[b])), acc[t]);
+    }
+  }
+  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(yq + t * y_stride, mask, acc[t]);
 }
 
 // One panel × every token. Up to 4 tokens (decode, speculation's verifying
 // passes) run Tile1 once per token: the panel streams from memory once and is
-// read again from L2. From 5 tokens on, Tile one quarter × 4 tokens at a
-// time, where arithmetic, not memory, bounds it.
+// read again from L2. From 5 tokens on, a stretch of decoded codes at a time,
+// one quarter × 4 tokens a tile, where arithmetic, not memory, bounds it.
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile1 prefetches its own stream*/) {
+  using namespace panels::q6k;
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
   if (n_tokens <= 4) {
     for (int64_t t = 0; t < n_tokens; ++t) Tile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
     return;
   }
-  for (int64_t t = 0; t < n_tokens; t += 4) {
-    const uint8_t* a = acts.data + t * s;
-    float* yt = y + t * y_stride;
-    for (int q = 0; q < kQuarters; ++q) {
-      switch (n_tokens - t) {
-        case 1: Tile<1>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
-        case 2: Tile<2>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
-        case 3: Tile<3>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
-        default: Tile<4>(panel, n, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+  alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
+  for (int64_t sb0 = 0; sb0 < n; sb0 += kStretchSuper) {
+    const int64_t sb_end = std::min(n, sb0 + kStretchSuper);
+    DecodeStretch(panel, sb0, sb_end, codes);
+    for (int64_t t = 0; t < n_tokens; t += 4) {
+      const uint8_t* a = acts.data + t * s;
+      float* yt = y + t * y_stride;
+      for (int q = 0; q < kQuarters; ++q) {
+        switch (n_tokens - t) {
+          case 1: TileDecoded<1>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+          case 2: TileDecoded<2>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+          case 3: TileDecoded<3>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+          default: TileDecoded<4>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+        }
       }
     }
   }

@@ -119,14 +119,13 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
   }
 }
 
-// From 5 tokens on, a stretch of the panel's codes is decoded once and every
-// token multiplied against the decoded bytes. Decoding them again for each
-// 4 tokens (shifts, selects and masks: a third of the vector work) ran 5-9
-// tokens 10-40 % and 64 tokens ~12 % slower; at 512 the two were level
-// (BM_FewTokens, BM_Prefill/Q6_K, 2 threads, Zen 4), the float steps and
-// vpmulld bounding both.
-constexpr int64_t kStretchSuper = 2;       // super-blocks a stretch: 16 KiB of codes, in L1
-constexpr int64_t kCodeBlockBytes = 1024;  // one 32-block: [k 8][h 2][16 rows][4 codes]
+// From 5 tokens on, a stretch of the panel's codes is decoded once
+// (weight_panels.h, q6k::kCodeBlockBytes) and every token multiplied against
+// the decoded bytes. Decoding them again for each 4 tokens (shifts, selects
+// and masks: a third of the vector work) ran 5-9 tokens 10-40 % and 64
+// tokens ~12 % slower; at 512 the two were level (BM_FewTokens,
+// BM_Prefill/Q6_K, 2 threads, Zen 4), the float steps and vpmulld bounding
+// both (timing hacks: without vpmulld +11 %, without the float steps +24 %).
 
 // codes[(sb − sb0)·8 + fh·4 + m] ← the codes of 32-block m of file half fh,
 // super-blocks [sb0, sb_end) of the panel.
@@ -225,6 +224,7 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
 // The panel × n_tokens a stretch at a time.
 void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const ActView& acts,
                    int64_t n_tokens, float* y, int64_t y_stride, int64_t n_valid_rows) {
+  using namespace panels::q6k;
   alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
   const int64_t s = acts.row_stride;
   for (int64_t sb0 = 0; sb0 < n_super; sb0 += kStretchSuper) {

@@ -99,6 +99,12 @@ constexpr int64_t QuantAt(int64_t c, int64_t k) {
   const int64_t half = c < 4 ? c / 2 : c - 4, chunk = c < 4 ? c % 2 : 2;
   return kQuantOffset + ((half * 8 + k) * 3 + chunk) * kGroupBytes;
 }
+// Prefill (5 tokens on) decodes a stretch of kStretchSuper super-blocks of a
+// panel's codes once, a byte a code, and multiplies every token against
+// them: per 32-block of x, kCodeBlockBytes = [k 8][32 rows][4 codes], so a
+// 64-byte load is 16 rows' and a 32-byte load 8 rows' 4 codes of group k.
+constexpr int64_t kCodeBlockBytes = 8 * kRows * 4;
+constexpr int64_t kStretchSuper = 2;  // 16 KiB of codes: in L1
 }  // namespace q6k
 
 }  // namespace ridge::kernels::panels
