@@ -30,7 +30,7 @@ namespace ridge::kernels {
 namespace {
 
 constexpr int64_t kKvHeads = 3;
-constexpr int64_t kGroup = 3;  // query heads per KV head
+constexpr int64_t kGroup = 3;  // query heads per KV head (BM_AttentionDecode: range(3), 8 as tinyllama's)
 constexpr int64_t kHeadDim = 64;
 constexpr int64_t kBlockTokens = 16;
 constexpr GgmlType kType = GgmlType::kF16;
@@ -77,20 +77,20 @@ struct Cache {
   }
 };
 
-// tokens × kGroup rows over one KV head, token t seeing depth + t + 1 positions.
+// tokens × group rows over one KV head, token t seeing depth + t + 1 positions.
 struct Rows {
   std::vector<float> q, out, scores;
   std::vector<AttentionRow> rows;
-  Rows(int64_t tokens, int64_t depth) {
-    const int64_t n = tokens * kGroup;
+  Rows(int64_t tokens, int64_t depth, int64_t group = kGroup) {
+    const int64_t n = tokens * group;
     q.resize(static_cast<size_t>(n * kHeadDim));
     out.resize(q.size());
     std::mt19937 rng(11);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (auto& x : q) x = normal(rng);
     for (int64_t t = 0; t < tokens; ++t)
-      for (int64_t h = 0; h < kGroup; ++h) {
-        const int64_t r = t * kGroup + h;
+      for (int64_t h = 0; h < group; ++h) {
+        const int64_t r = t * group + h;
         rows.push_back({q.data() + r * kHeadDim, out.data() + r * kHeadDim, depth + t + 1});
       }
     scores.resize(static_cast<size_t>(AttentionScoresFloats(rows.data(), n)));
@@ -127,30 +127,31 @@ void BM_AttentionReadKv(benchmark::State& state) {
 
 // state.range(0): depth, range(1): layers (30: from memory; 1 at depth 1024:
 // K and V in L2), range(2): 1 for head-major blocks (each head's 16
-// positions one contiguous run; not PagedKvCache's layout today). As Model::AttendSplit runs a decode step on one thread: for each split of
+// positions one contiguous run; not PagedKvCache's layout today), range(3):
+// query heads per KV head (the rows of each call). As Model::AttendSplit runs a decode step on one thread: for each split of
 // 256 positions every KV head in turn (one contiguous stretch of the cache),
 // then the merge.
 void BM_AttentionDecode(benchmark::State& state) {
-  const int64_t depth = state.range(0), layers = state.range(1);
+  const int64_t depth = state.range(0), layers = state.range(1), group = state.range(3);
   const Cache cache(depth + 1, layers, state.range(2) != 0);
   std::vector<Rows> heads;
-  for (int64_t h = 0; h < kKvHeads; ++h) heads.emplace_back(1, depth);
+  for (int64_t h = 0; h < kKvHeads; ++h) heads.emplace_back(1, depth, group);
   const int64_t n_splits = AttentionSplits(depth + 1);
-  std::vector<float> states(static_cast<size_t>(kKvHeads * n_splits * kGroup * AttentionStateFloats(kHeadDim)));
+  std::vector<float> states(static_cast<size_t>(kKvHeads * n_splits * group * AttentionStateFloats(kHeadDim)));
   const auto state_floats = static_cast<int64_t>(states.size()) / kKvHeads;
   const float scale = 0.125f;
   for (auto _ : state) {
     for (int64_t l = 0; l < layers; ++l) {
       for (int64_t j = 0; j < n_splits; ++j)
         for (int64_t h = 0; h < kKvHeads; ++h)
-          AttendRowsSplit(heads[h].rows.data(), kGroup, kHeadDim, cache.View(true, l, h), cache.View(false, l, h),
+          AttendRowsSplit(heads[h].rows.data(), group, kHeadDim, cache.View(true, l, h), cache.View(false, l, h),
                           scale, 0.0f, j, states.data() + h * state_floats, heads[h].scores.data());
       for (int64_t h = 0; h < kKvHeads; ++h)
-        MergeAttentionSplits(heads[h].rows.data(), kGroup, kHeadDim, states.data() + h * state_floats);
+        MergeAttentionSplits(heads[h].rows.data(), group, kHeadDim, states.data() + h * state_floats);
     }
     benchmark::DoNotOptimize(heads[0].out.data());
   }
-  Report(state, layers * kKvHeads * (depth + 1), layers * kKvHeads * kGroup * (depth + 1));
+  Report(state, layers * kKvHeads * (depth + 1), layers * kKvHeads * group * (depth + 1));
 }
 
 // state.range(0): depth; a 15-row tile (5 tokens × 3 query heads) per call, the next layer each call.
@@ -171,7 +172,13 @@ void BM_AttentionPrefillTile(benchmark::State& state) {
 }
 
 BENCHMARK(BM_AttentionReadKv)->Args({4096, 30})->MinTime(1.0);
-BENCHMARK(BM_AttentionDecode)->Args({1024, 1, 0})->Args({4096, 30, 0})->Args({4096, 30, 1})->MinTime(1.0);
+BENCHMARK(BM_AttentionDecode)
+    ->Args({1024, 1, 0, kGroup})
+    ->Args({4096, 30, 0, kGroup})
+    ->Args({4096, 30, 1, kGroup})
+    ->Args({1024, 1, 0, 8})
+    ->Args({4096, 30, 0, 8})
+    ->MinTime(1.0);
 BENCHMARK(BM_AttentionPrefillTile)->Arg(4096)->MinTime(1.0);
 
 }  // namespace
