@@ -52,9 +52,8 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
       for (int i = 0; i < kQuarterRows; ++i)
         rows[i] = w.data + (r_begin + q * kQuarterRows + i) * w.row_bytes + sb * kFileBlockBytes;
       for (int k = 0; k < 4; ++k) {
-        __m256i v[kQuarterRows];  // row i's qs bytes 32k..32k+31; after the transpose [g] = group g of the 8 rows
-        for (int i = 0; i < kQuarterRows; ++i) v[i] = Load256(rows[i] + 16 + 32 * k);
-        avx2::Transpose8x8(v);
+        __m256i v[kQuarterRows];  // [g] = the 8 rows' group g of qs chunk k (bytes 16 + 32k + 4g ..)
+        avx2::LoadTransposed8(rows, 16 + 32 * k, v);
         for (int g = 0; g < 8; ++g)
           _mm256_storeu_si256(
               reinterpret_cast<__m256i*>(out + kQuantOffset + ((k * 8 + g) * kPanelRows + q * kQuarterRows) * 4), v[g]);

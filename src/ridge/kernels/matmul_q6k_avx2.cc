@@ -65,10 +65,8 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
         rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
       }
       for (int c = 0; c < kFileChunks; ++c) {
-        __m256i v[kQuarterRows];  // row i's bytes 32c..32c+31; after the transpose [k] = group k of the 8 rows
-        for (int i = 0; i < kQuarterRows; ++i)
-          v[i] = rows[i] == nullptr ? _mm256_setzero_si256() : Load256(rows[i] + 32 * c);
-        avx2::Transpose8x8(v);
+        __m256i v[kQuarterRows];  // [k] = the 8 rows' group k of chunk c (bytes 32c + 4k ..)
+        avx2::LoadTransposed8(rows, 32 * c, v);
         for (int k = 0; k < 8; ++k)
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + QuantAt(c, k) + q * kQuarterRows * 4), v[k]);
       }

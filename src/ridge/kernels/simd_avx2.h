@@ -113,6 +113,16 @@ inline void Transpose8x8(__m256i r[8]) {
   }
 }
 
+// The weight-panel packers' step: the 32 bytes at rows[i] + offset of 8 rows
+// (nullptr: a row of zeros), transposed, so r[k] holds the rows' 4-byte
+// groups k, row i in lane i.
+inline void LoadTransposed8(const uint8_t* const rows[8], int64_t offset, __m256i r[8]) {
+  for (int i = 0; i < 8; ++i)
+    r[i] = rows[i] == nullptr ? _mm256_setzero_si256()
+                              : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i] + offset));
+  Transpose8x8(r);
+}
+
 inline void Transpose8x8(__m256 r[8]) {
   __m256i v[8];
   for (int i = 0; i < 8; ++i) v[i] = _mm256_castps_si256(r[i]);
