@@ -128,7 +128,9 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
 // both (timing hacks: without vpmulld +11 %, without the float steps +24 %).
 
 // codes[(sb − sb0)·8 + fh·4 + m] ← the codes of 32-block m of file half fh,
-// super-blocks [sb0, sb_end) of the panel.
+// super-blocks [sb0, sb_end) of the panel. The AVX2 twin (matmul_q6k_avx2.cc)
+// writes the same bytes; calling it here instead made 5-9 tokens ~10 % slower
+// (BM_FewTokens/Q6_K_repacked, Zen 4): a 5-token pass is speculation's K = 4.
 void DecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes) {
   using namespace panels::q6k;
   for (int64_t sb = sb0; sb < sb_end; ++sb) {
