@@ -146,3 +146,11 @@ add_test(NAME reference_unit
 set_tests_properties(reference_unit PROPERTIES LABELS reference TIMEOUT 300 ENVIRONMENT
   "PYTHONDONTWRITEBYTECODE=1;RIDGE_BINARY=$<TARGET_FILE:ridge>;RIDGE_REFERENCE_WORK=${RIDGE_REFERENCE_WORK}/unit;\
 RIDGE_REFERENCE_VOCAB=${RIDGE_SHARED_DIR}/vocab/ggml-vocab-llama-spm.gguf")
+
+# Prompt lookup on a model that copies (bench/successor_checkpoint.py, checked
+# by its own output): the same greedy output with speculation, and nearly every
+# draft of the copied cycle accepted.
+add_test(NAME reference_spec_copy
+         COMMAND ${RIDGE_REFERENCE_PYTHON} ${RIDGE_REFERENCE_DIR}/spec_copy_case.py --ridge $<TARGET_FILE:ridge>
+                 --tokenizer ${RIDGE_SHARED_DIR}/models/tok512.bin --work ${RIDGE_REFERENCE_WORK}/spec_copy)
+set_tests_properties(reference_spec_copy PROPERTIES LABELS reference TIMEOUT 300 ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
