@@ -26,8 +26,8 @@ const std::string& Stories260kGguf() {
 const std::string& WidenedStories260kGguf() {
   static const std::string path = ConvertStories(
       "stories260K-widened.gguf", {.name = "stories260K-widened",
-                                   .widen = Llama2cWidening{.dim = 256, .hidden_dim = 256, .n_layers = 7,
-                                                            .n_heads = 16, .n_kv_heads = 4, .vocab_size = 600}});
+                                   .widen = Llama2cShape{.dim = 256, .hidden_dim = 256, .n_layers = 7,
+                                                         .n_heads = 16, .n_kv_heads = 4, .vocab_size = 600}});
   return path;
 }
 

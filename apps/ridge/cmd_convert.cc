@@ -18,7 +18,7 @@ struct ConvertArgs {
 };
 
 // The shape of a llama-architecture preset, for --widen-to.
-Llama2cWidening WideningOf(const std::string& preset_name) {
+Llama2cShape WideningOf(const std::string& preset_name) {
   const ModelPreset& preset = FindModelPreset(preset_name);
   const ModelConfig& c = preset.config;
   if (c.architecture != "llama" || c.n_expert != 0)
@@ -43,9 +43,7 @@ int RunConvert(const ConvertArgs& a) {
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
   uint64_t total_bytes = 0;
   writer.Write(a.output, [&](uint64_t, uint64_t total) { total_bytes = total; });
-  const Llama2cHeader& h = ckpt.header;
-  const Llama2cWidening shape = options.widen.value_or(
-      Llama2cWidening{h.dim, h.hidden_dim, h.n_layers, h.n_heads, h.n_kv_heads, h.vocab_size});
+  const Llama2cShape shape = options.widen.value_or(ckpt.header);
   std::printf("wrote %s: llama, %lld layers, dim %lld, %lld heads (%lld kv), vocab %lld, %llu tensor "
               "bytes (%s)%s\n",
               a.output.c_str(), static_cast<long long>(shape.n_layers), static_cast<long long>(shape.dim),

@@ -228,10 +228,10 @@ TEST(Llama2cImport, BadTokenizerIsAClearError) {
 // with the size that does not fit.
 TEST(Llama2cImport, WideningThatCannotHoldTheModelIsAClearError) {
   const auto ckpt = Llama2cCheckpoint::Open(Checkpoint());
-  const Llama2cWidening fits{.dim = 256, .hidden_dim = 256, .n_layers = 7, .n_heads = 16, .n_kv_heads = 4,
+  const Llama2cShape fits{.dim = 256, .hidden_dim = 256, .n_layers = 7, .n_heads = 16, .n_kv_heads = 4,
                              .vocab_size = 600};
   EXPECT_NO_THROW(CheckWidening(ckpt, fits));
-  auto refused = [&](Llama2cWidening to, const std::string& what) {
+  auto refused = [&](Llama2cShape to, const std::string& what) {
     try {
       CheckWidening(ckpt, to);
       ADD_FAILURE() << "accepted a target whose " << what << " does not fit";
@@ -239,7 +239,7 @@ TEST(Llama2cImport, WideningThatCannotHoldTheModelIsAClearError) {
       EXPECT_NE(std::string(e.what()).find("target " + what), std::string::npos) << e.what();
     }
   };
-  Llama2cWidening to = fits;
+  Llama2cShape to = fits;
   to.dim = 64;  // no spare dim for the constant
   refused(to, "dim");
   to = fits;

@@ -176,7 +176,7 @@ GgufWriter BuildLlama2cGguf(const Llama2cCheckpoint& ckpt, const Llama2cVocab& v
   if (static_cast<int64_t>(vocab.pieces.size()) != h.vocab_size)
     Fail("tokenizer has {} tokens but the checkpoint's vocabulary has {}", vocab.pieces.size(), h.vocab_size);
 
-  Llama2cWidening shape{h.dim, h.hidden_dim, h.n_layers, h.n_heads, h.n_kv_heads, h.vocab_size};
+  Llama2cShape shape = h;
   if (options.widen) {
     CheckWidening(ckpt, *options.widen);
     shape = *options.widen;

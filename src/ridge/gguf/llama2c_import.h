@@ -15,19 +15,10 @@
 
 namespace ridge {
 
-// The seven int32 of the checkpoint header.
-struct Llama2cHeader {
-  int64_t dim = 0;
-  int64_t hidden_dim = 0;
-  int64_t n_layers = 0;
-  int64_t n_heads = 0;
-  int64_t n_kv_heads = 0;
-  int64_t vocab_size = 0;       // absolute value
+// The seven int32 of the checkpoint header: its shape and these.
+struct Llama2cHeader : Llama2cShape {
   int64_t seq_len = 0;
   bool shared_classifier = true;  // the stored vocab_size was positive
-
-  int64_t head_size() const { return dim / n_heads; }
-  int64_t kv_dim() const { return n_kv_heads * head_size(); }
 };
 
 // One weight array of the checkpoint: where its floats are and its GGUF name and dims.
@@ -68,7 +59,7 @@ struct Llama2cConvertOptions {
   std::string name;                // general.name
   // Embed the model in this larger shape (llama2c_widen.h); the vocabulary
   // is padded with control tokens to its size.
-  std::optional<Llama2cWidening> widen;
+  std::optional<Llama2cShape> widen;
 };
 
 // Fills a writer with the metadata and the tensors (produced lazily from the

@@ -46,9 +46,9 @@ struct HeadMap {
 
 class Widener {
  public:
-  Widener(GgufWriter& w, const Llama2cCheckpoint& ckpt, const Llama2cWidening& to, GgmlType type)
+  Widener(GgufWriter& w, const Llama2cCheckpoint& ckpt, const Llama2cShape& to, GgmlType type)
       : w_(w), ckpt_(ckpt), src_(ckpt.header), to_(to), type_(type) {
-    map_ = {src_.n_heads / src_.n_kv_heads, to.n_heads / to.n_kv_heads, src_.head_size(), to.dim / to.n_heads,
+    map_ = {src_.n_heads / src_.n_kv_heads, to.n_heads / to.n_kv_heads, src_.head_size(), to.head_size(),
             src_.n_kv_heads};
     norm_scale_ = static_cast<float>(std::sqrt(static_cast<double>(src_.dim) / static_cast<double>(to.dim)));
     query_scale_ = static_cast<float>(std::sqrt(static_cast<double>(map_.target_head_size / map_.head_size)));
@@ -153,7 +153,7 @@ class Widener {
   GgufWriter& w_;
   const Llama2cCheckpoint& ckpt_;
   const Llama2cHeader& src_;
-  Llama2cWidening to_;
+  Llama2cShape to_;
   GgmlType type_;
   HeadMap map_{};
   float norm_scale_ = 1.0f, query_scale_ = 1.0f;
@@ -161,7 +161,7 @@ class Widener {
 
 }  // namespace
 
-void CheckWidening(const Llama2cCheckpoint& ckpt, const Llama2cWidening& to) {
+void CheckWidening(const Llama2cCheckpoint& ckpt, const Llama2cShape& to) {
   const Llama2cHeader& h = ckpt.header;
   auto need = [](bool ok, std::string_view what, int64_t target, int64_t source, std::string_view rule) {
     if (!ok) Fail("cannot widen the llama2.c model: target {} {} {} the source's {}", what, target, rule, source);
@@ -175,11 +175,10 @@ void CheckWidening(const Llama2cCheckpoint& ckpt, const Llama2cWidening& to) {
        to.n_heads, h.n_heads, "must divide dim and be a multiple of n_kv_heads, unlike");
   need(to.n_heads / to.n_kv_heads >= h.n_heads / h.n_kv_heads, "heads per kv head", to.n_heads / to.n_kv_heads,
        h.n_heads / h.n_kv_heads, "must be at least");
-  const int64_t head = to.dim / to.n_heads;
-  need(head % h.head_size() == 0, "head size", head, h.head_size(), "must be a multiple of");
+  need(to.head_size() % h.head_size() == 0, "head size", to.head_size(), h.head_size(), "must be a multiple of");
 }
 
-void AddWidenedTensors(GgufWriter& w, const Llama2cCheckpoint& ckpt, const Llama2cWidening& to, GgmlType type) {
+void AddWidenedTensors(GgufWriter& w, const Llama2cCheckpoint& ckpt, const Llama2cShape& to, GgmlType type) {
   CheckWidening(ckpt, to);
   Widener(w, ckpt, to, type).AddAll();
 }

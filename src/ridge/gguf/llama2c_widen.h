@@ -32,21 +32,25 @@ namespace ridge {
 
 struct Llama2cCheckpoint;
 
-// The target shape. Head size = dim / n_heads.
-struct Llama2cWidening {
+// A llama shape as llama2.c describes it: a checkpoint's (Llama2cHeader
+// adds the rest of its header) or a widening target's.
+struct Llama2cShape {
   int64_t dim = 0;
   int64_t hidden_dim = 0;
   int64_t n_layers = 0;
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;
-  int64_t vocab_size = 0;
+  int64_t vocab_size = 0;  // absolute value
+
+  int64_t head_size() const { return dim / n_heads; }
+  int64_t kv_dim() const { return n_kv_heads * head_size(); }
 };
 
 // Throws ridge::Error saying which size cannot hold the checkpoint's.
-void CheckWidening(const Llama2cCheckpoint& ckpt, const Llama2cWidening& to);
+void CheckWidening(const Llama2cCheckpoint& ckpt, const Llama2cShape& to);
 
 // Adds every tensor of the widened model (2-D weights of `type`, norms F32),
 // produced lazily from the mapped checkpoint.
-void AddWidenedTensors(GgufWriter& w, const Llama2cCheckpoint& ckpt, const Llama2cWidening& to, GgmlType type);
+void AddWidenedTensors(GgufWriter& w, const Llama2cCheckpoint& ckpt, const Llama2cShape& to, GgmlType type);
 
 }  // namespace ridge
