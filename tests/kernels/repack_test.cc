@@ -19,17 +19,18 @@ namespace ridge::kernels {
 namespace {
 
 constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4,
-                                    GgmlType::kQ4_K, GgmlType::kQ6_K};
+                                    GgmlType::kQ4_K, GgmlType::kQ5_K,  GgmlType::kQ6_K};
 
-// Whether isa has weight-panel kernels for type: AVX-512 for all of
-// kPanelTypes, AVX2 for Q8_0, Q4_0, Q4_K and Q6_K.
-bool PanelsOn(Isa isa, GgmlType type) {
-  if (isa == Isa::kAvx512) return true;
-  return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K ||
-                               type == GgmlType::kQ6_K);
+bool IsKQuant(GgmlType type) {
+  return type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
 }
 
-bool IsKQuant(GgmlType type) { return type == GgmlType::kQ4_K || type == GgmlType::kQ6_K; }
+// Whether isa has weight-panel kernels for type: AVX-512 for all of
+// kPanelTypes, AVX2 for Q8_0, Q4_0 and the K-quants.
+bool PanelsOn(Isa isa, GgmlType type) {
+  if (isa == Isa::kAvx512) return true;
+  return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || IsKQuant(type));
+}
 
 // Columns of the smallest test matrix of type: one block (K-quants: one super-block).
 int64_t MinCols(GgmlType type) { return IsKQuant(type) ? 256 : 64; }
@@ -83,7 +84,7 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
       m.matrix.panels = true;
       EXPECT_FALSE(CanRepack(m.matrix)) << "already repacked";
     }
-    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ5_K, 64, 256, rng).matrix));
+    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ3_K, 64, 256, rng).matrix));
     EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kF16, 64, 64, rng).matrix));
     ClearIsaOverride();
   }
@@ -105,12 +106,12 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
   }
 }
 
-// AVX2 and AVX-512 pack Q8_0, Q4_0, Q4_K and Q6_K into the same bytes (a
+// AVX2 and AVX-512 pack Q8_0, Q4_0 and the K-quants into the same bytes (a
 // model repacked on one reads the same weights as on the other).
 TEST(Repack, Avx2AndAvx512PackTheSameBytes) {
   if (HardwareIsa() != Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
   std::mt19937 rng(6);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
     for (const auto& shape : ShapesOf(type)) {
       const Weights m = RandomWeights(type, shape[0], shape[1], rng);
       EXPECT_EQ(Repacked(m, Isa::kAvx2).bytes, Repacked(m, Isa::kAvx512).bytes)

@@ -1,7 +1,7 @@
 #pragma once
 // The K-quant rows path shared by matmul_kquant_avx2.cc and
 // matmul_kquant_avx512.cc: the prepared activation layout, small helpers, and
-// the Q2_K, Q3_K, Q5_K and IQ4_XS tiles written once against the including
+// the Q2_K, Q3_K and IQ4_XS tiles written once against the including
 // file's 256-bit integer dot D::DotAdd(acc, u8, s8) (acc + per int32 lane the
 // Σ of 4 products; vpdpbusd, or vpmaddubsw + vpmaddwd where every pair sum
 // must stay below 2¹⁵: then codes must be ≤ 127 against |x| ≤ 127, and
@@ -103,7 +103,7 @@ __m256 GroupPair(__m256 v, int j) {
 // (ggml's get_scale_min_k4, all at once, in vector registers: scalar pieces
 // stored and reloaded wider would stall store forwarding). Reads the 16
 // bytes from `packed` (the 12 scale bytes and 4 after them in the block).
-void Q4KScalesMins(const uint8_t* packed, __m256* scales, __m256* mins) {
+[[maybe_unused]] void Q4KScalesMins(const uint8_t* packed, __m256* scales, __m256* mins) {
   const __m128i u = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));  // words u0, u1, u2
   const __m128i x = _mm_shuffle_epi32(u, _MM_SHUFFLE(2, 1, 2, 0));              // u0, u2, u1, u2
   const __m128i y = _mm_shuffle_epi32(u, _MM_SHUFFLE(1, 1, 0, 0));              // u0, u0, u1, u1
@@ -150,41 +150,6 @@ void GroupScales(const float* xd, __m256 out[2]) {
   out[0] = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
   out[1] = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
 }
-
-// Q5_K: w = d·sc_s·q − dmin·m_s, q 5-bit (low 4 bits as Q4_K, bit 4 of
-// element 32·c + l in qh[l] bit c), 8 sub-blocks of 32. Mins as Q4_K: one
-// FMA of the 8 mins against d·Σq of the 8 x blocks.
-struct Q5K {
-  static constexpr int64_t kBlockBytes = sizeof(BlockQ5_K);
-  struct Decoded {
-    __m256i q[8];
-    __m256 dsc, dmn;  // d·sc and dmin·m of the 8 sub-blocks
-  };
-  template <typename D>
-  static void Decode(const uint8_t* block, Decoded& out) {
-    __m256 sc, mn;
-    Q4KScalesMins(block + 4, &sc, &mn);
-    out.dsc = _mm256_mul_ps(sc, _mm256_set1_ps(F16At(block)));
-    out.dmn = _mm256_mul_ps(mn, _mm256_set1_ps(F16At(block + 2)));
-    const __m256i qh = Load256(block + 16), low = _mm256_set1_epi8(0x0f);
-    for (int k = 0; k < 4; ++k) {
-      const __m256i qs = Load256(block + 48 + 32 * k);
-      out.q[2 * k] = _mm256_or_si256(_mm256_and_si256(qs, low), BitOfBytes(qh, 2 * k, 4));
-      out.q[2 * k + 1] =
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 4), low), BitOfBytes(qh, 2 * k + 1, 4));
-    }
-  }
-  template <typename D>
-  static __m256 Accumulate(const Decoded& w, const SuperActs& x, __m256 acc) {
-    const __m256 s = _mm256_mul_ps(w.dsc, _mm256_loadu_ps(x.d));
-#pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) {
-      const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], Load256(x.q + 32 * c));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), Lane(s, c), acc);
-    }
-    return _mm256_fnmadd_ps(w.dmn, _mm256_loadu_ps(x.dsum), acc);
-  }
-};
 
 // The 16 6-bit Q3_K scales, unbiased, as int8 (group g's low 4 bits in byte
 // g % 8 at bit 4·(g / 8), its high 2 bits in byte 8 + g % 4 at bit 2·(g / 4)).

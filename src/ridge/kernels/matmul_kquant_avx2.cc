@@ -1,8 +1,9 @@
-// K-quant MatMul for AVX2 (+ FMA, F16C): Q2_K, Q3_K, Q5_K and IQ4_XS from
-// kquant_rows_impl.h; Q4_K here: matmul_kquant_avx512.cc with vpmaddubsw +
-// vpmaddwd in place of vpdpbusd (unsigned weights ≤ 15 against int8
-// activations: pairs ≤ 2·15·127 < 2¹⁵, nothing saturates; the high nibble is
-// therefore shifted down rather than used in place). Q6_K has its own file
+// K-quant MatMul for AVX2 (+ FMA, F16C): Q2_K, Q3_K and IQ4_XS from
+// kquant_rows_impl.h; Q4_K and Q5_K here: matmul_kquant_avx512.cc with
+// vpmaddubsw + vpmaddwd in place of vpdpbusd (unsigned weights ≤ 31 against
+// int8 activations: pairs ≤ 2·31·127 < 2¹⁵, nothing saturates; the high
+// nibble is therefore shifted down rather than used in place). Sums of
+// several pairs stay int16 only for Q4_K (codes ≤ 15). Q6_K has its own file
 // (matmul_q6k_avx2.cc); this one holds the activation preparation every
 // K-quant kernel of this ISA shares, Q6_K's included.
 //
@@ -11,7 +12,8 @@
 //   Q4_K: w = d·sc_s·q − dmin·m_s (q 4-bit, 8 sub-blocks of 32 with 6-bit sc,
 //         m): per sub-block the exact Σq·x scaled by (sc·d)·d_x, and the
 //         mins against d_x·Σq_x (the order is written at the Q4_K tiles).
-// Q4_K: 8 rows in lanes per rows tile and a panel path from 8 tokens on
+//   Q5_K: Q4_K with a fifth bit per code (qh), the same float steps.
+// Q4_K, Q5_K: 8 rows in lanes per rows tile and a panel path from 8 tokens on
 // (prefill, batched decode), in the AVX-512 file's float order (same bits).
 #include "ridge/kernels/simd_avx2.h"
 
@@ -46,15 +48,40 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   }
 }
 
-// ---- Q4_K -------------------------------------------------------------------
+// ---- Q4_K and Q5_K ------------------------------------------------------------
+// The same tiles for both, kQ5 adding the fifth bit of each code (qh bit s
+// of byte l: bit 4 of element 32s + l) to the nibble taken.
 // The float steps of matmul_kquant_avx512.cc's Q4_K (the same bits): per
 // (row, token), one chain over the 32-element sub-blocks s,
 //   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)      Σ exact
 //   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
 // in a rows tile (8 rows in lanes, dots reduced across rows in int16: codes
-// ≤ 15) and in a panel tile (rows in lanes from the start).
+// ≤ 15; Q5_K's in int32) and in a panel tile (rows in lanes from the start).
 constexpr int kQ4KTileRows = 8;
-constexpr int64_t kQ4KBlockBytes = sizeof(BlockQ4_K);
+constexpr int64_t kQ4KFileHighOffset = 16;  // Q5_K's qh[32] in its block
+
+template <bool kQ5>
+constexpr int64_t kQ4KBlockBytes = kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
+template <bool kQ5>
+constexpr int64_t kQ4KFileQuantOffset = kQ5 ? 48 : 16;  // qs[128] in the block
+
+// The codes of sub-block 2k + h of 32 elements from the block's qs bytes
+// 32k.. (and for Q5_K its qh bytes), one byte each.
+template <bool kQ5>
+__m256i Q4KCodes(__m256i qs, __m256i qh, int k, int h) {
+  const __m256i nibble = _mm256_and_si256(h == 0 ? qs : _mm256_srli_epi16(qs, 4), _mm256_set1_epi8(0x0f));
+  return kQ5 ? _mm256_or_si256(nibble, BitOfBytes(qh, 2 * k + h, 4)) : nibble;
+}
+
+// Lane i = Σ of the 32 products of u[i] (codes) and x: Q4_K's partial sums
+// fit int16 (SumWordsOf8), Q5_K's pairs go to int32 first.
+template <bool kQ5>
+__m256i DotsOf8(const __m256i u[8], __m256i x) {
+  __m256i dot[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) dot[i] = kQ5 ? Dot(u[i], x) : _mm256_maddubs_epi16(u[i], x);
+  return kQ5 ? avx2::SumLanesOf8(dot) : avx2::SumWordsOf8(dot);
+}
 
 // sc_s·d and m_s·dmin of one row's super-block, sub-blocks in lanes.
 void Q4KRowScales(const uint8_t* block, __m256* ws, __m256* wm) {
@@ -65,10 +92,11 @@ void Q4KRowScales(const uint8_t* block, __m256* ws, __m256* wm) {
 }
 
 // Rows r .. r + 8 (rows past r_end read row r_end - 1 and are not stored).
-template <int kT>
+template <bool kQ5, int kT>
 void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
                  int64_t y_stride) {
-  constexpr int kPrefetchLines = (kQ4KTileRows * kQ4KBlockBytes + 63) / 64;
+  constexpr int64_t kBlockBytes = kQ4KBlockBytes<kQ5>;
+  constexpr int kPrefetchLines = (kQ4KTileRows * kBlockBytes + 63) / 64;
   const int n_valid = static_cast<int>(r_end - r < kQ4KTileRows ? r_end - r : kQ4KTileRows);
   const uint8_t* base = w.data + r * w.row_bytes;
   const uint8_t* ahead = base + kPrefetchTiles * kQ4KTileRows * w.row_bytes;
@@ -77,14 +105,13 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
   const int64_t n_super = w.n_cols / kQK_K;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
-  const __m256i low = _mm256_set1_epi8(0x0f);
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
 #pragma GCC unroll 8
     for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kQ4KTileRows * kQ4KBlockBytes + p * 64), _MM_HINT_T1);
-    const uint8_t* blocks = base + sb * kQ4KBlockBytes;
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kQ4KTileRows * kBlockBytes + p * 64), _MM_HINT_T1);
+    const uint8_t* blocks = base + sb * kBlockBytes;
     __m256 ws[8], wm[8];  // after the transposes: [s] = the 8 rows' values for sub-block s
     for (int i = 0; i < kQ4KTileRows; ++i) Q4KRowScales(blocks + row_offsets[i], &ws[i], &wm[i]);
     avx2::Transpose8x8(ws);
@@ -95,18 +122,14 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
         __m256i u[kQ4KTileRows];
 #pragma GCC unroll 8
         for (int i = 0; i < kQ4KTileRows; ++i) {
-          const __m256i qs =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + 16 + 32 * k));
-          u[i] = _mm256_and_si256(h == 0 ? qs : _mm256_srli_epi16(qs, 4), low);
+          const uint8_t* block = blocks + row_offsets[i];
+          const __m256i qs = Load256(block + kQ4KFileQuantOffset<kQ5> + 32 * k);
+          u[i] = Q4KCodes<kQ5>(qs, kQ5 ? Load256(block + kQ4KFileHighOffset) : qs, k, h);
         }
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           const int64_t xb = sb * 8 + s;
-          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + xb * kActBlock));
-          __m256i dot[kQ4KTileRows];
-#pragma GCC unroll 8
-          for (int i = 0; i < kQ4KTileRows; ++i) dot[i] = _mm256_maddubs_epi16(u[i], xv);
-          const __m256i sums = avx2::SumWordsOf8(dot);
+          const __m256i sums = DotsOf8<kQ5>(u, Load256(tok[t].q + xb * kActBlock));
           acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(tok[t].d[xb])), acc[t]);
           acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(tok[t].dsum[xb]), acc[t]);
         }
@@ -121,26 +144,27 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
   }
 }
 
-template <int kT>
+template <bool kQ5, int kT>
 void Q4KRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
                       int64_t y_stride) {
   const ActLayout layout(w.n_cols);
-  for (int64_t r = r_begin; r < r_end; r += kQ4KTileRows) Q4KRowsTile<kT>(w, layout, acts, r, r_end, y, y_stride);
+  for (int64_t r = r_begin; r < r_end; r += kQ4KTileRows) Q4KRowsTile<kQ5, kT>(w, layout, acts, r, r_end, y, y_stride);
 }
 
+template <bool kQ5>
 void Q4KRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
              int64_t y_stride) {
   switch (n_tokens) {
-    case 1: return Q4KRowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return Q4KRowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return Q4KRowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return Q4KRowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
+    case 1: return Q4KRowsForTokens<kQ5, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return Q4KRowsForTokens<kQ5, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return Q4KRowsForTokens<kQ5, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return Q4KRowsForTokens<kQ5, 4>(w, acts, r_begin, r_end, y, y_stride);
   }
 }
 
-// Q4_K panels: 16 rows as two halves of 8:
+// Q4_K and Q5_K panels, file layout: 16 rows as two halves of 8:
 // per half, for each sub-block s and group g of 4 elements, the 8 rows'
-// 4 nibble bytes (one register, a row per int32 lane); then sc·d and m·dmin:
+// 4 codes a byte each (one register, a row per int32 lane); then sc·d and m·dmin:
 //   half h bytes [n_sub][8 groups][8 rows][4]     at h · HalfBytes
 //   ws, wm       float [2 halves][n_sub][8 rows]  after both halves' bytes
 constexpr int64_t kQ4KPanelRows = 16;
@@ -149,11 +173,12 @@ constexpr int64_t kHalfRows = 8;
 int64_t Q4KHalfBytes(int64_t n_cols) { return (n_cols / kActBlock) * 8 * kHalfRows * 4; }
 int64_t Q4KPanelBytes(int64_t n_cols) { return 2 * Q4KHalfBytes(n_cols) + 4 * (n_cols / kActBlock) * kHalfRows * 4; }
 
+template <bool kQ5>
 void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  constexpr int64_t kBlockBytes = kQ4KBlockBytes<kQ5>;
   const int64_t n_super = w.n_cols / kQK_K, n_sub = w.n_cols / kActBlock;
   auto* ws = reinterpret_cast<float*>(panel + 2 * Q4KHalfBytes(w.n_cols));
   float* wm = ws + 2 * n_sub * kHalfRows;
-  const __m256i low = _mm256_set1_epi8(0x0f);
   for (int64_t h = 0; h < 2; ++h) {
     const int64_t r0 = r_begin + h * kHalfRows;
     uint8_t* bytes = panel + h * Q4KHalfBytes(w.n_cols);
@@ -170,14 +195,15 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
     int64_t row_offsets[kHalfRows];  // rows past the matrix repeat its last row (their outputs are not stored)
     for (int i = 0; i < kHalfRows; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
     for (int64_t sb = 0; sb < n_super; ++sb) {
-      const uint8_t* blocks = base + sb * kQ4KBlockBytes;
+      const uint8_t* blocks = base + sb * kBlockBytes;
       for (int k = 0; k < 4; ++k) {
         __m256i lo[kHalfRows], hi[kHalfRows];
         for (int i = 0; i < kHalfRows; ++i) {
-          const __m256i qs =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + 16 + 32 * k));
-          lo[i] = _mm256_and_si256(qs, low);
-          hi[i] = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
+          const uint8_t* block = blocks + row_offsets[i];
+          const __m256i qs = Load256(block + kQ4KFileQuantOffset<kQ5> + 32 * k);
+          const __m256i qh = kQ5 ? Load256(block + kQ4KFileHighOffset) : qs;
+          lo[i] = Q4KCodes<kQ5>(qs, qh, k, 0);
+          hi[i] = Q4KCodes<kQ5>(qs, qh, k, 1);
         }
         avx2::Transpose8x8(lo);
         avx2::Transpose8x8(hi);
@@ -200,7 +226,7 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 }
 
 // 8 panel rows × kT tokens over all sub-blocks.
-template <int kT>
+template <bool kQ5, int kT>
 void Q4KPanelTile(const uint8_t* bytes, const float* ws, const float* wm, int64_t n_sub, const ActLayout& layout,
                   const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int n_valid) {
   TokenActs tok[kT];
@@ -216,16 +242,17 @@ void Q4KPanelTile(const uint8_t* bytes, const float* ws, const float* wm, int64_
     for (int g = 0; g < 8; ++g, p += kHalfRows * 4) {
       const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
 #pragma GCC unroll 8
-      for (int t = 0; t < kT; ++t) {  // int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
+      for (int t = 0; t < kT; ++t) {  // Q4_K: int16 pair sums of 8 groups, ≤ 8·2·15·127 < 2¹⁵
         int32_t x4;
         std::memcpy(&x4, tok[t].q + s * kActBlock + g * 4, 4);
-        dot[t] = _mm256_add_epi16(dot[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(x4)));
+        const __m256i pairs = _mm256_maddubs_epi16(wv, _mm256_set1_epi32(x4));
+        dot[t] = kQ5 ? _mm256_add_epi32(dot[t], _mm256_madd_epi16(pairs, ones16)) : _mm256_add_epi16(dot[t], pairs);
       }
     }
     const __m256 vs = _mm256_load_ps(ws + s * kHalfRows), vm = _mm256_load_ps(wm + s * kHalfRows);
 #pragma GCC unroll 8
     for (int t = 0; t < kT; ++t) {
-      const __m256i sums = _mm256_madd_epi16(dot[t], ones16);
+      const __m256i sums = kQ5 ? dot[t] : _mm256_madd_epi16(dot[t], ones16);
       acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(vs, _mm256_set1_ps(tok[t].d[s])), acc[t]);
       acc[t] = _mm256_fnmadd_ps(vm, _mm256_set1_ps(tok[t].dsum[s]), acc[t]);
     }
@@ -238,6 +265,7 @@ void Q4KPanelTile(const uint8_t* bytes, const float* ws, const float* wm, int64_
   }
 }
 
+template <bool kQ5>
 void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts,
                     int64_t n_tokens, float* y, int64_t y_stride, const PanelPrefetch& /*next*/) {
   const ActLayout layout(n_cols);
@@ -254,15 +282,15 @@ void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, 
     float* yh = y + h * kHalfRows;
     int64_t t = 0;
     for (; t + kT <= n_tokens; t += kT)
-      Q4KPanelTile<kT>(bytes, hws, hwm, n_sub, layout, acts.data + t * acts.row_stride, acts.row_stride,
+      Q4KPanelTile<kQ5, kT>(bytes, hws, hwm, n_sub, layout, acts.data + t * acts.row_stride, acts.row_stride,
                        yh + t * y_stride, y_stride, n_valid);
     const uint8_t* a = acts.data + t * acts.row_stride;
     float* yt = yh + t * y_stride;
     switch (n_tokens - t) {
       case 0: break;
-      case 1: Q4KPanelTile<1>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
-      case 2: Q4KPanelTile<2>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
-      default: Q4KPanelTile<3>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
+      case 1: Q4KPanelTile<kQ5, 1>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
+      case 2: Q4KPanelTile<kQ5, 2>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
+      default: Q4KPanelTile<kQ5, 3>(bytes, hws, hwm, n_sub, layout, a, acts.row_stride, yt, y_stride, n_valid); break;
     }
   }
 }
@@ -270,8 +298,9 @@ void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, 
 // The types of kquant_rows_impl.h have no panel path (yet): the rows kernel, 4 tokens per pass.
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 constexpr ActPrep kNoActs{nullptr, nullptr};
-constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows,       kQuantActs,    kQ4KPanelRows,
-                                  8,             Q4KPanelBytes, Q4KPackPanel, Q4KPanelMatMul};
+template <bool kQ5>
+constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows<kQ5>,       kQuantActs,         kQ4KPanelRows,
+                                  8,             Q4KPanelBytes, Q4KPackPanel<kQ5>, Q4KPanelMatMul<kQ5>};
 
 struct MaddDot {
   static constexpr bool kAnyUnsignedByte = false;
@@ -286,11 +315,11 @@ ActPrep Avx2KQuantActPrep() { return kQuantActs; }
 
 const TypeKernels* Avx2KQuantKernels(GgmlType type) {
   switch (type) {
-    case GgmlType::kQ4_K: return &kQ4KKernels;
+    case GgmlType::kQ4_K: return &kQ4KKernels<false>;
+    case GgmlType::kQ5_K: return &kQ4KKernels<true>;
     case GgmlType::kQ6_K: return Avx2Q6KKernels(/*repacked=*/false);
     case GgmlType::kQ2_K: return &kKernels<Q2K>;
     case GgmlType::kQ3_K: return &kKernels<Q3K>;
-    case GgmlType::kQ5_K: return &kKernels<Q5K>;
     case GgmlType::kIQ4_XS: return &kKernels<IQ4XS>;
     default: return nullptr;
   }

@@ -1,4 +1,4 @@
-// K-quant MatMul for AVX-512 (VNNI): Q4_K here, Q2_K, Q3_K, Q5_K and IQ4_XS
+// K-quant MatMul for AVX-512 (VNNI): Q4_K and Q5_K here, Q2_K, Q3_K and IQ4_XS
 // from kquant_rows_impl.h with vpdpbusd as their dot, and the activation
 // preparation every K-quant kernel of this ISA shares (Q6_K's included:
 // matmul_q6k_avx512.cc).
@@ -9,9 +9,10 @@
 //   Q4_K: w = d·sc_s·q − dmin·m_s (q 4-bit, 8 sub-blocks of 32 with 6-bit sc,
 //         m): per sub-block the exact Σq·x scaled by (sc·d)·d_x, and the
 //         mins against d_x·Σq_x (the order is written at the Q4_K tiles).
-// Q4_K in the file's layout (--mmap): 8 rows in lanes per rows tile and a
-// panel path from 8 tokens on (prefill, batched decode), see below; Q4_K
-// repacked at load (the default) runs matmul_q4k_panels_avx512.cc. The
+//   Q5_K: Q4_K with a fifth bit per code (qh), the same float steps.
+// Q4_K and Q5_K in the file's layout (--mmap): 8 rows in lanes per rows tile
+// and a panel path from 8 tokens on (prefill, batched decode), see below;
+// repacked at load (the default) they run matmul_q4k_panels_avx512.cc. The
 // others run the rows path for every batch, 4 tokens per pass.
 #include <algorithm>
 #include <cstring>
@@ -43,7 +44,9 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   }
 }
 
-// ---- Q4_K -------------------------------------------------------------------
+// ---- Q4_K and Q5_K ------------------------------------------------------------
+// The same tiles for both, kQ5 adding the fifth bit of each code (qh bit s
+// of byte l: bit 4 of element 32s + l) to the nibble taken.
 // Per (row, token), one float chain over the 32-element sub-blocks s, in the
 // order of the elements, whatever path or tile:
 //   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)      Σ exact (int32)
@@ -51,7 +54,23 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
 // so the rows tile (8 rows in lanes, block sums reduced across rows) and the
 // panel tile (rows in lanes from the start) give the same bits.
 constexpr int kQ4KRowsPerTile = 8;
-constexpr int64_t kQ4KBlockBytes = sizeof(BlockQ4_K);
+constexpr int64_t kQ4KFileHighOffset = 16;  // Q5_K's qh[32] in its block
+
+template <bool kQ5>
+constexpr int64_t kQ4KBlockBytes = kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
+template <bool kQ5>
+constexpr int64_t kQ4KFileQuantOffset = kQ5 ? 48 : 16;  // qs[128] in the block
+
+// The codes of sub-block 2k + h of 32 elements from the block's qs bytes
+// 32k.. (and for Q5_K its qh bytes), one byte each: Q4_K's high nibbles in
+// place (16 × their value: shift the sum down by 4), Q5_K's shifted down.
+template <bool kQ5>
+__m256i Q4KCodes(__m256i qs, __m256i qh, int k, int h) {
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  if (!kQ5) return _mm256_and_si256(qs, h == 0 ? low : _mm256_set1_epi8(static_cast<char>(0xf0)));
+  const __m256i nibble = _mm256_and_si256(h == 0 ? qs : _mm256_srli_epi16(qs, 4), low);
+  return _mm256_or_si256(nibble, BitOfBytes(qh, 2 * k + h, 4));
+}
 
 // sc_s·d and m_s·dmin of one row's super-block, sub-blocks in lanes.
 void Q4KRowScales(const uint8_t* block, __m256* ws, __m256* wm) {
@@ -62,10 +81,11 @@ void Q4KRowScales(const uint8_t* block, __m256* ws, __m256* wm) {
 }
 
 // Rows r .. r + 8 (rows past r_end read row r_end - 1 and are not stored).
-template <int kT>
+template <bool kQ5, int kT>
 void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
                  int64_t y_stride) {
-  constexpr int kPrefetchLines = (kQ4KRowsPerTile * kQ4KBlockBytes + 63) / 64;
+  constexpr int64_t kBlockBytes = kQ4KBlockBytes<kQ5>;
+  constexpr int kPrefetchLines = (kQ4KRowsPerTile * kBlockBytes + 63) / 64;
   const int n_valid = static_cast<int>(r_end - r < kQ4KRowsPerTile ? r_end - r : kQ4KRowsPerTile);
   const uint8_t* base = w.data + r * w.row_bytes;
   const uint8_t* ahead = base + kPrefetchTiles * kQ4KRowsPerTile * w.row_bytes;
@@ -74,15 +94,17 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
   const int64_t n_super = w.n_cols / kQK_K;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
-  const __m256i low = _mm256_set1_epi8(0x0f), high = _mm256_set1_epi8(static_cast<char>(0xf0));
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
 #pragma GCC unroll 8
     for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kQ4KRowsPerTile * kQ4KBlockBytes + p * 64),
-                   _MM_HINT_T1);
-    const uint8_t* blocks = base + sb * kQ4KBlockBytes;
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kQ4KRowsPerTile * kBlockBytes + p * 64), _MM_HINT_T1);
+    const uint8_t* blocks = base + sb * kBlockBytes;
+    __m256i qh[kQ4KRowsPerTile];
+    for (int i = 0; i < kQ4KRowsPerTile; ++i)
+      qh[i] = kQ5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + kQ4KFileHighOffset))
+                  : _mm256_setzero_si256();
     __m256 ws[8], wm[8];  // after the transposes: [s] = the 8 rows' values for sub-block s
     for (int i = 0; i < kQ4KRowsPerTile; ++i) Q4KRowScales(blocks + row_offsets[i], &ws[i], &wm[i]);
     avx512::Transpose8x8(ws);
@@ -91,13 +113,14 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
       __m256i qs[kQ4KRowsPerTile];
 #pragma GCC unroll 8
       for (int i = 0; i < kQ4KRowsPerTile; ++i)
-        qs[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + 16 + 32 * k));
+        qs[i] = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + kQ4KFileQuantOffset<kQ5> + 32 * k));
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * k + h;
         __m256i u[kQ4KRowsPerTile];
 #pragma GCC unroll 8
-        for (int i = 0; i < kQ4KRowsPerTile; ++i) u[i] = _mm256_and_si256(qs[i], h == 0 ? low : high);
+        for (int i = 0; i < kQ4KRowsPerTile; ++i) u[i] = Q4KCodes<kQ5>(qs[i], qh[i], k, h);
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           const int64_t xb = sb * 8 + s;
@@ -105,9 +128,9 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
           __m256i dot[kQ4KRowsPerTile];
 #pragma GCC unroll 8
           for (int i = 0; i < kQ4KRowsPerTile; ++i) dot[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u[i], xv);
-          // High nibbles in place are 16 × their value: shifted back after the sum (exact).
+          // Q4_K's high nibbles in place are 16 × their value: shifted back after the sum (exact).
           __m256i sums = avx512::SumLanesOf8<0>(dot);
-          if (h == 1) sums = _mm256_srai_epi32(sums, 4);
+          if (!kQ5 && h == 1) sums = _mm256_srai_epi32(sums, 4);
           acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(tok[t].d[xb])), acc[t]);
           acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(tok[t].dsum[xb]), acc[t]);
         }
@@ -118,26 +141,29 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
   for (int t = 0; t < kT; ++t) _mm256_mask_storeu_ps(y + t * y_stride + r, valid, acc[t]);
 }
 
-template <int kT>
+template <bool kQ5, int kT>
 void Q4KRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
                       int64_t y_stride) {
   const ActLayout layout(w.n_cols);
-  for (int64_t r = r_begin; r < r_end; r += kQ4KRowsPerTile) Q4KRowsTile<kT>(w, layout, acts, r, r_end, y, y_stride);
+  for (int64_t r = r_begin; r < r_end; r += kQ4KRowsPerTile)
+    Q4KRowsTile<kQ5, kT>(w, layout, acts, r, r_end, y, y_stride);
 }
 
+template <bool kQ5>
 void Q4KRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
              int64_t y_stride) {
   switch (n_tokens) {
-    case 1: return Q4KRowsForTokens<1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return Q4KRowsForTokens<2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return Q4KRowsForTokens<3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return Q4KRowsForTokens<4>(w, acts, r_begin, r_end, y, y_stride);
+    case 1: return Q4KRowsForTokens<kQ5, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return Q4KRowsForTokens<kQ5, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return Q4KRowsForTokens<kQ5, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return Q4KRowsForTokens<kQ5, 4>(w, acts, r_begin, r_end, y, y_stride);
   }
 }
 
-// Q4_K panels (prefill, batched decode): 32 rows (two zmm of 16), as the
-// Q8_0/Q4_0 panels (matmul_quant_avx512.cc): for each sub-block s and group
-// g of 4 elements, 32 rows × 4 nibble bytes; then the rows' sc·d and m·dmin:
+// Q4_K and Q5_K panels, file layout (prefill, batched decode): 32 rows (two
+// zmm of 16), as the Q8_0/Q4_0 panels (matmul_quant_avx512.cc): for each
+// sub-block s and group g of 4 elements, 32 rows × 4 codes a byte each (a
+// nibble; Q5_K's with its fifth bit); then the rows' sc·d and m·dmin:
 //   bytes [n_sub][8 groups][32 rows][4]
 //   ws    float [n_sub][32 rows]   (0 for padding rows)
 //   wm    float [n_sub][32 rows]
@@ -148,7 +174,9 @@ int64_t Q4KPanelBytes(int64_t n_cols) {
   return n_sub * 8 * kQ4KPanelRows * 4 + 2 * n_sub * kQ4KPanelRows * 4;
 }
 
+template <bool kQ5>
 void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  constexpr int64_t kBlockBytes = kQ4KBlockBytes<kQ5>;
   const int64_t n_super = w.n_cols / kQK_K, n_sub = w.n_cols / kActBlock;
   auto* ws = reinterpret_cast<float*>(panel + n_sub * 8 * kQ4KPanelRows * 4);
   float* wm = ws + n_sub * kQ4KPanelRows;
@@ -165,9 +193,15 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
             v[i] = _mm512_setzero_ps();
             continue;
           }
+          const uint8_t* block = rows[i] + sb * kBlockBytes;
           const __m256i qs =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i] + sb * kQ4KBlockBytes + 16 + 32 * k));
-          const __m256i lo = _mm256_and_si256(qs, low), hi = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kQ4KFileQuantOffset<kQ5> + 32 * k));
+          __m256i lo = _mm256_and_si256(qs, low), hi = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
+          if (kQ5) {
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kQ4KFileHighOffset));
+            lo = _mm256_or_si256(lo, BitOfBytes(qh, 2 * k, 4));
+            hi = _mm256_or_si256(hi, BitOfBytes(qh, 2 * k + 1, 4));
+          }
           v[i] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
         }
         avx512::Transpose16x16(v);
@@ -188,7 +222,7 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
         for (int i = 0; i < 8; ++i) vs[i] = vm[i] = _mm256_setzero_ps();
       } else {
         for (int i = 0; i < 8; ++i)
-          Q4KRowScales(w.data + (r_begin + j0 + (i < n_valid ? i : n_valid - 1)) * w.row_bytes + sb * kQ4KBlockBytes,
+          Q4KRowScales(w.data + (r_begin + j0 + (i < n_valid ? i : n_valid - 1)) * w.row_bytes + sb * kBlockBytes,
                        &vs[i], &vm[i]);
         avx512::Transpose8x8(vs);
         avx512::Transpose8x8(vm);
@@ -270,8 +304,9 @@ void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, 
 
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 constexpr ActPrep kNoActs{nullptr, nullptr};
-constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows,       kQuantActs,    kQ4KPanelRows,
-                                  8,             Q4KPanelBytes, Q4KPackPanel, Q4KPanelMatMul};
+template <bool kQ5>
+constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows<kQ5>,       kQuantActs,    kQ4KPanelRows,
+                                  8,             Q4KPanelBytes, Q4KPackPanel<kQ5>, Q4KPanelMatMul};
 
 struct VnniDot {
   static constexpr bool kAnyUnsignedByte = true;
@@ -284,11 +319,11 @@ constexpr TypeKernels kKernels{kQuantActs, 4, KQuantRows<Kind, VnniDot>, kNoActs
 
 const TypeKernels* Avx512KQuantKernels(GgmlType type) {
   switch (type) {
-    case GgmlType::kQ4_K: return &kQ4KKernels;
+    case GgmlType::kQ4_K: return &kQ4KKernels<false>;
+    case GgmlType::kQ5_K: return &kQ4KKernels<true>;
     case GgmlType::kQ6_K: return Avx512Q6KKernels(/*repacked=*/false);
     case GgmlType::kQ2_K: return &kKernels<Q2K>;
     case GgmlType::kQ3_K: return &kKernels<Q3K>;
-    case GgmlType::kQ5_K: return &kKernels<Q5K>;
     case GgmlType::kIQ4_XS: return &kKernels<IQ4XS>;
     default: return nullptr;
   }

@@ -1,5 +1,8 @@
-// Q4_K weight panels for AVX2: the matrices repacked at load into the layout
-// of weight_panels.h (q4k), multiplied in place for every token count.
+// Q4_K and Q5_K weight panels for AVX2: the matrices repacked at load into
+// the layouts of weight_panels.h (q4k; q5k, Q4_K's with the qh bytes added),
+// multiplied in place for every token count. Q5_K is Q4_K with a fifth bit
+// per code, OR-ed in after the nibble is taken; its codes (≤ 31) let an
+// int16 pair sum reach 2·31·127, so its group dots go to int32 at once.
 //
 // Why: the rows kernel (matmul_kquant_avx2.cc) holds each row's 32 products
 // of a sub-block in its own register and must reduce 8 of them across rows
@@ -16,8 +19,8 @@
 // 1-token decode from ~51 % to ~67-70 % of a paired read (the hardware
 // prefetcher alone fell behind; docs/benchmarks.md, "Q4_K weight panels").
 //
-// Float steps per (row, token), sub-blocks s in order, as the rows kernel and
-// matmul_kquant_avx512.cc take them (the same bits, file layout or repacked,
+// Float steps per (row, token), sub-blocks s in order, the same for Q4_K and
+// Q5_K, as the rows kernel and matmul_kquant_avx512.cc take them (the same bits, file layout or repacked,
 // any batch):
 //   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)
 //   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
@@ -39,28 +42,40 @@ constexpr int64_t kPanelRows = panels::kRows;  // 32
 constexpr int kQuarterRows = 8;                 // rows of one int32-lane register
 constexpr int kQuarters = 4;
 
-int64_t PanelBytes(int64_t n_cols) { return (n_cols / kQK_K) * panels::q4k::kSuperBytes; }
+template <bool kQ5>
+int64_t PanelBytes(int64_t n_cols) {
+  return (n_cols / kQK_K) * panels::Q4KFamilyOf(kQ5).super_bytes;
+}
 
 // Rows [r_begin, r_begin + 32) of w (whole panels: CanRepack) into the panel layout.
+template <bool kQ5>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  using namespace panels::q4k;
+  using namespace panels::q4k;  // d, dmin and the scales: at the same offsets for Q5_K
+  constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   const int64_t n_super = w.n_cols / kQK_K;
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    uint8_t* out = panel + sb * kSuperBytes;
+    uint8_t* out = panel + sb * f.super_bytes;
     for (int q = 0; q < kQuarters; ++q) {
       const uint8_t* rows[kQuarterRows];
       for (int i = 0; i < kQuarterRows; ++i)
-        rows[i] = w.data + (r_begin + q * kQuarterRows + i) * w.row_bytes + sb * kFileBlockBytes;
+        rows[i] = w.data + (r_begin + q * kQuarterRows + i) * w.row_bytes + sb * f.file_block_bytes;
+      __m256i v[kQuarterRows];  // [g] = the 8 rows' group g of the 32 bytes loaded
       for (int k = 0; k < 4; ++k) {
-        __m256i v[kQuarterRows];  // [g] = the 8 rows' group g of qs chunk k (bytes 16 + 32k + 4g ..)
-        avx2::LoadTransposed8(rows, 16 + 32 * k, v);
+        avx2::LoadTransposed8(rows, f.file_quant_offset + 32 * k, v);
         for (int g = 0; g < 8; ++g)
           _mm256_storeu_si256(
-              reinterpret_cast<__m256i*>(out + kQuantOffset + ((k * 8 + g) * kPanelRows + q * kQuarterRows) * 4), v[g]);
+              reinterpret_cast<__m256i*>(out + f.quant_offset + ((k * 8 + g) * kPanelRows + q * kQuarterRows) * 4),
+              v[g]);
+      }
+      if (kQ5) {
+        avx2::LoadTransposed8(rows, f.file_high_offset, v);
+        for (int g = 0; g < 8; ++g)
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(out + f.high_offset + (g * kPanelRows + q * kQuarterRows) * 4), v[g]);
       }
     }
     for (int64_t j = 0; j < kPanelRows; ++j) {
-      const uint8_t* block = w.data + (r_begin + j) * w.row_bytes + sb * kFileBlockBytes;
+      const uint8_t* block = w.data + (r_begin + j) * w.row_bytes + sb * f.file_block_bytes;
       for (int64_t b = 0; b < kScaleBytes; ++b) out[kScaleOffset + b * kPanelRows + j] = block[4 + b];
       std::memcpy(out + kDOffset + 2 * j, block, 2);
       std::memcpy(out + kDminOffset + 2 * j, block + 2, 2);
@@ -84,9 +99,10 @@ inline __attribute__((always_inline)) void QuarterScales(const uint8_t* super, c
 
 // The floats sc_s·d and m_s·dmin of a whole panel, decoded once for a call
 // that passes over it many times (prefill): [n_super][4 quarters][ws, wm][8 s].
+template <bool kQ5>
 void PanelScales(const uint8_t* panel, int64_t n_super, __m256* out) {
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = panel + sb * panels::q4k::kSuperBytes;
+    const uint8_t* p = panel + sb * panels::Q4KFamilyOf(kQ5).super_bytes;
     Q4KScaleBytes scale_bytes;
     DecodeQ4KScaleBytes(p, scale_bytes);
     for (int q = 0; q < kQuarters; ++q) {
@@ -99,10 +115,10 @@ void PanelScales(const uint8_t* panel, int64_t n_super, __m256* out) {
 // Quarters [k0, k0 + kQ) of one panel × kT tokens over all super-blocks.
 // y points at the panel's row 0 for the tile's first token. `scales`: the
 // panel's PanelScales, or nullptr to decode them on the way (one pass).
-template <int kT, int kQ>
+template <bool kQ5, int kT, int kQ>
 void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout, const uint8_t* acts,
           int64_t act_stride, float* y, int64_t y_stride, const __m256* scales = nullptr) {
-  using namespace panels::q4k;
+  constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   const __m256i low4 = _mm256_set1_epi8(0x0f), ones16 = _mm256_set1_epi16(1);
@@ -110,7 +126,7 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
   for (int q = 0; q < kQ; ++q)
     for (int t = 0; t < kT; ++t) acc[q][t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
+    const uint8_t* p = panel + sb * f.super_bytes;
     __m256 ws[kQ][8], wm[kQ][8];
     if (scales != nullptr) {
       for (int q = 0; q < kQ; ++q)
@@ -124,16 +140,19 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
       for (int q = 0; q < kQ; ++q) QuarterScales(p, scale_bytes, k0 + q, ws[q], wm[q]);
     }
     for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
+      // Q4_K: int16 sums over the 8 groups (≤ 8·2·15·127 < 2¹⁵, exact), one
+      // vpmaddwd after; Q5_K: each group's pair sums to int32 at once.
       __m256i lo_dot[kQ][kT], hi_dot[kQ][kT];
       for (int q = 0; q < kQ; ++q)
         for (int t = 0; t < kT; ++t) lo_dot[q][t] = hi_dot[q][t] = _mm256_setzero_si256();
 #pragma GCC unroll 1
       for (int g = 0; g < 8; ++g) {
-        // The next super-block, 144 of its bytes a step (its 4608 over the 32
-        // steps of this one; past the last, a prefetch of whatever follows).
-        const uint8_t* ahead = p + kSuperBytes + (k * 8 + g) * kFileBlockBytes;
+        // The next super-block, 1/32 of it a step (past the last, a prefetch
+        // of whatever follows).
+        const uint8_t* ahead = p + f.super_bytes + (k * 8 + g) * f.file_block_bytes;
         _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
+        if (kQ5) _mm_prefetch(reinterpret_cast<const char*>(ahead + 128), _MM_HINT_T0);
         __m256i xl[kT], xh[kT];  // a token's 4 activation bytes of each sub-block, broadcast
         for (int t = 0; t < kT; ++t) {
           int32_t l, h;
@@ -144,13 +163,24 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
         }
 #pragma GCC unroll 4
         for (int q = 0; q < kQ; ++q) {
-          const __m256i wv = Load256(p + kQuantOffset + ((k * 8 + g) * kPanelRows + (k0 + q) * kQuarterRows) * 4);
-          const __m256i lo = _mm256_and_si256(wv, low4);
-          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+          const int64_t rows = (k0 + q) * kQuarterRows;
+          const __m256i wv = Load256(p + f.quant_offset + ((k * 8 + g) * kPanelRows + rows) * 4);
+          __m256i lo = _mm256_and_si256(wv, low4);
+          __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+          if (kQ5) {
+            const __m256i hv = Load256(p + f.high_offset + (g * kPanelRows + rows) * 4);
+            lo = _mm256_or_si256(lo, BitOfBytes(hv, 2 * k, 4));
+            hi = _mm256_or_si256(hi, BitOfBytes(hv, 2 * k + 1, 4));
+          }
 #pragma GCC unroll 4
           for (int t = 0; t < kT; ++t) {
-            lo_dot[q][t] = _mm256_add_epi16(lo_dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
-            hi_dot[q][t] = _mm256_add_epi16(hi_dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
+            if (kQ5) {
+              lo_dot[q][t] = _mm256_add_epi32(lo_dot[q][t], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, xl[t]), ones16));
+              hi_dot[q][t] = _mm256_add_epi32(hi_dot[q][t], _mm256_madd_epi16(_mm256_maddubs_epi16(hi, xh[t]), ones16));
+            } else {
+              lo_dot[q][t] = _mm256_add_epi16(lo_dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
+              hi_dot[q][t] = _mm256_add_epi16(hi_dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
+            }
           }
         }
       }
@@ -159,12 +189,13 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
       for (int q = 0; q < kQ; ++q)
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
+          const __m256i lo_sum = kQ5 ? lo_dot[q][t] : _mm256_madd_epi16(lo_dot[q][t], ones16);
+          const __m256i hi_sum = kQ5 ? hi_dot[q][t] : _mm256_madd_epi16(hi_dot[q][t], ones16);
           __m256 a = acc[q][t];
-          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(lo_dot[q][t], ones16)),
-                              _mm256_mul_ps(ws[q][2 * k], _mm256_set1_ps(tok[t].d[s])), a);
+          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_sum), _mm256_mul_ps(ws[q][2 * k], _mm256_set1_ps(tok[t].d[s])), a);
           a = _mm256_fnmadd_ps(wm[q][2 * k], _mm256_set1_ps(tok[t].dsum[s]), a);
-          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(hi_dot[q][t], ones16)),
-                              _mm256_mul_ps(ws[q][2 * k + 1], _mm256_set1_ps(tok[t].d[s + 1])), a);
+          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum), _mm256_mul_ps(ws[q][2 * k + 1], _mm256_set1_ps(tok[t].d[s + 1])),
+                              a);
           acc[q][t] = _mm256_fnmadd_ps(wm[q][2 * k + 1], _mm256_set1_ps(tok[t].dsum[s + 1]), a);
         }
     }
@@ -177,42 +208,49 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
 // 4 quarters together (one pass over the panel in memory order, each
 // activation broadcast serving 4 quarters), 2 tokens 2 quarters at a time,
 // more tokens 1 quarter × up to 4 tokens (the register budget: 16 ymm).
+template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile prefetches its own stream*/) {
   RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
-  if (n_tokens == 1) return Tile<1, 4>(panel, n, 0, layout, acts.data, s, y, y_stride);
+  if (n_tokens == 1) return Tile<kQ5, 1, 4>(panel, n, 0, layout, acts.data, s, y, y_stride);
   if (n_tokens == 2) {
-    for (int k0 = 0; k0 < kQuarters; k0 += 2) Tile<2, 2>(panel, n, k0, layout, acts.data, s, y, y_stride);
+    for (int k0 = 0; k0 < kQuarters; k0 += 2) Tile<kQ5, 2, 2>(panel, n, k0, layout, acts.data, s, y, y_stride);
     return;
   }
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<__m256*>(scale_scratch.Get(n * kQuarters * 16 * 32));
-  PanelScales(panel, n, scales);
+  PanelScales<kQ5>(panel, n, scales);
   for (int64_t t = 0; t < n_tokens; t += 4) {
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
     for (int q = 0; q < kQuarters; ++q) {
       switch (n_tokens - t) {
-        case 1: Tile<1, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
-        case 2: Tile<2, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
-        case 3: Tile<3, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
-        default: Tile<4, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
+        case 1: Tile<kQ5, 1, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
+        case 2: Tile<kQ5, 2, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
+        case 3: Tile<kQ5, 3, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
+        default: Tile<kQ5, 4, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
       }
     }
   }
+}
+
+template <bool kQ5>
+TypeKernels KernelsOf(GgmlType type) {
+  return TypeKernels{Avx2KQuantActPrep(), 4,          Avx2KQuantKernels(type)->rows,
+                     Avx2KQuantActPrep(), kPanelRows, 1,
+                     PanelBytes<kQ5>,     PackPanel<kQ5>, PanelMatMul<kQ5>};
 }
 
 }  // namespace
 
 const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type) {
   if (type == GgmlType::kQ6_K) return Avx2Q6KKernels(/*repacked=*/true);
-  if (type != GgmlType::kQ4_K) return nullptr;
-  static const TypeKernels kernels{Avx2KQuantActPrep(), 4,          Avx2KQuantKernels(type)->rows,
-                                   Avx2KQuantActPrep(), kPanelRows, 1,
-                                   PanelBytes,          PackPanel,  PanelMatMul};
-  return &kernels;
+  static const TypeKernels q4k = KernelsOf<false>(GgmlType::kQ4_K), q5k = KernelsOf<true>(GgmlType::kQ5_K);
+  if (type == GgmlType::kQ4_K) return &q4k;
+  if (type == GgmlType::kQ5_K) return &q5k;
+  return nullptr;
 }
 
 }  // namespace ridge::kernels::internal

@@ -1,7 +1,9 @@
-// Q4_K weight panels for AVX-512 (VNNI): matrices repacked at load into the
-// layout of weight_panels.h (q4k), the layout AVX2's kernel reads too (its
-// packer, matmul_q4k_panels_avx2.cc, repacks for both), multiplied in place
-// for every token count.
+// Q4_K and Q5_K weight panels for AVX-512 (VNNI): matrices repacked at load
+// into the layouts of weight_panels.h (q4k, q5k), the layouts AVX2's kernels
+// read too (its packer, matmul_q4k_panels_avx2.cc, repacks for both),
+// multiplied in place for every token count. Q5_K is Q4_K with a fifth bit
+// per code, OR-ed in after the nibble is taken (its high nibble then shifted
+// down, not used in place: 16 × 31 does not fit a byte).
 //
 // Why: the rows kernel (matmul_kquant_avx512.cc) holds 8 rows' sub-block
 // products in 8 registers and reduces them across rows (SumLanesOf8) once per
@@ -12,8 +14,8 @@
 // a token's 4 activation bytes broadcast, and after the sub-block's 8 groups
 // each row's exact Σq·x sits in its lane with no reduction.
 //
-// Float steps per (row, token), sub-blocks s in order, as the rows kernels of
-// every ISA take them (the same bits, file layout or repacked, any batch):
+// Float steps per (row, token), sub-blocks s in order, the same for Q4_K and
+// Q5_K, as the rows kernels of every ISA take them (the same bits, file layout or repacked, any batch):
 //   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)
 //   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
 #include <cstring>
@@ -61,11 +63,19 @@ inline __attribute__((always_inline)) void HalfDs(const uint8_t* super, int half
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + kDminOffset + 2 * kHalfRows * half)));
 }
 
+// Bit `bit` of every byte of v, moved to bit `to` (the rest 0): BitOfBytes
+// (kquant_rows_impl.h) on 64 bytes.
+inline __attribute__((always_inline)) __m512i BitOfBytes512(__m512i v, int bit, int to) {
+  const __m512i moved = bit >= to ? _mm512_srli_epi16(v, bit - to) : _mm512_slli_epi16(v, to - bit);
+  return _mm512_and_si512(moved, _mm512_set1_epi8(static_cast<char>(1 << to)));
+}
+
 // The HalfScales of a whole panel, decoded once for a call that passes over it
 // many times (prefill): [n_super][2 halves][4 k].
+template <bool kQ5>
 void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = panel + sb * panels::q4k::kSuperBytes;
+    const uint8_t* p = panel + sb * panels::Q4KFamilyOf(kQ5).super_bytes;
     Q4KScaleBytes bytes;
     DecodeQ4KScaleBytes(p, bytes);
     for (int h = 0; h < kHalves; ++h) {
@@ -79,10 +89,10 @@ void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
 // One panel (both 16-row halves) × kT tokens over all super-blocks. y
 // points at the panel's row 0 for the tile's first token. `scales`: the
 // panel's PanelScales, or nullptr to decode them on the way (one pass).
-template <int kT>
+template <bool kQ5, int kT>
 void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
           float* y, int64_t y_stride, const HalfScales* scales = nullptr) {
-  using namespace panels::q4k;
+  constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   constexpr int kH = kHalves;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
@@ -91,7 +101,7 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
   for (int h = 0; h < kH; ++h)
     for (int t = 0; t < kT; ++t) acc[h][t] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
+    const uint8_t* p = panel + sb * f.super_bytes;
     Q4KScaleBytes scale_bytes;
     __m512 d[kH], dmin[kH];
     if (scales == nullptr) {
@@ -106,8 +116,15 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
       for (int g = 0; g < 8; ++g) {
 #pragma GCC unroll 2
         for (int h = 0; h < kH; ++h) {
-          const __m512i wv = _mm512_loadu_si512(p + kQuantOffset + ((k * 8 + g) * kPanelRows + h * kHalfRows) * 4);
-          const __m512i lo = _mm512_and_si512(wv, low4), hi = _mm512_and_si512(wv, high4);
+          const __m512i wv = _mm512_loadu_si512(p + f.quant_offset + ((k * 8 + g) * kPanelRows + h * kHalfRows) * 4);
+          __m512i lo = _mm512_and_si512(wv, low4), hi;
+          if (kQ5) {
+            const __m512i hv = _mm512_loadu_si512(p + f.high_offset + (g * kPanelRows + h * kHalfRows) * 4);
+            lo = _mm512_or_si512(lo, BitOfBytes512(hv, 2 * k, 4));
+            hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(wv, 4), low4), BitOfBytes512(hv, 2 * k + 1, 4));
+          } else {
+            hi = _mm512_and_si512(wv, high4);  // in place: 16 × the nibble
+          }
 #pragma GCC unroll 4
           for (int t = 0; t < kT; ++t) {
             int32_t l, u;
@@ -128,7 +145,7 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
           __m512 a = acc[h][t];
           a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo_dot[h][t]), _mm512_mul_ps(w.ws[0], _mm512_set1_ps(tok[t].d[s])), a);
           a = _mm512_fnmadd_ps(w.wm[0], _mm512_set1_ps(tok[t].dsum[s]), a);
-          a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srai_epi32(hi_dot[h][t], 4)),
+          a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(kQ5 ? hi_dot[h][t] : _mm512_srai_epi32(hi_dot[h][t], 4)),
                               _mm512_mul_ps(w.ws[1], _mm512_set1_ps(tok[t].d[s + 1])), a);
           acc[h][t] = _mm512_fnmadd_ps(w.wm[1], _mm512_set1_ps(tok[t].dsum[s + 1]), a);
         }
@@ -142,29 +159,30 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
 // One whole panel (weights repacked at load) × every token: up to 4 tokens
 // take both halves in one pass over the panel (decode, speculation's
 // verifying passes), more tokens 4 at a time on scales decoded once.
+template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& /*next: the hardware prefetcher follows the panel*/) {
   RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
   switch (n_tokens) {
-    case 1: return Tile<1>(panel, n, layout, acts.data, s, y, y_stride);
-    case 2: return Tile<2>(panel, n, layout, acts.data, s, y, y_stride);
-    case 3: return Tile<3>(panel, n, layout, acts.data, s, y, y_stride);
-    case 4: return Tile<4>(panel, n, layout, acts.data, s, y, y_stride);
+    case 1: return Tile<kQ5, 1>(panel, n, layout, acts.data, s, y, y_stride);
+    case 2: return Tile<kQ5, 2>(panel, n, layout, acts.data, s, y, y_stride);
+    case 3: return Tile<kQ5, 3>(panel, n, layout, acts.data, s, y, y_stride);
+    case 4: return Tile<kQ5, 4>(panel, n, layout, acts.data, s, y, y_stride);
     default: break;
   }
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<HalfScales*>(scale_scratch.Get(n * kHalves * 4 * sizeof(HalfScales)));
-  PanelScales(panel, n, scales);
+  PanelScales<kQ5>(panel, n, scales);
   for (int64_t t = 0; t < n_tokens; t += 4) {
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
     switch (n_tokens - t) {
-      case 1: Tile<1>(panel, n, layout, a, s, yt, y_stride, scales); break;
-      case 2: Tile<2>(panel, n, layout, a, s, yt, y_stride, scales); break;
-      case 3: Tile<3>(panel, n, layout, a, s, yt, y_stride, scales); break;
-      default: Tile<4>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      case 1: Tile<kQ5, 1>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      case 2: Tile<kQ5, 2>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      case 3: Tile<kQ5, 3>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      default: Tile<kQ5, 4>(panel, n, layout, a, s, yt, y_stride, scales); break;
     }
   }
 }
@@ -173,14 +191,18 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
 
 const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type) {
   if (type == GgmlType::kQ6_K) return Avx512Q6KKernels(/*repacked=*/true);
-  if (type != GgmlType::kQ4_K) return nullptr;
-  // The layout and its packer are AVX2's (an AVX-512 CPU runs AVX2 code).
-  const TypeKernels& file_layout = *Avx512KQuantKernels(type);
-  const TypeKernels& avx2_panels = *Avx2KQuantWeightPanelKernels(type);
-  static const TypeKernels kernels{file_layout.row_acts,   file_layout.max_row_tokens, file_layout.rows,
-                                   file_layout.row_acts,   kPanelRows,                 1,
-                                   avx2_panels.panel_bytes, avx2_panels.pack_panel,    PanelMatMul};
-  return &kernels;
+  if (type != GgmlType::kQ4_K && type != GgmlType::kQ5_K) return nullptr;
+  // The layouts and their packers are AVX2's (an AVX-512 CPU runs AVX2 code).
+  const auto kernels_of = [](GgmlType t, auto panel_matmul) {
+    const TypeKernels& file_layout = *Avx512KQuantKernels(t);
+    const TypeKernels& avx2_panels = *Avx2KQuantWeightPanelKernels(t);
+    return TypeKernels{file_layout.row_acts,    file_layout.max_row_tokens, file_layout.rows,
+                       file_layout.row_acts,    kPanelRows,                 1,
+                       avx2_panels.panel_bytes, avx2_panels.pack_panel,     panel_matmul};
+  };
+  static const TypeKernels q4k = kernels_of(GgmlType::kQ4_K, PanelMatMul<false>);
+  static const TypeKernels q5k = kernels_of(GgmlType::kQ5_K, PanelMatMul<true>);
+  return type == GgmlType::kQ5_K ? &q5k : &q4k;
 }
 
 }  // namespace ridge::kernels::internal

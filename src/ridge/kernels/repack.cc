@@ -61,22 +61,28 @@ const panels::Format* FormatOf(GgmlType type) {
   }
 }
 
-// The file's rows of a Q4_K matrix in the panel layout of weight_panels.h (q4k).
+// The file's rows of a Q4_K or Q5_K matrix in the panel layout of
+// weight_panels.h (q4k, q5k: Q4_K's with the qh bytes before the quants).
 void UnpackQ4KPanels(const WeightMatrix& w, uint8_t* rows) {
-  using namespace panels::q4k;
+  using namespace panels::q4k;  // d, dmin and the scales: at the same offsets for Q5_K
+  const panels::Q4KFamily f = panels::Q4KFamilyOf(w.type == GgmlType::kQ5_K);
   const int64_t n_super = w.n_cols / kQK_K;
   for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
     const uint8_t* panel = w.data + r0 * w.row_bytes;
     for (int64_t j = 0; j < panels::kRows; ++j)
       for (int64_t sb = 0; sb < n_super; ++sb) {
-        const uint8_t* super = panel + sb * kSuperBytes;
-        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
+        const uint8_t* super = panel + sb * f.super_bytes;
+        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * f.file_block_bytes;
         std::memcpy(block, super + kDOffset + 2 * j, 2);
         std::memcpy(block + 2, super + kDminOffset + 2 * j, 2);
         for (int64_t b = 0; b < kScaleBytes; ++b) block[4 + b] = super[kScaleOffset + b * panels::kRows + j];
+        if (f.high_offset != 0)
+          for (int64_t g = 0; g < 8; ++g)
+            std::memcpy(block + f.file_high_offset + 4 * g, super + f.high_offset + (g * panels::kRows + j) * 4, 4);
         for (int64_t k = 0; k < 4; ++k)
           for (int64_t g = 0; g < 8; ++g)
-            std::memcpy(block + 16 + 32 * k + 4 * g, super + kQuantOffset + ((k * 8 + g) * panels::kRows + j) * 4, 4);
+            std::memcpy(block + f.file_quant_offset + 32 * k + 4 * g,
+                        super + f.quant_offset + ((k * 8 + g) * panels::kRows + j) * 4, 4);
       }
   }
 }
@@ -102,9 +108,9 @@ void UnpackQ6KPanels(const WeightMatrix& w, uint8_t* rows) {
 }  // namespace
 
 void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
-  if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ6_K) {
+  if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K || w.type == GgmlType::kQ6_K) {
     RIDGE_CHECK(w.panels && w.row_bytes == RowBytes(w.type, w.n_cols));
-    return w.type == GgmlType::kQ4_K ? UnpackQ4KPanels(w, rows) : UnpackQ6KPanels(w, rows);
+    return w.type == GgmlType::kQ6_K ? UnpackQ6KPanels(w, rows) : UnpackQ4KPanels(w, rows);
   }
   const panels::Format* f = FormatOf(w.type);
   RIDGE_CHECK(w.panels && f != nullptr && f->file_block_bytes == static_cast<int64_t>(TraitsOf(w.type).block_bytes));

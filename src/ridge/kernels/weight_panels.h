@@ -1,6 +1,6 @@
 #pragma once
-// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K and
-// Q6_K, see the end) take in memory once they are repacked at load (kernels::RepackInPlace), and the layout the AVX-512
+// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K,
+// Q5_K and Q6_K, see the end) take in memory once they are repacked at load (kernels::RepackInPlace), and the layout the AVX-512
 // panel kernels read (and AVX2's for Q8_0 and Q4_0, a 32-byte quarter of
 // 8 rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
 // rows [32p, 32p + 32) in exactly the bytes those rows take in the file, so a
@@ -61,6 +61,7 @@ static_assert(kMXFP4.block_bytes() == kRows * kMXFP4.file_block_bytes);
 // the scales after the quants one token ran at ~41 % of a paired read.
 namespace q4k {
 constexpr int64_t kFileBlockBytes = 144;  // d, dmin, scales[12], qs[128]
+constexpr int64_t kFileQuantOffset = 16;   // qs in the file's block
 constexpr int64_t kScaleBytes = 12;        // per row
 constexpr int64_t kDOffset = 0;
 constexpr int64_t kDminOffset = 2 * kRows;
@@ -69,6 +70,37 @@ constexpr int64_t kQuantOffset = kScaleOffset + kScaleBytes * kRows;  // 512
 constexpr int64_t kSuperBytes = kQuantOffset + 4 * 8 * kRows * 4;
 static_assert(kSuperBytes == kRows * kFileBlockBytes);
 }  // namespace q4k
+
+// Q5_K (the Q4_K panel kernels of both ISAs, a fifth bit added): Q4_K's
+// layout with the file's qh between the scales and the quants, per
+// super-block 5632 bytes = 32 rows × the file's 176:
+//   f16 [32 rows] d, f16 [32 rows] dmin, u8 [12][32 rows] scales   as Q4_K
+//   u8  [8 groups g][32 rows j][4]              file qh byte 4g + i of row j:
+//                      bit s is bit 4 of element 32s + 4g + i
+//   u8  [4 chunks k][8 groups g][32 rows j][4]  qs as Q4_K
+// so the load that gives 8 (16) rows' 4 nibble pairs of group g has a twin
+// giving their 4 high-bit bytes, and decode still reads strictly forward.
+namespace q5k {
+constexpr int64_t kFileBlockBytes = 176;  // d, dmin, scales[12], qh[32], qs[128]
+constexpr int64_t kFileHighOffset = 16;   // qh in the file's block
+constexpr int64_t kFileQuantOffset = 48;  // qs in the file's block
+constexpr int64_t kHighOffset = q4k::kQuantOffset;                  // 512
+constexpr int64_t kQuantOffset = kHighOffset + 8 * kRows * 4;       // 1536
+constexpr int64_t kSuperBytes = kQuantOffset + 4 * 8 * kRows * 4;  // d, dmin and scales at q4k's offsets
+static_assert(kSuperBytes == kRows * kFileBlockBytes);
+}  // namespace q5k
+
+// What the Q4_K and Q5_K panel code (packers, kernels, unpacking) reads of
+// the two layouts above; high_offset == 0: no qh (Q4_K).
+struct Q4KFamily {
+  int64_t file_block_bytes, file_quant_offset, file_high_offset;
+  int64_t quant_offset, high_offset, super_bytes;
+};
+constexpr Q4KFamily Q4KFamilyOf(bool q5) {
+  return q5 ? Q4KFamily{q5k::kFileBlockBytes, q5k::kFileQuantOffset, q5k::kFileHighOffset,
+                        q5k::kQuantOffset,     q5k::kHighOffset,      q5k::kSuperBytes}
+            : Q4KFamily{q4k::kFileBlockBytes, q4k::kFileQuantOffset, 0, q4k::kQuantOffset, 0, q4k::kSuperBytes};
+}
 
 // Q6_K (matmul_q6k_avx2.cc, whose packer writes it, and
 // matmul_q6k_avx512.cc): per super-block of 256 columns, 6720
