@@ -3,7 +3,7 @@
 #   tests/NAME/*_test.cc  -> test binary ridge_NAME_tests, registered with CTest
 # Sources ending in _avx2.cc / _avx512.cc are compiled with that ISA's flags only.
 set(RIDGE_AVX2_FLAGS -mavx2 -mfma -mf16c)
-set(RIDGE_AVX512_FLAGS -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mfma -mf16c -mavx2)
+set(RIDGE_AVX512_FLAGS -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mgfni -mfma -mf16c -mavx2)
 set(RIDGE_ALL_LAYERS "")
 
 function(ridge_isa_flags)

@@ -14,8 +14,8 @@ CommandRegistration kCpu{{"cpu", "Show the CPU features ridge detected and the k
       const CpuFeatures& f = DetectedCpuFeatures();
       std::printf("threads      %d\n", HardwareThreads());
       std::printf("avx2 %d  fma %d  f16c %d\n", f.avx2, f.fma, f.f16c);
-      std::printf("avx512 f %d bw %d vl %d dq %d vnni %d bf16 %d  avx-vnni %d\n", f.avx512f, f.avx512bw,
-                  f.avx512vl, f.avx512dq, f.avx512vnni, f.avx512bf16, f.avx_vnni);
+      std::printf("avx512 f %d bw %d vl %d dq %d vnni %d bf16 %d  gfni %d  avx-vnni %d\n", f.avx512f, f.avx512bw,
+                  f.avx512vl, f.avx512dq, f.avx512vnni, f.avx512bf16, f.gfni, f.avx_vnni);
       std::printf("kernel target: %s (hardware best: %s)\n", IsaName(ActiveIsa()), IsaName(HardwareIsa()));
       return 0;
     };

@@ -19,6 +19,7 @@ CpuFeatures Detect() {
   f.avx512dq = __builtin_cpu_supports("avx512dq");
   f.avx512vnni = __builtin_cpu_supports("avx512vnni");
   f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
+  f.gfni = __builtin_cpu_supports("gfni");
   // f16c and avx-vnni have no __builtin_cpu_supports name in g++ 12: read CPUID.
   unsigned eax, ebx, ecx, edx;
   __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
@@ -48,7 +49,9 @@ const CpuFeatures& DetectedCpuFeatures() {
 
 Isa HardwareIsa() {
   const CpuFeatures& f = DetectedCpuFeatures();
-  if (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && f.avx512bf16 && f.fma && f.f16c)
+  // Every CPU with AVX-512 BF16 has GFNI but Intel's Cooper Lake, which runs avx2.
+  if (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && f.avx512bf16 && f.gfni && f.fma &&
+      f.f16c)
     return Isa::kAvx512;
   if (f.avx2 && f.fma && f.f16c) return Isa::kAvx2;
   return Isa::kScalar;

@@ -19,6 +19,7 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512vnni = false;
   bool avx512bf16 = false;
+  bool gfni = false;  // GF(2) affine byte maps (the avx512 target's Q5_K kernels)
   bool avx_vnni = false;
 };
 
