@@ -4,8 +4,8 @@
 // multiplied in place for every token count. Q5_K is Q4_K with a fifth bit
 // per code, OR-ed in after the nibble is taken (its high nibble then shifted
 // down, not used in place: 16 × 31 does not fit a byte), with GFNI: shifts
-// and masks for the bits ran 1-token decode at ~30 GB/s against Q4_K's ~48
-// on the Zen 5 of docs/benchmarks.md, GFNI ~37-45.
+// and masks for the bits ran 1-token decode at ~30 GB/s where GFNI ran
+// ~37-45 (Zen 5, docs/benchmarks.md, before Tile's software prefetch).
 //
 // Why: the rows kernel (matmul_kquant_avx512.cc) holds 8 rows' sub-block
 // products in 8 registers and reduces them across rows (SumLanesOf8) once per
@@ -20,7 +20,6 @@
 // Q5_K, as the rows kernels of every ISA take them (the same bits, file layout or repacked, any batch):
 //   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)
 //   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
-#include <algorithm>
 #include <cstring>
 
 #include "ridge/base/error.h"
@@ -94,11 +93,12 @@ void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
 }
 
 // One panel (both 16-row halves) × kT tokens over all super-blocks, codes
-// and scales decoded on the way (one pass: decode, speculation's verifying
-// passes). y points at the panel's row 0 for the tile's first token.
+// decoded on the way. y points at the panel's row 0 for the tile's first
+// token. `scales`: the panel's PanelScales, or nullptr to decode them on the
+// way too (one pass: decode, speculation's verifying passes).
 template <bool kQ5, int kT>
 void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
-          float* y, int64_t y_stride) {
+          float* y, int64_t y_stride, const HalfScales* scales = nullptr) {
   constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   constexpr int kH = kHalves;
   TokenActs tok[kT];
@@ -111,8 +111,10 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
     const uint8_t* p = panel + sb * f.super_bytes;
     Q4KScaleBytes scale_bytes;
     __m512 d[kH], dmin[kH];
-    DecodeQ4KScaleBytes(p, scale_bytes);
-    for (int h = 0; h < kH; ++h) HalfDs(p, h, &d[h], &dmin[h]);
+    if (scales == nullptr) {
+      DecodeQ4KScaleBytes(p, scale_bytes);
+      for (int h = 0; h < kH; ++h) HalfDs(p, h, &d[h], &dmin[h]);
+    }
     for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
       __m512i lo_dot[kH][kT], hi_dot[kH][kT];
       for (int h = 0; h < kH; ++h)
@@ -148,7 +150,8 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
       const int64_t s = sb * 8 + 2 * k;  // x's 32-block of sub-block 2k
 #pragma GCC unroll 2
       for (int h = 0; h < kH; ++h) {
-        const HalfScales w = ScalesOf(scale_bytes, d[h], dmin[h], h, k);
+        const HalfScales w =
+            scales != nullptr ? scales[(sb * kHalves + h) * 4 + k] : ScalesOf(scale_bytes, d[h], dmin[h], h, k);
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           __m512 a = acc[h][t];
@@ -165,102 +168,12 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
     for (int t = 0; t < kT; ++t) _mm512_storeu_ps(y + t * y_stride + h * kHalfRows, acc[h][t]);
 }
 
-// From 5 tokens on, a stretch of the panel's codes is decoded once
-// (weight_panels.h, kCodeBlockBytes: Q4_K's high nibbles shifted down, Q5_K's
-// fifth bits in) and every token multiplied against the decoded bytes.
-
-// codes[(sb − sb0)·8 + s] ← the codes of sub-block s of super-blocks
-// [sb0, sb_end) of the panel.
-template <bool kQ5>
-void DecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes) {
-  constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
-  const __m512i low4 = _mm512_set1_epi8(0x0f);
-  for (int64_t sb = sb0; sb < sb_end; ++sb) {
-    const uint8_t* p = panel + sb * f.super_bytes;
-    uint8_t* out = codes + (sb - sb0) * 8 * panels::kCodeBlockBytes;
-    for (int k = 0; k < 4; ++k)
-      for (int g = 0; g < 8; ++g)
-        for (int h = 0; h < kHalves; ++h) {
-          const int64_t at = (g * kPanelRows + h * kHalfRows) * 4;
-          const __m512i wv = _mm512_loadu_si512(p + f.quant_offset + k * 8 * kPanelRows * 4 + at);
-          __m512i lo, hi;
-          if (kQ5) {
-            const __m512i hv = _mm512_loadu_si512(p + f.high_offset + at);
-            lo = Q5Codes(wv, hv, 2 * k, false);
-            hi = Q5Codes(wv, hv, 2 * k + 1, true);
-          } else {
-            lo = _mm512_and_si512(wv, low4);
-            hi = _mm512_and_si512(_mm512_srli_epi16(wv, 4), low4);
-          }
-          _mm512_store_si512(out + 2 * k * panels::kCodeBlockBytes + at, lo);
-          _mm512_store_si512(out + (2 * k + 1) * panels::kCodeBlockBytes + at, hi);
-        }
-  }
-}
-
-// kT tokens × the panel's super-blocks [sb0, sb_end), from their decoded
-// codes and the panel's PanelScales, Tile's steps: acc starts from y
-// (sb0 > 0) or 0 and ends in y, so the stretches continue each row's one
-// fma chain exactly.
-template <int kT>
-void TileDecoded(const uint8_t* codes, const HalfScales* scales, int64_t sb0, int64_t sb_end, const ActLayout& layout,
-                 const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride) {
-  constexpr int kH = kHalves;
-  TokenActs tok[kT];
-  for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
-  __m512 acc[kH][kT];
-  for (int h = 0; h < kH; ++h)
-    for (int t = 0; t < kT; ++t)
-      acc[h][t] = sb0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(y + t * y_stride + h * kHalfRows);
-  for (int64_t sb = sb0; sb < sb_end; ++sb) {
-    for (int k = 0; k < 4; ++k) {  // sub-blocks 2k and 2k + 1
-      const uint8_t* c = codes + ((sb - sb0) * 8 + 2 * k) * panels::kCodeBlockBytes;
-      __m512i lo_dot[kH][kT], hi_dot[kH][kT];
-      for (int h = 0; h < kH; ++h)
-        for (int t = 0; t < kT; ++t) lo_dot[h][t] = hi_dot[h][t] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-#pragma GCC unroll 2
-        for (int h = 0; h < kH; ++h) {
-          const int64_t at = (g * kPanelRows + h * kHalfRows) * 4;
-          const __m512i lo = _mm512_load_si512(c + at), hi = _mm512_load_si512(c + panels::kCodeBlockBytes + at);
-#pragma GCC unroll 4
-          for (int t = 0; t < kT; ++t) {
-            int32_t l, u;
-            std::memcpy(&l, tok[t].q + sb * kQK_K + 64 * k + 4 * g, 4);
-            std::memcpy(&u, tok[t].q + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
-            lo_dot[h][t] = _mm512_dpbusd_epi32(lo_dot[h][t], lo, _mm512_set1_epi32(l));
-            hi_dot[h][t] = _mm512_dpbusd_epi32(hi_dot[h][t], hi, _mm512_set1_epi32(u));
-          }
-        }
-      }
-      const int64_t s = sb * 8 + 2 * k;  // x's 32-block of sub-block 2k
-#pragma GCC unroll 2
-      for (int h = 0; h < kH; ++h) {
-        const HalfScales& w = scales[(sb * kHalves + h) * 4 + k];
-#pragma GCC unroll 4
-        for (int t = 0; t < kT; ++t) {
-          __m512 a = acc[h][t];
-          a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo_dot[h][t]), _mm512_mul_ps(w.ws[0], _mm512_set1_ps(tok[t].d[s])), a);
-          a = _mm512_fnmadd_ps(w.wm[0], _mm512_set1_ps(tok[t].dsum[s]), a);
-          a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi_dot[h][t]), _mm512_mul_ps(w.ws[1], _mm512_set1_ps(tok[t].d[s + 1])),
-                              a);
-          acc[h][t] = _mm512_fnmadd_ps(w.wm[1], _mm512_set1_ps(tok[t].dsum[s + 1]), a);
-        }
-      }
-    }
-  }
-  for (int h = 0; h < kH; ++h)
-    for (int t = 0; t < kT; ++t) _mm512_storeu_ps(y + t * y_stride + h * kHalfRows, acc[h][t]);
-}
-
 // One whole panel (weights repacked at load) × every token: up to 4 tokens
 // take both halves in one pass over the panel (decode, speculation's
-// verifying passes); more tokens decode the panel's scales once and its
-// codes a stretch at a time, 4 tokens a pass over each stretch.
+// verifying passes), more tokens 4 at a time on scales decoded once.
 template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride, const PanelPrefetch& /*next: the hardware prefetcher follows the panel*/) {
+                 float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile prefetches its own stream*/) {
   RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
@@ -274,19 +187,14 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<HalfScales*>(scale_scratch.Get(n * kHalves * 4 * sizeof(HalfScales)));
   PanelScales<kQ5>(panel, n, scales);
-  alignas(64) uint8_t codes[panels::kStretchSuper * 8 * panels::kCodeBlockBytes];
-  for (int64_t sb0 = 0; sb0 < n; sb0 += panels::kStretchSuper) {
-    const int64_t sb_end = std::min(n, sb0 + panels::kStretchSuper);
-    DecodeStretch<kQ5>(panel, sb0, sb_end, codes);
-    for (int64_t t = 0; t < n_tokens; t += 4) {
-      const uint8_t* a = acts.data + t * s;
-      float* yt = y + t * y_stride;
-      switch (n_tokens - t) {
-        case 1: TileDecoded<1>(codes, scales, sb0, sb_end, layout, a, s, yt, y_stride); break;
-        case 2: TileDecoded<2>(codes, scales, sb0, sb_end, layout, a, s, yt, y_stride); break;
-        case 3: TileDecoded<3>(codes, scales, sb0, sb_end, layout, a, s, yt, y_stride); break;
-        default: TileDecoded<4>(codes, scales, sb0, sb_end, layout, a, s, yt, y_stride); break;
-      }
+  for (int64_t t = 0; t < n_tokens; t += 4) {
+    const uint8_t* a = acts.data + t * s;
+    float* yt = y + t * y_stride;
+    switch (n_tokens - t) {
+      case 1: Tile<kQ5, 1>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      case 2: Tile<kQ5, 2>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      case 3: Tile<kQ5, 3>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      default: Tile<kQ5, 4>(panel, n, layout, a, s, yt, y_stride, scales); break;
     }
   }
 }

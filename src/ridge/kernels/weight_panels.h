@@ -45,15 +45,6 @@ static_assert(kQ8_0.block_bytes() == kRows * kQ8_0.file_block_bytes);
 static_assert(kQ4_0.block_bytes() == kRows * kQ4_0.file_block_bytes);
 static_assert(kMXFP4.block_bytes() == kRows * kMXFP4.file_block_bytes);
 
-// Prefill (5 tokens on) of the K-quant panels (Q6_K on both ISAs, Q4_K and
-// Q5_K on AVX-512) decodes a stretch of kStretchSuper
-// super-blocks of a panel's codes once, a byte a code, and multiplies every
-// token against them: per 32-block of x, kCodeBlockBytes = [k 8][32 rows][4
-// codes], so a 64-byte load is 16 rows' and a 32-byte load 8 rows' 4 codes of
-// group k.
-constexpr int64_t kCodeBlockBytes = 8 * kRows * 4;
-constexpr int64_t kStretchSuper = 2;  // 16 KiB of codes: in L1
-
 // Q4_K (matmul_q4k_panels_avx2.cc, whose packer writes it, and
 // matmul_q4k_panels_avx512.cc, where one 64-byte load is 16 rows' 4 nibble
 // pairs): per super-block of 256
@@ -140,8 +131,12 @@ constexpr int64_t QuantAt(int64_t c, int64_t k) {
   const int64_t half = c < 4 ? c / 2 : c - 4, chunk = c < 4 ? c % 2 : 2;
   return kQuantOffset + ((half * 8 + k) * 3 + chunk) * kGroupBytes;
 }
-using panels::kCodeBlockBytes;
-using panels::kStretchSuper;
+// Prefill (5 tokens on) decodes a stretch of kStretchSuper super-blocks of a
+// panel's codes once, a byte a code, and multiplies every token against
+// them: per 32-block of x, kCodeBlockBytes = [k 8][32 rows][4 codes], so a
+// 64-byte load is 16 rows' and a 32-byte load 8 rows' 4 codes of group k.
+constexpr int64_t kCodeBlockBytes = 8 * kRows * 4;
+constexpr int64_t kStretchSuper = 2;  // 16 KiB of codes: in L1
 }  // namespace q6k
 
 }  // namespace ridge::kernels::panels
