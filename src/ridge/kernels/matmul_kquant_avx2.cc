@@ -21,6 +21,7 @@
 
 #include "ridge/kernels/kquant_rows_impl.h"
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/weight_panels.h"
 
 namespace ridge::kernels::internal {
 namespace {
@@ -58,12 +59,6 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
 // in a rows tile (8 rows in lanes, dots reduced across rows in int16: codes
 // ≤ 15; Q5_K's in int32) and in a panel tile (rows in lanes from the start).
 constexpr int kQ4KTileRows = 8;
-constexpr int64_t kQ4KFileHighOffset = 16;  // Q5_K's qh[32] in its block
-
-template <bool kQ5>
-constexpr int64_t kQ4KBlockBytes = kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
-template <bool kQ5>
-constexpr int64_t kQ4KFileQuantOffset = kQ5 ? 48 : 16;  // qs[128] in the block
 
 // The codes of sub-block 2k + h of 32 elements from the block's qs bytes
 // 32k.. (and for Q5_K its qh bytes), one byte each.
@@ -95,7 +90,8 @@ void Q4KRowScales(const uint8_t* block, __m256* ws, __m256* wm) {
 template <bool kQ5, int kT>
 void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
                  int64_t y_stride) {
-  constexpr int64_t kBlockBytes = kQ4KBlockBytes<kQ5>;
+  constexpr panels::Q4KFamily kFile = panels::Q4KFamilyOf(kQ5);  // the block's layout
+  constexpr int64_t kBlockBytes = kFile.file_block_bytes;
   constexpr int kPrefetchLines = (kQ4KTileRows * kBlockBytes + 63) / 64;
   const int n_valid = static_cast<int>(r_end - r < kQ4KTileRows ? r_end - r : kQ4KTileRows);
   const uint8_t* base = w.data + r * w.row_bytes;
@@ -123,8 +119,8 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
 #pragma GCC unroll 8
         for (int i = 0; i < kQ4KTileRows; ++i) {
           const uint8_t* block = blocks + row_offsets[i];
-          const __m256i qs = Load256(block + kQ4KFileQuantOffset<kQ5> + 32 * k);
-          u[i] = Q4KCodes<kQ5>(qs, kQ5 ? Load256(block + kQ4KFileHighOffset) : qs, k, h);
+          const __m256i qs = Load256(block + kFile.file_quant_offset + 32 * k);
+          u[i] = Q4KCodes<kQ5>(qs, kQ5 ? Load256(block + kFile.file_high_offset) : qs, k, h);
         }
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
@@ -175,7 +171,8 @@ int64_t Q4KPanelBytes(int64_t n_cols) { return 2 * Q4KHalfBytes(n_cols) + 4 * (n
 
 template <bool kQ5>
 void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  constexpr int64_t kBlockBytes = kQ4KBlockBytes<kQ5>;
+  constexpr panels::Q4KFamily kFile = panels::Q4KFamilyOf(kQ5);  // the block's layout
+  constexpr int64_t kBlockBytes = kFile.file_block_bytes;
   const int64_t n_super = w.n_cols / kQK_K, n_sub = w.n_cols / kActBlock;
   auto* ws = reinterpret_cast<float*>(panel + 2 * Q4KHalfBytes(w.n_cols));
   float* wm = ws + 2 * n_sub * kHalfRows;
@@ -200,8 +197,8 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
         __m256i lo[kHalfRows], hi[kHalfRows];
         for (int i = 0; i < kHalfRows; ++i) {
           const uint8_t* block = blocks + row_offsets[i];
-          const __m256i qs = Load256(block + kQ4KFileQuantOffset<kQ5> + 32 * k);
-          const __m256i qh = kQ5 ? Load256(block + kQ4KFileHighOffset) : qs;
+          const __m256i qs = Load256(block + kFile.file_quant_offset + 32 * k);
+          const __m256i qh = kQ5 ? Load256(block + kFile.file_high_offset) : qs;
           lo[i] = Q4KCodes<kQ5>(qs, qh, k, 0);
           hi[i] = Q4KCodes<kQ5>(qs, qh, k, 1);
         }

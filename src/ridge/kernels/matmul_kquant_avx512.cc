@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/weight_panels.h"
 #include "ridge/kernels/simd_avx512.h"
 // After simd_avx512.h (the intrinsics).
 #include "ridge/kernels/kquant_rows_impl.h"
@@ -54,12 +55,6 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
 // so the rows tile (8 rows in lanes, block sums reduced across rows) and the
 // panel tile (rows in lanes from the start) give the same bits.
 constexpr int kQ4KRowsPerTile = 8;
-constexpr int64_t kQ4KFileHighOffset = 16;  // Q5_K's qh[32] in its block
-
-template <bool kQ5>
-constexpr int64_t kQ4KBlockBytes = kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
-template <bool kQ5>
-constexpr int64_t kQ4KFileQuantOffset = kQ5 ? 48 : 16;  // qs[128] in the block
 
 // The codes of sub-block 2k + h of 32 elements from the block's qs bytes
 // 32k.. (and for Q5_K its qh bytes), one byte each: Q4_K's high nibbles in
@@ -84,7 +79,8 @@ void Q4KRowScales(const uint8_t* block, __m256* ws, __m256* wm) {
 template <bool kQ5, int kT>
 void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, int64_t r_end, float* y,
                  int64_t y_stride) {
-  constexpr int64_t kBlockBytes = kQ4KBlockBytes<kQ5>;
+  constexpr panels::Q4KFamily kFile = panels::Q4KFamilyOf(kQ5);  // the block's layout
+  constexpr int64_t kBlockBytes = kFile.file_block_bytes;
   constexpr int kPrefetchLines = (kQ4KRowsPerTile * kBlockBytes + 63) / 64;
   const int n_valid = static_cast<int>(r_end - r < kQ4KRowsPerTile ? r_end - r : kQ4KRowsPerTile);
   const uint8_t* base = w.data + r * w.row_bytes;
@@ -103,8 +99,7 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
     const uint8_t* blocks = base + sb * kBlockBytes;
     __m256i qh[kQ4KRowsPerTile];
     for (int i = 0; i < kQ4KRowsPerTile; ++i)
-      qh[i] = kQ5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + kQ4KFileHighOffset))
-                  : _mm256_setzero_si256();
+      qh[i] = kQ5 ? Load256(blocks + row_offsets[i] + kFile.file_high_offset) : _mm256_setzero_si256();
     __m256 ws[8], wm[8];  // after the transposes: [s] = the 8 rows' values for sub-block s
     for (int i = 0; i < kQ4KRowsPerTile; ++i) Q4KRowScales(blocks + row_offsets[i], &ws[i], &wm[i]);
     avx512::Transpose8x8(ws);
@@ -114,7 +109,7 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
 #pragma GCC unroll 8
       for (int i = 0; i < kQ4KRowsPerTile; ++i)
         qs[i] = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + kQ4KFileQuantOffset<kQ5> + 32 * k));
+            reinterpret_cast<const __m256i*>(blocks + row_offsets[i] + kFile.file_quant_offset + 32 * k));
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * k + h;
@@ -176,7 +171,8 @@ int64_t Q4KPanelBytes(int64_t n_cols) {
 
 template <bool kQ5>
 void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  constexpr int64_t kBlockBytes = kQ4KBlockBytes<kQ5>;
+  constexpr panels::Q4KFamily kFile = panels::Q4KFamilyOf(kQ5);  // the block's layout
+  constexpr int64_t kBlockBytes = kFile.file_block_bytes;
   const int64_t n_super = w.n_cols / kQK_K, n_sub = w.n_cols / kActBlock;
   auto* ws = reinterpret_cast<float*>(panel + n_sub * 8 * kQ4KPanelRows * 4);
   float* wm = ws + n_sub * kQ4KPanelRows;
@@ -195,10 +191,10 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
           }
           const uint8_t* block = rows[i] + sb * kBlockBytes;
           const __m256i qs =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kQ4KFileQuantOffset<kQ5> + 32 * k));
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kFile.file_quant_offset + 32 * k));
           __m256i lo = _mm256_and_si256(qs, low), hi = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
           if (kQ5) {
-            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kQ4KFileHighOffset));
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kFile.file_high_offset));
             lo = _mm256_or_si256(lo, BitOfBytes(qh, 2 * k, 4));
             hi = _mm256_or_si256(hi, BitOfBytes(qh, 2 * k + 1, 4));
           }
