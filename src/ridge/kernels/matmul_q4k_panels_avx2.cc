@@ -20,8 +20,8 @@
 // prefetcher alone fell behind; docs/benchmarks.md, "Q4_K weight panels").
 //
 // Float steps per (row, token), sub-blocks s in order, the same for Q4_K and
-// Q5_K, as the rows kernel and matmul_kquant_avx512.cc take them (the same bits, file layout or repacked,
-// any batch):
+// Q5_K, as the rows kernel and matmul_kquant_avx512.cc take them (the same
+// bits, file layout or repacked, any batch):
 //   acc = fma(float(Σ_s q·x), (sc_s·d) · d_x, acc)
 //   acc = fnmadd(m_s·dmin, d_x·Σq_x, acc)
 #include "ridge/kernels/simd_avx2.h"
@@ -194,8 +194,8 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
           __m256 a = acc[q][t];
           a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_sum), _mm256_mul_ps(ws[q][2 * k], _mm256_set1_ps(tok[t].d[s])), a);
           a = _mm256_fnmadd_ps(wm[q][2 * k], _mm256_set1_ps(tok[t].dsum[s]), a);
-          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum), _mm256_mul_ps(ws[q][2 * k + 1], _mm256_set1_ps(tok[t].d[s + 1])),
-                              a);
+          const __m256 hi_scale = _mm256_mul_ps(ws[q][2 * k + 1], _mm256_set1_ps(tok[t].d[s + 1]));
+          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum), hi_scale, a);
           acc[q][t] = _mm256_fnmadd_ps(wm[q][2 * k + 1], _mm256_set1_ps(tok[t].dsum[s + 1]), a);
         }
     }

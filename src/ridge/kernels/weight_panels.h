@@ -1,6 +1,7 @@
 #pragma once
 // Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K,
-// Q5_K and Q6_K, see the end) take in memory once they are repacked at load (kernels::RepackInPlace), and the layout the AVX-512
+// Q5_K and Q6_K, see the end) take in memory once they are repacked at load
+// (kernels::RepackInPlace), and the layout the AVX-512
 // panel kernels read (and AVX2's for Q8_0 and Q4_0, a 32-byte quarter of
 // 8 rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
 // rows [32p, 32p + 32) in exactly the bytes those rows take in the file, so a
