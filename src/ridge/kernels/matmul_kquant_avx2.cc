@@ -126,7 +126,8 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
         for (int t = 0; t < kT; ++t) {
           const int64_t xb = sb * 8 + s;
           const __m256i sums = DotsOf8<kQ5>(u, Load256(tok[t].q + xb * kActBlock));
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(tok[t].d[xb])), acc[t]);
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums),
+                                   _mm256_mul_ps(ws[s], _mm256_set1_ps(tok[t].d[xb])), acc[t]);
           acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(tok[t].dsum[xb]), acc[t]);
         }
       }

@@ -57,14 +57,20 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
 constexpr int kQ4KRowsPerTile = 8;
 
 // The codes of sub-block 2k + h of 32 elements from the block's qs bytes
-// 32k.. (and for Q5_K its qh bytes), one byte each: Q4_K's high nibbles in
-// place (16 × their value: shift the sum down by 4), Q5_K's shifted down.
+// 32k.. (and for Q5_K its qh bytes; Q4_K ignores qh), one byte each, their
+// values.
+template <bool kQ5>
+__m256i Q4KCodeValues(__m256i qs, __m256i qh, int k, int h) {
+  const __m256i nibble = _mm256_and_si256(h == 0 ? qs : _mm256_srli_epi16(qs, 4), _mm256_set1_epi8(0x0f));
+  return kQ5 ? _mm256_or_si256(nibble, BitOfBytes(qh, 2 * k + h, 4)) : nibble;
+}
+
+// As Q4KCodeValues, but Q4_K's high nibbles left in place (16 × their value:
+// the tile shifts the sum down by 4), one op fewer.
 template <bool kQ5>
 __m256i Q4KCodes(__m256i qs, __m256i qh, int k, int h) {
-  const __m256i low = _mm256_set1_epi8(0x0f);
-  if (!kQ5) return _mm256_and_si256(qs, h == 0 ? low : _mm256_set1_epi8(static_cast<char>(0xf0)));
-  const __m256i nibble = _mm256_and_si256(h == 0 ? qs : _mm256_srli_epi16(qs, 4), low);
-  return _mm256_or_si256(nibble, BitOfBytes(qh, 2 * k + h, 4));
+  if (kQ5 || h == 0) return Q4KCodeValues<kQ5>(qs, qh, k, h);
+  return _mm256_and_si256(qs, _mm256_set1_epi8(static_cast<char>(0xf0)));
 }
 
 // sc_s·d and m_s·dmin of one row's super-block, sub-blocks in lanes.
@@ -126,7 +132,8 @@ void Q4KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
           // Q4_K's high nibbles in place are 16 × their value: shifted back after the sum (exact).
           __m256i sums = avx512::SumLanesOf8<0>(dot);
           if (!kQ5 && h == 1) sums = _mm256_srai_epi32(sums, 4);
-          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(ws[s], _mm256_set1_ps(tok[t].d[xb])), acc[t]);
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums),
+                                   _mm256_mul_ps(ws[s], _mm256_set1_ps(tok[t].d[xb])), acc[t]);
           acc[t] = _mm256_fnmadd_ps(wm[s], _mm256_set1_ps(tok[t].dsum[xb]), acc[t]);
         }
       }
@@ -176,7 +183,6 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   const int64_t n_super = w.n_cols / kQK_K, n_sub = w.n_cols / kActBlock;
   auto* ws = reinterpret_cast<float*>(panel + n_sub * 8 * kQ4KPanelRows * 4);
   float* wm = ws + n_sub * kQ4KPanelRows;
-  const __m256i low = _mm256_set1_epi8(0x0f);
   for (int64_t half = 0; half < 2; ++half) {
     const int64_t r0 = r_begin + half * 16;
     const uint8_t* rows[16];
@@ -192,12 +198,9 @@ void Q4KPackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
           const uint8_t* block = rows[i] + sb * kBlockBytes;
           const __m256i qs =
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kFile.file_quant_offset + 32 * k));
-          __m256i lo = _mm256_and_si256(qs, low), hi = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
-          if (kQ5) {
-            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kFile.file_high_offset));
-            lo = _mm256_or_si256(lo, BitOfBytes(qh, 2 * k, 4));
-            hi = _mm256_or_si256(hi, BitOfBytes(qh, 2 * k + 1, 4));
-          }
+          const __m256i qh = kQ5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kFile.file_high_offset))
+                                 : _mm256_setzero_si256();
+          const __m256i lo = Q4KCodeValues<kQ5>(qs, qh, k, 0), hi = Q4KCodeValues<kQ5>(qs, qh, k, 1);
           v[i] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
         }
         avx512::Transpose16x16(v);
