@@ -1,6 +1,7 @@
 // Attention micro-benchmarks on the smollm2-135m shape (9 query heads on 3 KV
 // heads, head_dim 64, F16 cache in 16-token blocks laid out as PagedKvCache
-// lays them: [layer, block, token, kv head, head_dim], in 2 MiB pages).
+// lays them: values [layer, block, token, kv head, head_dim], keys [layer,
+// block, kv head, head_dim, token], in 2 MiB pages).
 //
 //   read kv: the probe's read kernel over the K and V of 30 layers at depth
 //            4096 (94 MB) on one thread: the roof of the next one;
@@ -38,12 +39,12 @@ constexpr GgmlType kType = GgmlType::kF16;
 // K and V of every layer for `depth` positions of one sequence, and the
 // block tables of each layer.
 struct Cache {
-  bool head_major = false;  // blocks as [token, kv head] (PagedKvCache's today) or [kv head, token]
+  bool keys_by_dim = true;  // key blocks as [kv head, head_dim, token] (PagedKvCache's) or as the values'
   int64_t depth = 0, layers = 0, head_bytes = 0, token_bytes = 0, block_bytes = 0, n_blocks = 0;
   HugePageBuffer k, v;  // [layer, block, token, kv head, head_bytes], in 2 MiB pages like PagedKvCache's pools
   std::vector<const uint8_t*> k_blocks, v_blocks;  // [layer, block]
-  Cache(int64_t depth_positions, int64_t n_layers, bool head_major_blocks = false)
-      : head_major(head_major_blocks), depth(depth_positions), layers(n_layers) {
+  Cache(int64_t depth_positions, int64_t n_layers, bool keys_by_dimension = true)
+      : keys_by_dim(keys_by_dimension), depth(depth_positions), layers(n_layers) {
     head_bytes = RowBytes(kType, kHeadDim);
     token_bytes = kKvHeads * head_bytes;
     block_bytes = kBlockTokens * token_bytes;
@@ -71,8 +72,11 @@ struct Cache {
     view.type = kType;
     view.blocks = (keys ? k_blocks : v_blocks).data() + layer * n_blocks;
     view.block_tokens = kBlockTokens;
-    view.token_stride_bytes = head_major ? head_bytes : token_bytes;
-    view.head_offset_bytes = kv_head * (head_major ? kBlockTokens * head_bytes : head_bytes);
+    const bool by_dim = keys && keys_by_dim;  // the same bytes either way: random halves
+    const int64_t elem = head_bytes / kHeadDim;
+    view.token_stride_bytes = by_dim ? elem : token_bytes;
+    view.dim_stride_bytes = by_dim ? kBlockTokens * elem : 0;
+    view.head_offset_bytes = kv_head * (by_dim ? kBlockTokens * head_bytes : head_bytes);
     return view;
   }
 };
@@ -126,11 +130,12 @@ void BM_AttentionReadKv(benchmark::State& state) {
 }
 
 // state.range(0): depth, range(1): layers (30: from memory; 1 at depth 1024:
-// K and V in L2), range(2): 1 for head-major blocks (each head's 16
-// positions one contiguous run; not PagedKvCache's layout today), range(3):
-// query heads per KV head (the rows of each call). As Model::AttendSplit runs a decode step on one thread: for each split of
-// 256 positions every KV head in turn (one contiguous stretch of the cache),
-// then the merge.
+// K and V in L2), range(2): 1 for keys by dimension (PagedKvCache's layout),
+// 0 for keys laid out as the values (token-major: Q8_0 keys, and every type
+// before), range(3): query heads per KV head (the rows of each call). As
+// Model::AttendSplit runs a decode step on one thread: for each split of 256
+// positions every KV head in turn (one contiguous stretch of the cache), then
+// the merge.
 void BM_AttentionDecode(benchmark::State& state) {
   const int64_t depth = state.range(0), layers = state.range(1), group = state.range(3);
   const Cache cache(depth + 1, layers, state.range(2) != 0);
@@ -173,10 +178,13 @@ void BM_AttentionPrefillTile(benchmark::State& state) {
 
 BENCHMARK(BM_AttentionReadKv)->Args({4096, 30})->MinTime(1.0);
 BENCHMARK(BM_AttentionDecode)
+    ->Args({1024, 1, 1, kGroup})
     ->Args({1024, 1, 0, kGroup})
-    ->Args({4096, 30, 0, kGroup})
     ->Args({4096, 30, 1, kGroup})
+    ->Args({4096, 30, 0, kGroup})
+    ->Args({1024, 1, 1, 8})
     ->Args({1024, 1, 0, 8})
+    ->Args({4096, 30, 1, 8})
     ->Args({4096, 30, 0, 8})
     ->MinTime(1.0);
 BENCHMARK(BM_AttentionPrefillTile)->Arg(4096)->MinTime(1.0);

@@ -254,25 +254,34 @@ TEST(GeGlu, MatchesDoubleReferenceOnEveryTarget) {
 }
 
 // Store rows of uint8 in a paged layout: position p in blocks[p / block_tokens],
-// token stride with room for other heads, this head at an offset.
+// token stride with room for other heads, this head at an offset. by_dim (F32,
+// F16, BF16): each block holds 3 heads as [head_dim, block_tokens], this one
+// the second (PagedKvCache's keys), one element further on (unaligned).
 struct PagedKv {
   std::vector<std::vector<uint8_t>> storage;
   std::vector<const uint8_t*> blocks;
   KvHeadView view;
   PagedKv(GgmlType type, int64_t head_dim, int64_t n_positions, int64_t block_tokens, std::mt19937& rng,
-          std::vector<float>* dequantized) {
-    const int64_t head_bytes = KvHeadBytes(type, head_dim);
-    const int64_t stride = 3 * head_bytes + 5, offset = head_bytes + 1;  // a 3-head slot, this is head 1 (unaligned)
+          std::vector<float>* dequantized, bool by_dim = false) {
+    const int64_t head_bytes = KvHeadBytes(type, head_dim), elem = head_bytes / head_dim;
+    const int64_t dim_stride = by_dim ? block_tokens * elem : 0;
+    const int64_t stride = by_dim ? elem : 3 * head_bytes + 5;  // a 3-head slot, this is head 1 (unaligned)
+    const int64_t offset = by_dim ? head_dim * dim_stride + elem : head_bytes + 1;
+    const int64_t block_bytes = by_dim ? 3 * head_dim * dim_stride : block_tokens * stride;
     const int64_t n_blocks = (n_positions + block_tokens - 1) / block_tokens;
-    for (int64_t b = 0; b < n_blocks; ++b) storage.emplace_back(static_cast<size_t>(block_tokens * stride), 0xCD);
+    for (int64_t b = 0; b < n_blocks; ++b) storage.emplace_back(static_cast<size_t>(block_bytes), 0xCD);
     for (auto& s : storage) blocks.push_back(s.data());
-    view = KvHeadView{type, blocks.data(), block_tokens, stride, offset};
+    view = KvHeadView{type, blocks.data(), block_tokens, stride, offset, 0, dim_stride};
     dequantized->resize(static_cast<size_t>(n_positions * head_dim));
+    std::vector<uint8_t> head(static_cast<size_t>(head_bytes));
     for (int64_t p = 0; p < n_positions; ++p) {
       const auto x = Random(rng, head_dim, -2.0f, 2.0f);
       uint8_t* dst = storage[static_cast<size_t>(p / block_tokens)].data() + (p % block_tokens) * stride + offset;
-      QuantizeRow(type, x.data(), dst, head_dim);
-      DequantizeRow(type, dst, dequantized->data() + p * head_dim, head_dim);
+      QuantizeRow(type, x.data(), head.data(), head_dim);
+      DequantizeRow(type, head.data(), dequantized->data() + p * head_dim, head_dim);
+      if (!by_dim) std::memcpy(dst, head.data(), head.size());
+      for (int64_t c = 0; by_dim && c < head_dim; ++c)
+        std::memcpy(dst + c * dim_stride, head.data() + c * elem, static_cast<size_t>(elem));
     }
   }
 };
@@ -280,9 +289,9 @@ struct PagedKv {
 // n_q query heads over one paged KV head (as grouped-query attention uses it),
 // AttendHead per head on every target against the scalar twin.
 void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_t block_tokens, int64_t n_q,
-                    std::mt19937& rng) {
+                    std::mt19937& rng, bool k_by_dim = false) {
   std::vector<float> k_deq, v_deq;
-  PagedKv k(type, head_dim, n_positions, block_tokens, rng, &k_deq);
+  PagedKv k(type, head_dim, n_positions, block_tokens, rng, &k_deq, k_by_dim);
   PagedKv v(type, head_dim, n_positions, block_tokens, rng, &v_deq);
   const auto q = Random(rng, n_q * head_dim, -1.5f, 1.5f);
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
@@ -318,7 +327,8 @@ void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_
     for (size_t i = 0; i < want.size(); ++i) {
       const std::string where = std::string(GgmlTypeName(type)) + " head_dim=" + std::to_string(head_dim) +
                                 " n=" + std::to_string(n_positions) + " block=" + std::to_string(block_tokens) +
-                                " n_q=" + std::to_string(n_q) + " i=" + std::to_string(i) + " " + IsaName(isa);
+                                " n_q=" + std::to_string(n_q) + (k_by_dim ? " keys by dim" : "") +
+                                " i=" + std::to_string(i) + " " + IsaName(isa);
       ASSERT_NEAR(one[i], want[i], tol[i]) << where;
     }
   });
@@ -336,6 +346,20 @@ TEST(AttendHead, MatchesScalarTwinOnPagedKv) {
   }
 }
 
+// Keys laid out by dimension within each block (PagedKvCache's), against the
+// scalar twin: blocks shorter, as long as and longer than a vector, groups of
+// 1-9 query heads (the passes of 8, 4, 2 and 1 rows, side-by-side groups).
+TEST(AttendHead, KeysByDimensionMatchScalarTwin) {
+  std::mt19937 rng(6);
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
+    for (int64_t head_dim : {8, 17, 64, 128}) {
+      for (int64_t n_positions : {1, 15, 16, 17, 40, 300})
+        for (int64_t block_tokens : {16, 7, 32})
+          for (int64_t n_q : {1, 3, 9}) CheckAttention(type, head_dim, n_positions, block_tokens, n_q, rng, true);
+    }
+  }
+}
+
 // A window (the views start at first_position), soft-capped scores and
 // gpt-oss's sinks (one more logit in the softmax, its weight dropped), on
 // every target, against attention computed here in double over the same
@@ -343,45 +367,47 @@ TEST(AttendHead, MatchesScalarTwinOnPagedKv) {
 TEST(AttendHead, SlidingWindowSoftCapAndSinkMatchDoubleReference) {
   std::mt19937 rng(13);
   const int64_t head_dim = 64, n_total = 45, block_tokens = 16;
-  std::vector<float> k_deq, v_deq;
-  PagedKv k(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &k_deq);
-  PagedKv v(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &v_deq);
-  const auto q = Random(rng, head_dim, -3.0f, 3.0f);
-  const float scale = 0.125f;
-  for (int64_t first : {0, 5, 16, 33}) {
-    for (auto [softcap, sink] : {std::pair{0.0f, -INFINITY}, {2.0f, -INFINITY}, {0.0f, 1.5f}, {2.0f, -0.5f},
-                                 {0.0f, 40.0f}}) {
-      const int64_t n = n_total - first;
-      std::vector<double> scores(static_cast<size_t>(n)), want(static_cast<size_t>(head_dim), 0.0);
-      double max_score = sink, sum = 0;
-      for (int64_t p = 0; p < n; ++p) {
-        double dot = 0;
-        for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * k_deq[(first + p) * head_dim + d];
-        dot *= scale;
-        if (softcap > 0) dot = softcap * std::tanh(dot / softcap);
-        scores[p] = dot;
-        max_score = std::fmax(max_score, dot);
+  for (bool k_by_dim : {false, true}) {
+    std::vector<float> k_deq, v_deq;
+    PagedKv k(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &k_deq, k_by_dim);
+    PagedKv v(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &v_deq);
+    const auto q = Random(rng, head_dim, -3.0f, 3.0f);
+    const float scale = 0.125f;
+    for (int64_t first : {0, 5, 16, 33}) {
+      for (auto [softcap, sink] : {std::pair{0.0f, -INFINITY}, {2.0f, -INFINITY}, {0.0f, 1.5f}, {2.0f, -0.5f},
+                                   {0.0f, 40.0f}}) {
+        const int64_t n = n_total - first;
+        std::vector<double> scores(static_cast<size_t>(n)), want(static_cast<size_t>(head_dim), 0.0);
+        double max_score = sink, sum = 0;
+        for (int64_t p = 0; p < n; ++p) {
+          double dot = 0;
+          for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * k_deq[(first + p) * head_dim + d];
+          dot *= scale;
+          if (softcap > 0) dot = softcap * std::tanh(dot / softcap);
+          scores[p] = dot;
+          max_score = std::fmax(max_score, dot);
+        }
+        sum = std::exp(sink - max_score);  // the sink's share (0 without one)
+        for (double& sc : scores) sum += (sc = std::exp(sc - max_score));
+        for (int64_t p = 0; p < n; ++p)
+          for (int64_t d = 0; d < head_dim; ++d) want[d] += scores[p] / sum * v_deq[(first + p) * head_dim + d];
+        double want_norm = 0;
+        for (double w : want) want_norm = std::max(want_norm, std::fabs(w));
+        if (sink == 40.0f) {
+          ASSERT_LT(want_norm, 1e-9);  // a sink far above every score takes all the weight
+        }
+        KvHeadView kv = k.view, vv = v.view;
+        kv.first_position = vv.first_position = first;
+        std::vector<float> work(static_cast<size_t>(n)), got(static_cast<size_t>(head_dim));
+        scalar::AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, work.data(), got.data());
+        for (int64_t d = 0; d < head_dim; ++d) ASSERT_NEAR(got[d], want[d], 1e-5) << "scalar first " << first;
+        ForEachIsa([&](Isa isa) {
+          AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, work.data(), got.data());
+          for (int64_t d = 0; d < head_dim; ++d)
+            ASSERT_NEAR(got[d], want[d], 1e-5) << "first " << first << " softcap " << softcap << " sink " << sink
+                                               << " keys by dim " << k_by_dim << " " << IsaName(isa);
+        });
       }
-      sum = std::exp(sink - max_score);  // the sink's share (0 without one)
-      for (double& sc : scores) sum += (sc = std::exp(sc - max_score));
-      for (int64_t p = 0; p < n; ++p)
-        for (int64_t d = 0; d < head_dim; ++d) want[d] += scores[p] / sum * v_deq[(first + p) * head_dim + d];
-      double want_norm = 0;
-      for (double w : want) want_norm = std::max(want_norm, std::fabs(w));
-      if (sink == 40.0f) {
-        ASSERT_LT(want_norm, 1e-9);  // a sink far above every score takes all the weight
-      }
-      KvHeadView kv = k.view, vv = v.view;
-      kv.first_position = vv.first_position = first;
-      std::vector<float> work(static_cast<size_t>(n)), got(static_cast<size_t>(head_dim));
-      scalar::AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, work.data(), got.data());
-      for (int64_t d = 0; d < head_dim; ++d) ASSERT_NEAR(got[d], want[d], 1e-5) << "scalar first " << first;
-      ForEachIsa([&](Isa isa) {
-        AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, work.data(), got.data());
-        for (int64_t d = 0; d < head_dim; ++d)
-          ASSERT_NEAR(got[d], want[d], 1e-5)
-              << "first " << first << " softcap " << softcap << " sink " << sink << " " << IsaName(isa);
-      });
     }
   }
 }
@@ -412,7 +438,7 @@ TEST(AttendRows, EachRowBitEqualToAttendHead) {
       for (int64_t n_rows : {1, 3, 16, 23}) {
         const int64_t n_total = 601, block_tokens = 16, out_stride = head_dim + 3;
         std::vector<float> k_deq, v_deq;
-        PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq);
+        PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq, type != GgmlType::kQ8_0 && n_rows != 3);
         PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
         const auto q = Random(rng, n_rows * head_dim, -1.5f, 1.5f);
         const auto sinks = Random(rng, n_rows, -1.0f, 3.0f);
@@ -456,7 +482,7 @@ TEST(AttendRows, SplitsInAnyOrderThenMergedGiveAttendRowsBits) {
   const int64_t head_dim = 64, n_total = 3 * kAttentionSplitPositions + 45, block_tokens = 16;
   for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0}) {
     std::vector<float> k_deq, v_deq;
-    PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq);
+    PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq, /*by_dim=*/type == GgmlType::kF16);
     PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
     const int64_t n_rows = 19;
     const auto q = Random(rng, n_rows * head_dim, -1.5f, 1.5f);
@@ -500,7 +526,7 @@ TEST(AttendHead, SplitRowsMatchUnsplitDoubleReference) {
   const int64_t S = kAttentionSplitPositions;
   for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32}) {
     std::vector<float> k_deq, v_deq;
-    PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq);
+    PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq, /*by_dim=*/type == GgmlType::kF16);
     PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
     const auto q = Random(rng, head_dim, -2.0f, 2.0f);
     const float scale = 0.125f;

@@ -53,12 +53,13 @@ TEST_P(PrefillDecodeTest, SameLogitsAndKvAsOneTokenAtATime) {
           << "position " << i << " token " << v;
   }
   const int64_t kv_floats = c.n_kv_heads * c.head_dim;
+  std::vector<float> a(static_cast<size_t>(kv_floats)), b(a.size());
   for (int64_t layer = 0; layer < c.n_layers; ++layer)
     for (int64_t pos = 0; pos < n; ++pos)
       for (bool value : {false, true}) {
-        const float* a = reinterpret_cast<const float*>(value ? batched.VSlot(0, layer, pos) : batched.KSlot(0, layer, pos));
-        const float* b = reinterpret_cast<const float*>(value ? stepped.VSlot(0, layer, pos) : stepped.KSlot(0, layer, pos));
-        for (int64_t i = 0; i < kv_floats; ++i)
+        batched.LoadKv(value, 0, layer, pos, a.data());
+        stepped.LoadKv(value, 0, layer, pos, b.data());
+        for (size_t i = 0; i < a.size(); ++i)
           ASSERT_NEAR(a[i], b[i], kKvTolerance * std::max(1.0f, std::fabs(b[i])))
               << (value ? "V" : "K") << " layer " << layer << " position " << pos;
       }

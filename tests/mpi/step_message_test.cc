@@ -37,7 +37,13 @@ TEST(StepMessage, RoundTripsTheBatchAndTheTablesOfItsSequences) {
   // A follower's cache borrows the tables: the same slots as rank 0's, nothing held afterwards.
   PagedKvCache follower({2, 1, 8, GgmlType::kF16, 4}, 10);
   for (const auto& [seq, blocks] : m.tables) follower.BorrowTable(seq, blocks);
-  EXPECT_EQ(follower.KSlot(7, 1, 8) - follower.KSlot(7, 1, 0), cache.KSlot(7, 1, 8) - cache.KSlot(7, 1, 0));
+  std::vector<const uint8_t*> k_blocks, v_blocks, own_k_blocks, own_v_blocks;
+  kernels::KvHeadView k, v;
+  follower.HeadViews(7, 1, 0, k_blocks, v_blocks, k, v);
+  cache.HeadViews(7, 1, 0, own_k_blocks, own_v_blocks, k, v);
+  ASSERT_EQ(k_blocks.size(), own_k_blocks.size());
+  for (size_t i = 0; i < k_blocks.size(); ++i)
+    EXPECT_EQ(k_blocks[i] - k_blocks[0], own_k_blocks[i] - own_k_blocks[0]) << "block " << i;
   follower.ClearBorrowedTables();
   EXPECT_EQ(follower.Accounting().sequences, 0);
   EXPECT_EQ(follower.CheckInvariants(), "");

@@ -86,10 +86,13 @@ void GeGlu(const float* gate, const float* up, int64_t n, float* out) {
 }
 
 namespace {
-const uint8_t* KvAt(const KvHeadView& view, int64_t position) {
+// The head_dim elements of the view's position as floats.
+void LoadKvHead(const KvHeadView& view, int64_t position, int64_t head_dim, float* out) {
   const int64_t p = view.first_position + position;
-  return view.blocks[p / view.block_tokens] + (p % view.block_tokens) * view.token_stride_bytes +
-         view.head_offset_bytes;
+  const uint8_t* head =
+      view.blocks[p / view.block_tokens] + (p % view.block_tokens) * view.token_stride_bytes + view.head_offset_bytes;
+  if (view.dim_stride_bytes == 0) return DequantizeRow(view.type, head, out, head_dim);
+  for (int64_t c = 0; c < head_dim; ++c) DequantizeRow(view.type, head + c * view.dim_stride_bytes, out + c, 1);
 }
 }  // namespace
 
@@ -113,7 +116,7 @@ void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t first
             float softcap, float* scores) {
   std::vector<float> row(static_cast<size_t>(head_dim));
   for (int64_t p = 0; p < n; ++p) {
-    DequantizeRow(k.type, KvAt(k, first + p), row.data(), head_dim);
+    LoadKvHead(k, first + p, head_dim, row.data());
     double dot = 0.0;
     for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * row[d];
     scores[p] = static_cast<float>(dot) * scale;
@@ -126,7 +129,7 @@ void WeightedSum(const float* weights, int64_t n, const KvHeadView& v, int64_t f
   std::vector<float> row(static_cast<size_t>(head_dim));
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
   for (int64_t p = 0; p < n; ++p) {
-    DequantizeRow(v.type, KvAt(v, first + p), row.data(), head_dim);
+    LoadKvHead(v, first + p, head_dim, row.data());
     for (int64_t d = 0; d < head_dim; ++d) out[d] += weights[p] * row[d];
   }
 }

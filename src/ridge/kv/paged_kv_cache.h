@@ -4,8 +4,12 @@
 // accounted for: the pool is allocated once, up front, from a budget, and
 // blocks move between the free list and sequences.
 //
-// Layout of one block of one layer, for K and for V alike:
-//   [block_tokens, n_kv_heads, head_dim] elements of `type`
+// Layout of one block of one layer:
+//   V: [block_tokens, n_kv_heads, head_dim] elements of `type`
+//   K: [n_kv_heads, head_dim, block_tokens] for F32, F16 and BF16 ("keys by
+//      dimension": one vector load reads a dimension of consecutive
+//      positions, so attention's q·k needs no sum across a vector's lanes);
+//      as V for Q8_0 (whose scales belong to 32 elements of one position)
 // so position p of a sequence lives in block table[p / block_tokens], slot
 // p % block_tokens.
 //
@@ -121,9 +125,13 @@ class PagedKvCache {
   // Reference count of a block (for tests).
   int32_t RefCount(BlockId block) const { return blocks_[static_cast<size_t>(block)].ref_count; }
 
-  // Where K / V of (seq, layer, position) are written: [n_kv_heads, head_dim] elements.
-  uint8_t* KSlot(SeqId seq, int64_t layer, int64_t position);
-  uint8_t* VSlot(SeqId seq, int64_t layer, int64_t position);
+  // Stores K and V of (seq, layer, position), k and v: [n_kv_heads, head_dim]
+  // floats, converted to the cache's type (kernels::StoreKv's bits).
+  void StoreKv(SeqId seq, int64_t layer, int64_t position, const float* k, const float* v);
+  // K (value false) or V of (seq, layer, position) back as [n_kv_heads, head_dim] floats.
+  void LoadKv(bool value, SeqId seq, int64_t layer, int64_t position, float* out) const;
+  // Whether K blocks are laid out by dimension (see the top of this file).
+  bool keys_by_dim() const { return keys_by_dim_; }
   // Views of one KV head of (seq, layer) for attention. `block_ptrs` receives the
   // block base pointers and must outlive the views.
   void HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vector<const uint8_t*>& k_blocks,
@@ -162,7 +170,8 @@ class PagedKvCache {
     uint64_t last_use = 0;
   };
   const Sequence& SeqOrDie(SeqId seq) const;
-  uint8_t* Slot(bool value, SeqId seq, int64_t layer, int64_t position);
+  // The start of (seq, layer, position)'s block and its slot in it.
+  uint8_t* BlockOf(bool value, SeqId seq, int64_t layer, int64_t position) const;
   BlockId TakeBlock();
   void Release(BlockId block);
   std::optional<BlockId> FindCached(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens) const;
@@ -172,6 +181,8 @@ class PagedKvCache {
   int64_t head_bytes_ = 0;
   int64_t token_bytes_ = 0;  // one position, one layer, K or V: n_kv_heads × head_bytes
   int64_t block_bytes_per_layer_ = 0;
+  bool keys_by_dim_ = false;
+  int64_t key_elem_bytes_ = 0;  // keys by dimension: bytes of one element
   // [n_layers, n_blocks, block_tokens, n_kv_heads, head_bytes] each, in 2 MiB
   // pages (attention streams them every step, like the weights), faulted in
   // when the cache is made: the budget is really there, and no request stalls

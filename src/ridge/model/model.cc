@@ -150,7 +150,6 @@ void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Bat
   const RopeTable& rope = c.IsSlidingLayer(layer) ? weights_.rope_sliding : weights_.rope_global;
   const kernels::RopeFrequencies freqs{rope.inv_freq.data(), static_cast<int64_t>(rope.inv_freq.size()), rope.mscale,
                                        arch_.rope_style};
-  const int64_t head_bytes = kernels::KvHeadBytes(cache.shape().type, hd);
   for (int64_t t = 0; t < batch.size(); ++t) {
     const int64_t pos = batch.positions[static_cast<size_t>(t)];
     float* q = s.q.data() + t * q_dim;  // [n_heads, head_dim]
@@ -162,13 +161,7 @@ void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Bat
         kernels::RmsNorm(k + h * hd, w.k_norm.data(), hd, c.rms_eps, k + h * hd);
     kernels::Rope(q, c.n_heads, hd, freqs, pos);
     kernels::Rope(k, c.n_kv_heads, hd, freqs, pos);
-    const SeqId seq = batch.seq_ids[static_cast<size_t>(t)];
-    uint8_t* k_slot = cache.KSlot(seq, layer - first_layer_, pos);  // [n_kv_heads, head_dim]
-    uint8_t* v_slot = cache.VSlot(seq, layer - first_layer_, pos);
-    for (int64_t h = 0; h < c.n_kv_heads; ++h) {
-      kernels::StoreKv(k + h * hd, hd, cache.shape().type, k_slot + h * head_bytes);
-      kernels::StoreKv(s.v.data() + t * kv_dim + h * hd, hd, cache.shape().type, v_slot + h * head_bytes);
-    }
+    cache.StoreKv(batch.seq_ids[static_cast<size_t>(t)], layer - first_layer_, pos, k, s.v.data() + t * kv_dim);
   }
 }
 
