@@ -20,6 +20,7 @@
 //   LoadQ8(p) (kLanes int8 → floats), F16Scalar (f16 bits → float),
 //   StoreF16 / StoreBf16 / StoreQ8Block (bit-exact with QuantizeRow).
 #include <cstring>
+#include <type_traits>
 
 #include "ridge/kernels/ops_isa.h"
 
@@ -608,7 +609,7 @@ void DotsByDim(const float* const* q, int64_t head_dim, int64_t dim_stride, cons
 // so that ≥ 8 chains hide the FMA latency.
 template <typename V>
 constexpr int kByDimMaxRows = V::kLanes == 16 ? 8 : 4;
-constexpr int ByDimGroups(int rows) { return rows == 1 ? 4 : rows == 2 ? 2 : 1; }
+constexpr int ByDimGroups(int rows) { return rows == 1 ? 4 : rows <= 3 ? 2 : 1; }
 
 // scores[r·stride + i] = scale · dots for rows [r0, r0 + kR) of `active`
 // (rows of the call) over groups[0, kG) starting at view position i0 (each
@@ -638,25 +639,48 @@ void ScoresPassByDim(const AttentionRow* rows, const int64_t* active, int64_t he
   }
 }
 
-// kG groups for the rows [0, n) of `active`, kR of them a pass (kR halving down to 1 for the rest).
+// Exactly kR rows of `active` over groups[0, n_groups), ByDimGroups(kR) groups a pass.
 template <typename V, GgmlType kKType, int kR>
+void ScoresRowsByDim(const AttentionRow* rows, const int64_t* active, int64_t head_dim, int64_t dim_stride,
+                     const KeyGroup* groups, int64_t n_groups, int64_t i0, float scale, float* scores,
+                     int64_t stride) {
+  constexpr int kG = ByDimGroups(kR);
+  int64_t g = 0, i = i0;
+  for (; g + kG <= n_groups; g += kG) {
+    ScoresPassByDim<V, kKType, kR, kG>(rows, active, head_dim, dim_stride, groups + g, i, scale, scores, stride);
+    for (int j = 0; j < kG; ++j) i += groups[g + j].n;
+  }
+  for (; g < n_groups; i += groups[g++].n)
+    ScoresPassByDim<V, kKType, kR, 1>(rows, active, head_dim, dim_stride, groups + g, i, scale, scores, stride);
+}
+
+// The rows [0, n) of `active` over groups[0, n_groups): kByDimMaxRows a
+// pass, then the rest in one pass of their own count (1 .. kByDimMaxRows - 1).
+template <typename V, GgmlType kKType>
 void ScoresGroupsByDim(const AttentionRow* rows, const int64_t* active, int64_t n, int64_t head_dim,
                        int64_t dim_stride, const KeyGroup* groups, int64_t n_groups, int64_t i0, float scale,
                        float* scores, int64_t stride) {
-  for (; n >= kR; n -= kR, active += kR) {
-    constexpr int kG = ByDimGroups(kR);
-    int64_t g = 0, i = i0;
-    for (; g + kG <= n_groups; g += kG) {
-      ScoresPassByDim<V, kKType, kR, kG>(rows, active, head_dim, dim_stride, groups + g, i, scale, scores, stride);
-      for (int j = 0; j < kG; ++j) i += groups[g + j].n;
-    }
-    for (; g < n_groups; i += groups[g++].n)
-      ScoresPassByDim<V, kKType, kR, 1>(rows, active, head_dim, dim_stride, groups + g, i, scale, scores, stride);
-  }
-  if constexpr (kR > 1) {
-    if (n > 0)
-      ScoresGroupsByDim<V, kKType, kR / 2>(rows, active, n, head_dim, dim_stride, groups, n_groups, i0, scale, scores,
-                                           stride);
+  constexpr int kMax = kByDimMaxRows<V>;
+  for (; n >= kMax; n -= kMax, active += kMax)
+    ScoresRowsByDim<V, kKType, kMax>(rows, active, head_dim, dim_stride, groups, n_groups, i0, scale, scores, stride);
+  auto rest = [&](auto rows_tag) {
+    ScoresRowsByDim<V, kKType, decltype(rows_tag)::value>(rows, active, head_dim, dim_stride, groups, n_groups, i0,
+                                                          scale, scores, stride);
+  };
+  switch (n) {
+    case 0: break;
+    case 1: rest(std::integral_constant<int, 1>{}); break;
+    case 2: rest(std::integral_constant<int, 2>{}); break;
+    case 3: rest(std::integral_constant<int, 3>{}); break;
+    default:
+      if constexpr (kMax > 4) {
+        switch (n) {
+          case 4: rest(std::integral_constant<int, 4>{}); break;
+          case 5: rest(std::integral_constant<int, 5>{}); break;
+          case 6: rest(std::integral_constant<int, 6>{}); break;
+          default: rest(std::integral_constant<int, 7>{}); break;
+        }
+      }
   }
 }
 
@@ -703,16 +727,16 @@ void RowsScoresByDim(const AttentionRow* rows, int64_t n_rows, int64_t head_dim,
       all_cover = all_cover && rows[r].n_positions >= i;
     }
     if (all_cover) {
-      ScoresGroupsByDim<V, kKType, kByDimMaxRows<V>>(rows, active, n_active, head_dim, k.dim_stride_bytes, groups,
-                                                      n_groups, i0, scale, scores, stride);
+      ScoresGroupsByDim<V, kKType>(rows, active, n_active, head_dim, k.dim_stride_bytes, groups, n_groups, i0, scale,
+                                   scores, stride);
     } else {  // rows ending in these groups: one group at a time, each with the rows that reach it
       int64_t g0 = i0;
       for (int64_t g = 0; g < n_groups; g0 += groups[g++].n) {
         int64_t reach[kMaxAttentionRows], n_reach = 0;
         for (int64_t a = 0; a < n_active; ++a)
           if (rows[active[a]].n_positions > g0) reach[n_reach++] = active[a];
-        ScoresGroupsByDim<V, kKType, kByDimMaxRows<V>>(rows, reach, n_reach, head_dim, k.dim_stride_bytes,
-                                                        groups + g, 1, g0, scale, scores, stride);
+        ScoresGroupsByDim<V, kKType>(rows, reach, n_reach, head_dim, k.dim_stride_bytes, groups + g, 1, g0, scale,
+                                     scores, stride);
       }
     }
     i0 = i;
