@@ -153,6 +153,9 @@ void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error) {
   if (drafter_) drafter_->Free(seq.id);
   seq.finished = true;
   ++counters_.finished;
+  // The stats before the finish is counted: a scrape of /metrics that sees
+  // the request finished must see its blocks back too.
+  PublishStats();
   const Clock::time_point now = Clock::now();
   if (metrics_ || observer_) {
     RequestTrace trace = seq.stream->trace();
@@ -160,7 +163,6 @@ void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error) {
     if (metrics_) metrics_->ObserveFinished(Summarize(trace));
     if (observer_) observer_->OnFinished(seq.id, trace, kv_blocks);
   }
-  PublishStats();
   seq.stream->Finish(kind, now, error);
 }
 
