@@ -61,6 +61,7 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, int64_t n_blocks) : shape_
   block_bytes_per_layer_ = shape.block_tokens * token_bytes_;
   keys_by_dim_ = shape.type != GgmlType::kQ8_0;
   key_elem_bytes_ = keys_by_dim_ ? head_bytes_ / shape.head_dim : 0;
+  key_dim_stride_bytes_ = shape.block_tokens * key_elem_bytes_;
   size_t pool_bytes = static_cast<size_t>(shape.n_layers * n_blocks * block_bytes_per_layer_);
   k_pool_ = HugePageBuffer::Allocate(pool_bytes, /*prefault=*/true, "the KV cache's keys");
   v_pool_ = HugePageBuffer::Allocate(pool_bytes, /*prefault=*/true, "the KV cache's values");
@@ -258,21 +259,20 @@ const PagedKvCache::Sequence& PagedKvCache::SeqOrDie(SeqId seq) const {
   return it->second;
 }
 
-uint8_t* PagedKvCache::BlockOf(bool value, SeqId seq, int64_t layer, int64_t position) const {
+int64_t PagedKvCache::BlockOffset(SeqId seq, int64_t layer, int64_t position) const {
   const Sequence& s = SeqOrDie(seq);
   int64_t index = position / shape_.block_tokens;
   RIDGE_CHECK(position >= 0 && index < static_cast<int64_t>(s.blocks.size()));
   RIDGE_CHECK(layer >= 0 && layer < shape_.n_layers);
-  const HugePageBuffer& pool = value ? v_pool_ : k_pool_;
-  int64_t block_offset = (layer * n_blocks_ + s.blocks[static_cast<size_t>(index)]) * block_bytes_per_layer_;
-  return const_cast<uint8_t*>(pool.data()) + block_offset;
+  return PoolOffset(layer, s.blocks[static_cast<size_t>(index)]);
 }
 
 void PagedKvCache::StoreKv(SeqId seq, int64_t layer, int64_t position, const float* k, const float* v) {
   const int64_t hd = shape_.head_dim, slot = position % shape_.block_tokens;
-  uint8_t* v_slot = BlockOf(true, seq, layer, position) + slot * token_bytes_;
+  const int64_t offset = BlockOffset(seq, layer, position);
+  uint8_t* v_slot = v_pool_.data() + offset + slot * token_bytes_;
   for (int64_t h = 0; h < shape_.n_kv_heads; ++h) kernels::StoreKv(v + h * hd, hd, shape_.type, v_slot + h * head_bytes_);
-  uint8_t* k_block = BlockOf(false, seq, layer, position);
+  uint8_t* k_block = k_pool_.data() + offset;
   if (!keys_by_dim_) {
     for (int64_t h = 0; h < shape_.n_kv_heads; ++h)
       kernels::StoreKv(k + h * hd, hd, shape_.type, k_block + slot * token_bytes_ + h * head_bytes_);
@@ -281,25 +281,23 @@ void PagedKvCache::StoreKv(SeqId seq, int64_t layer, int64_t position, const flo
   // Each head converted whole, then its elements spread over the dimension rows.
   thread_local std::vector<uint8_t> head;
   head.resize(static_cast<size_t>(head_bytes_));
-  const int64_t e = key_elem_bytes_, dim_stride = shape_.block_tokens * e;
+  const auto e = static_cast<size_t>(key_elem_bytes_);
   for (int64_t h = 0; h < shape_.n_kv_heads; ++h) {
     kernels::StoreKv(k + h * hd, hd, shape_.type, head.data());
-    uint8_t* dst = k_block + h * hd * dim_stride + slot * e;
-    for (int64_t c = 0; c < hd; ++c) std::memcpy(dst + c * dim_stride, head.data() + c * e, static_cast<size_t>(e));
+    for (int64_t c = 0; c < hd; ++c) std::memcpy(k_block + KeyOffset(h, c, slot), head.data() + c * key_elem_bytes_, e);
   }
 }
 
 void PagedKvCache::LoadKv(bool value, SeqId seq, int64_t layer, int64_t position, float* out) const {
   const int64_t hd = shape_.head_dim, slot = position % shape_.block_tokens;
-  const uint8_t* block = BlockOf(value, seq, layer, position);
+  const uint8_t* block = (value ? v_pool_ : k_pool_).data() + BlockOffset(seq, layer, position);
   std::vector<uint8_t> head(static_cast<size_t>(head_bytes_));
   for (int64_t h = 0; h < shape_.n_kv_heads; ++h) {
     if (value || !keys_by_dim_) {
       std::memcpy(head.data(), block + slot * token_bytes_ + h * head_bytes_, head.size());
     } else {
-      const int64_t e = key_elem_bytes_, dim_stride = shape_.block_tokens * e;
-      for (int64_t c = 0; c < hd; ++c)
-        std::memcpy(head.data() + c * e, block + h * hd * dim_stride + c * dim_stride + slot * e, static_cast<size_t>(e));
+      const auto e = static_cast<size_t>(key_elem_bytes_);
+      for (int64_t c = 0; c < hd; ++c) std::memcpy(head.data() + c * key_elem_bytes_, block + KeyOffset(h, c, slot), e);
     }
     DequantizeRow(shape_.type, head.data(), out + h * hd, hd);
   }
@@ -312,9 +310,8 @@ void PagedKvCache::HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vec
   k_blocks.clear();
   v_blocks.clear();
   for (BlockId b : s.blocks) {
-    int64_t offset = (layer * n_blocks_ + b) * block_bytes_per_layer_;
-    k_blocks.push_back(k_pool_.data() + offset);
-    v_blocks.push_back(v_pool_.data() + offset);
+    k_blocks.push_back(k_pool_.data() + PoolOffset(layer, b));
+    v_blocks.push_back(v_pool_.data() + PoolOffset(layer, b));
   }
   for (auto [view, blocks] : {std::pair{&k, &k_blocks}, std::pair{&v, &v_blocks}}) {
     view->type = shape_.type;
@@ -325,8 +322,8 @@ void PagedKvCache::HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vec
   }
   if (keys_by_dim_) {
     k.token_stride_bytes = key_elem_bytes_;
-    k.dim_stride_bytes = shape_.block_tokens * key_elem_bytes_;
-    k.head_offset_bytes = kv_head * shape_.head_dim * k.dim_stride_bytes;
+    k.dim_stride_bytes = key_dim_stride_bytes_;
+    k.head_offset_bytes = KeyOffset(kv_head, 0, 0);
   }
 }
 

@@ -170,8 +170,17 @@ class PagedKvCache {
     uint64_t last_use = 0;
   };
   const Sequence& SeqOrDie(SeqId seq) const;
-  // The start of (seq, layer, position)'s block and its slot in it.
-  uint8_t* BlockOf(bool value, SeqId seq, int64_t layer, int64_t position) const;
+  // Bytes from a pool's start to the block of `layer` numbered `block` (the
+  // same in the K and the V pool).
+  int64_t PoolOffset(int64_t layer, BlockId block) const {
+    return (layer * n_blocks_ + block) * block_bytes_per_layer_;
+  }
+  // PoolOffset of the block holding (seq, layer, position); checks all three.
+  int64_t BlockOffset(SeqId seq, int64_t layer, int64_t position) const;
+  // Keys by dimension: bytes from a block's start to element c of head h at slot.
+  int64_t KeyOffset(int64_t h, int64_t c, int64_t slot) const {
+    return (h * shape_.head_dim + c) * key_dim_stride_bytes_ + slot * key_elem_bytes_;
+  }
   BlockId TakeBlock();
   void Release(BlockId block);
   std::optional<BlockId> FindCached(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens) const;
@@ -182,7 +191,8 @@ class PagedKvCache {
   int64_t token_bytes_ = 0;  // one position, one layer, K or V: n_kv_heads × head_bytes
   int64_t block_bytes_per_layer_ = 0;
   bool keys_by_dim_ = false;
-  int64_t key_elem_bytes_ = 0;  // keys by dimension: bytes of one element
+  int64_t key_elem_bytes_ = 0;        // keys by dimension: bytes of one element
+  int64_t key_dim_stride_bytes_ = 0;  // keys by dimension: one dimension's row, block_tokens elements
   // [n_layers, n_blocks, block_tokens, n_kv_heads, head_bytes] each, in 2 MiB
   // pages (attention streams them every step, like the weights), faulted in
   // when the cache is made: the budget is really there, and no request stalls
