@@ -1,5 +1,5 @@
 // Attention micro-benchmarks on the smollm2-135m shape (9 query heads on 3 KV
-// heads, head_dim 64, F16 cache in 16-token blocks laid out as PagedKvCache
+// heads, head_dim 64, F16 (or BF16) cache in 16-token blocks laid out as PagedKvCache
 // lays them: values [layer, block, token, kv head, head_dim], keys [layer,
 // block, kv head, head_dim, token], in 2 MiB pages).
 //
@@ -34,18 +34,18 @@ constexpr int64_t kKvHeads = 3;
 constexpr int64_t kGroup = 3;  // query heads per KV head (BM_AttentionDecode: range(3), 8 as tinyllama's)
 constexpr int64_t kHeadDim = 64;
 constexpr int64_t kBlockTokens = 16;
-constexpr GgmlType kType = GgmlType::kF16;
 
 // K and V of every layer for `depth` positions of one sequence, and the
 // block tables of each layer.
 struct Cache {
   bool keys_by_dim = true;  // key blocks as [kv head, head_dim, token] (PagedKvCache's) or as the values'
+  GgmlType type = GgmlType::kF16;
   int64_t depth = 0, layers = 0, head_bytes = 0, token_bytes = 0, block_bytes = 0, n_blocks = 0;
   HugePageBuffer k, v;  // [layer, block, token, kv head, head_bytes], in 2 MiB pages like PagedKvCache's pools
   std::vector<const uint8_t*> k_blocks, v_blocks;  // [layer, block]
-  Cache(int64_t depth_positions, int64_t n_layers, bool keys_by_dimension = true)
-      : keys_by_dim(keys_by_dimension), depth(depth_positions), layers(n_layers) {
-    head_bytes = RowBytes(kType, kHeadDim);
+  Cache(int64_t depth_positions, int64_t n_layers, bool keys_by_dimension = true, GgmlType kv_type = GgmlType::kF16)
+      : keys_by_dim(keys_by_dimension), type(kv_type), depth(depth_positions), layers(n_layers) {
+    head_bytes = RowBytes(type, kHeadDim);
     token_bytes = kKvHeads * head_bytes;
     block_bytes = kBlockTokens * token_bytes;
     n_blocks = (depth + kBlockTokens - 1) / kBlockTokens;
@@ -57,9 +57,9 @@ struct Cache {
     std::vector<float> head(kHeadDim);
     for (size_t off = 0; off < total; off += static_cast<size_t>(head_bytes)) {
       for (auto& x : head) x = normal(rng);
-      QuantizeRow(kType, head.data(), k.data() + off, kHeadDim);
+      QuantizeRow(type, head.data(), k.data() + off, kHeadDim);
       for (auto& x : head) x = normal(rng);
-      QuantizeRow(kType, head.data(), v.data() + off, kHeadDim);
+      QuantizeRow(type, head.data(), v.data() + off, kHeadDim);
     }
     for (int64_t l = 0; l < layers; ++l)
       for (int64_t b = 0; b < n_blocks; ++b) {
@@ -69,7 +69,7 @@ struct Cache {
   }
   KvHeadView View(bool keys, int64_t layer, int64_t kv_head) const {
     KvHeadView view;
-    view.type = kType;
+    view.type = type;
     view.blocks = (keys ? k_blocks : v_blocks).data() + layer * n_blocks;
     view.block_tokens = kBlockTokens;
     const bool by_dim = keys && keys_by_dim;  // the same bytes either way: random halves
@@ -101,7 +101,8 @@ struct Rows {
   }
 };
 
-void Report(benchmark::State& state, int64_t kv_positions_per_iteration, int64_t row_positions_per_iteration) {
+void Report(benchmark::State& state, const Cache& cache, int64_t kv_positions_per_iteration,
+            int64_t row_positions_per_iteration) {
   const auto iterations = static_cast<double>(state.iterations());
   state.counters["ns/kv_pos"] = benchmark::Counter(
       static_cast<double>(kv_positions_per_iteration) * iterations * 1e-9,
@@ -110,7 +111,7 @@ void Report(benchmark::State& state, int64_t kv_positions_per_iteration, int64_t
       static_cast<double>(row_positions_per_iteration) * iterations * 1e-9,
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.SetBytesProcessed(static_cast<int64_t>(iterations) * kv_positions_per_iteration * 2 *
-                          RowBytes(kType, kHeadDim));
+                          cache.head_bytes);
 }
 
 // The roof of BM_AttentionDecode/4096/30: the probe's read kernel over the
@@ -126,19 +127,20 @@ void BM_AttentionReadKv(benchmark::State& state) {
     sum += kernels.read_sum(cache.v.data(), cache.v.size_bytes());
   }
   benchmark::DoNotOptimize(sum);
-  Report(state, cache.layers * kKvHeads * cache.depth, cache.layers * kKvHeads * kGroup * cache.depth);
+  Report(state, cache, cache.layers * kKvHeads * cache.depth, cache.layers * kKvHeads * kGroup * cache.depth);
 }
 
 // state.range(0): depth, range(1): layers (30: from memory; 1 at depth 1024:
 // K and V in L2), range(2): 1 for keys by dimension (PagedKvCache's layout),
 // 0 for keys laid out as the values (token-major: Q8_0 keys, and every type
-// before), range(3): query heads per KV head (the rows of each call). As
+// before), range(3): query heads per KV head (the rows of each call),
+// range(4): 1 for a BF16 cache (its keys take the BF16 dot on AVX-512), 0 F16. As
 // Model::AttendSplit runs a decode step on one thread: for each split of 256
 // positions every KV head in turn (one contiguous stretch of the cache), then
 // the merge.
 void BM_AttentionDecode(benchmark::State& state) {
   const int64_t depth = state.range(0), layers = state.range(1), group = state.range(3);
-  const Cache cache(depth + 1, layers, state.range(2) != 0);
+  const Cache cache(depth + 1, layers, state.range(2) != 0, state.range(4) != 0 ? GgmlType::kBF16 : GgmlType::kF16);
   std::vector<Rows> heads;
   for (int64_t h = 0; h < kKvHeads; ++h) heads.emplace_back(1, depth, group);
   const int64_t n_splits = AttentionSplits(depth + 1);
@@ -156,7 +158,7 @@ void BM_AttentionDecode(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(heads[0].out.data());
   }
-  Report(state, layers * kKvHeads * (depth + 1), layers * kKvHeads * group * (depth + 1));
+  Report(state, cache, layers * kKvHeads * (depth + 1), layers * kKvHeads * group * (depth + 1));
 }
 
 // state.range(0): depth; a 15-row tile (5 tokens × 3 query heads) per call, the next layer each call.
@@ -173,19 +175,23 @@ void BM_AttentionPrefillTile(benchmark::State& state) {
     benchmark::DoNotOptimize(rows.out.data());
     layer = (layer + 1) % kLayers;
   }
-  Report(state, depth + tokens, row_positions);
+  Report(state, cache, depth + tokens, row_positions);
 }
 
 BENCHMARK(BM_AttentionReadKv)->Args({4096, 30})->MinTime(1.0);
 BENCHMARK(BM_AttentionDecode)
-    ->Args({1024, 1, 1, kGroup})
-    ->Args({1024, 1, 0, kGroup})
-    ->Args({4096, 30, 1, kGroup})
-    ->Args({4096, 30, 0, kGroup})
-    ->Args({1024, 1, 1, 8})
-    ->Args({1024, 1, 0, 8})
-    ->Args({4096, 30, 1, 8})
-    ->Args({4096, 30, 0, 8})
+    ->Args({1024, 1, 1, kGroup, 0})
+    ->Args({1024, 1, 0, kGroup, 0})
+    ->Args({4096, 30, 1, kGroup, 0})
+    ->Args({4096, 30, 0, kGroup, 0})
+    ->Args({1024, 1, 1, 8, 0})
+    ->Args({1024, 1, 0, 8, 0})
+    ->Args({4096, 30, 1, 8, 0})
+    ->Args({4096, 30, 0, 8, 0})
+    ->Args({1024, 1, 1, kGroup, 1})
+    ->Args({4096, 30, 1, kGroup, 1})
+    ->Args({1024, 1, 1, 8, 1})
+    ->Args({4096, 30, 1, 8, 1})
     ->MinTime(1.0);
 BENCHMARK(BM_AttentionPrefillTile)->Arg(4096)->MinTime(1.0);
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "ridge/base/cpu_features.h"
+#include "ridge/base/half.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/kernels/ops.h"
 
@@ -311,10 +312,18 @@ void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_
     const double n = static_cast<double>(n_positions);
     const double rel = 2 * max_score_err + 2 * kExpRel + (n / 8 + 8) * kU + (n / 2 + 8) * kU;
     for (int64_t d = 0; d < head_dim; ++d) {
-      double mass = 0;
-      for (int64_t p = 0; p < n_positions; ++p)
-        mass += weights[h * n_positions + p] * std::fabs(v_deq[p * head_dim + d]);
-      tol[h * head_dim + d] = rel * mass + 1e-30;
+      double mass = 0, largest_share = 0;
+      for (int64_t p = 0; p < n_positions; ++p) {
+        const double share = weights[h * n_positions + p] * std::fabs(v_deq[p * head_dim + d]);
+        mass += share;
+        largest_share = std::max(largest_share, share);
+      }
+      // BF16 values: each weight is rounded to BF16, and one that lies within
+      // the weights' error (~1e-6) of a rounding midpoint (odds ~1e-4 each)
+      // may round the other way here than in the twin: one BF16 ulp (≤ 2⁻⁷)
+      // of its share. Room for two such.
+      const double flips = type == GgmlType::kBF16 ? 2 * largest_share / 128 : 0;
+      tol[h * head_dim + d] = rel * mass + flips + 1e-30;
     }
   }
   ForEachIsa([&](Isa isa) {
@@ -356,6 +365,82 @@ TEST(AttendHead, KeysByDimensionMatchScalarTwin) {
       for (int64_t n_positions : {1, 15, 16, 17, 40, 300})
         for (int64_t block_tokens : {16, 7, 32})
           for (int64_t n_q : {1, 3, 9}) CheckAttention(type, head_dim, n_positions, block_tokens, n_q, rng, true);
+    }
+  }
+}
+
+// BF16 keys round q to BF16 first (AttendHead's contract), on every target:
+// the same keys as F32 with q rounded by hand give the same output up to the
+// order of the sums, where q unrounded would move it by ~2⁻⁹ of the scores.
+TEST(AttendHead, Bf16KeysRoundQueryToBf16OnEveryTarget) {
+  std::mt19937 rng(7);
+  for (bool k_by_dim : {false, true}) {
+    for (int64_t head_dim : {17, 64}) {
+      const int64_t n_positions = 300, block_tokens = 16;
+      std::vector<float> k_deq, v_deq;
+      PagedKv k(GgmlType::kBF16, head_dim, n_positions, block_tokens, rng, &k_deq, k_by_dim);
+      PagedKv v(GgmlType::kF32, head_dim, n_positions, block_tokens, rng, &v_deq);
+      // The same (BF16-valued) keys as F32, token-major in one block.
+      const uint8_t* k_f32_block[1] = {reinterpret_cast<const uint8_t*>(k_deq.data())};
+      const KvHeadView k_f32{GgmlType::kF32, k_f32_block, n_positions, head_dim * 4, 0};
+      const auto q = Random(rng, head_dim, -3.0f, 3.0f);
+      std::vector<float> q_rounded(q.size());
+      for (size_t c = 0; c < q.size(); ++c) q_rounded[c] = Bf16ToF32(F32ToBf16(q[c]));
+      const float scale = 0.5f;
+      std::vector<float> scores(static_cast<size_t>(n_positions)), want(static_cast<size_t>(head_dim)),
+          unrounded(want.size()), got(want.size());
+      scalar::AttendHead(q_rounded.data(), head_dim, k_f32, v.view, n_positions, scale, 0.0f, -INFINITY,
+                         scores.data(), want.data());
+      scalar::AttendHead(q.data(), head_dim, k_f32, v.view, n_positions, scale, 0.0f, -INFINITY, scores.data(),
+                         unrounded.data());
+      double moved = 0;  // how far rounding q moves the output: the test's power to tell
+      for (int64_t d = 0; d < head_dim; ++d) moved = std::max(moved, std::fabs(double{unrounded[d]} - want[d]));
+      ASSERT_GT(moved, 1e-4) << "head_dim " << head_dim;
+      ForEachIsa([&](Isa isa) {
+        AttendHead(q.data(), head_dim, k.view, v.view, n_positions, scale, 0.0f, -INFINITY, scores.data(), got.data());
+        for (int64_t d = 0; d < head_dim; ++d)
+          ASSERT_NEAR(got[d], want[d], 1e-5) << "head_dim " << head_dim << " keys by dim " << k_by_dim << " d " << d
+                                             << " " << IsaName(isa);
+      });
+    }
+  }
+}
+
+// BF16 values round the softmax weights to BF16 first, on every target: with
+// q = 0 every weight is exactly 1/n, so the output must be bf16(1/n) · Σ v_p
+// (to the order of the sums), where unrounded weights would give (1/n) · Σ v_p.
+TEST(AttendHead, Bf16ValuesRoundWeightsToBf16OnEveryTarget) {
+  std::mt19937 rng(8);
+  for (bool k_by_dim : {false, true}) {
+    for (int64_t n_positions : {3, 200}) {  // unsplit rows: the weights are the softmax's
+      const int64_t head_dim = 64, block_tokens = 16;
+      std::vector<float> k_deq, v_deq;
+      PagedKv k(GgmlType::kBF16, head_dim, n_positions, block_tokens, rng, &k_deq, k_by_dim);
+      PagedKv v(GgmlType::kBF16, head_dim, n_positions, block_tokens, rng, &v_deq);
+      const float w = 1.0f / static_cast<float>(n_positions), w_bf16 = Bf16ToF32(F32ToBf16(w));
+      // 1/n is far from a BF16 rounding midpoint: a weight a few ulps off rounds alike.
+      ASSERT_EQ(F32ToBf16(w * (1 + 1e-6f)), F32ToBf16(w * (1 - 1e-6f)));
+      std::vector<double> want(static_cast<size_t>(head_dim), 0.0), unrounded(want.size(), 0.0);
+      for (int64_t p = 0; p < n_positions; ++p)
+        for (int64_t d = 0; d < head_dim; ++d) {
+          want[d] += double{w_bf16} * v_deq[p * head_dim + d];
+          unrounded[d] += double{w} * v_deq[p * head_dim + d];
+        }
+      double moved = 0;  // the test's power to tell
+      for (int64_t d = 0; d < head_dim; ++d) moved = std::max(moved, std::fabs(unrounded[d] - want[d]));
+      ASSERT_GT(moved, 1e-4) << "n " << n_positions;
+      const std::vector<float> q(static_cast<size_t>(head_dim), 0.0f);
+      std::vector<float> scores(static_cast<size_t>(n_positions)), got(static_cast<size_t>(head_dim));
+      scalar::AttendHead(q.data(), head_dim, k.view, v.view, n_positions, 0.125f, 0.0f, -INFINITY, scores.data(),
+                         got.data());
+      for (int64_t d = 0; d < head_dim; ++d) ASSERT_NEAR(got[d], want[d], 1e-5) << "scalar n " << n_positions;
+      ForEachIsa([&](Isa isa) {
+        AttendHead(q.data(), head_dim, k.view, v.view, n_positions, 0.125f, 0.0f, -INFINITY, scores.data(),
+                   got.data());
+        for (int64_t d = 0; d < head_dim; ++d)
+          ASSERT_NEAR(got[d], want[d], 1e-5) << "n " << n_positions << " keys by dim " << k_by_dim << " d " << d
+                                             << " " << IsaName(isa);
+      });
     }
   }
 }

@@ -60,6 +60,72 @@ void DotsByDim(const float* const* q, int64_t head_dim, int64_t dim_stride, cons
     for (int r = 0; r < kR; ++r) dots[g][r] = V::Add(even[g][r], odd[g][r]);
 }
 
+// Whether BF16 keys take the BF16 dot on V (DotsByDimPairs) instead of FP32 FMAs.
+template <typename V, GgmlType kKType>
+constexpr bool kPairsDot = kKType == GgmlType::kBF16 && V::kBf16Dot;
+
+// DotsByDim for BF16 keys on a V with the BF16 dot: one instruction per row
+// takes two dimensions (c, c + 1) of a group, their key rows interleaved into
+// pairs once for every row. q_pairs[r][i] holds q_r[2i] (low half) and
+// q_r[2i + 1] as bf16 (high half 0 past an odd head_dim). A row sums pairs
+// i ≡ 0 and i ≡ 1 (mod 2) in two chains, added at the end: its bits depend on
+// its q and the keys alone, not on kR, kG or the grouping.
+template <typename V, int kR, int kG>
+void DotsByDimPairs(const uint32_t* const* q_pairs, int64_t head_dim, int64_t dim_stride, const KeyGroup* groups,
+                    typename V::R (*dots)[kR]) {
+  using R = typename V::R;
+  R even[kG][kR], odd[kG][kR];
+#pragma GCC unroll 4
+  for (int g = 0; g < kG; ++g)
+#pragma GCC unroll 8
+    for (int r = 0; r < kR; ++r) even[g][r] = odd[g][r] = V::Zero();
+  int64_t i = 0;
+  for (; 2 * i + 4 <= head_dim; i += 2) {
+#pragma GCC unroll 4
+    for (int g = 0; g < kG; ++g) {
+      const uint8_t* row = groups[g].base + 2 * i * dim_stride;
+      const auto k0 = V::LoadBf16Pairs(row, row + dim_stride, groups[g].n);
+      const auto k1 = V::LoadBf16Pairs(row + 2 * dim_stride, row + 3 * dim_stride, groups[g].n);
+#pragma GCC unroll 8
+      for (int r = 0; r < kR; ++r) {
+        even[g][r] = V::DotPairs(even[g][r], k0, q_pairs[r][i]);
+        odd[g][r] = V::DotPairs(odd[g][r], k1, q_pairs[r][i + 1]);
+      }
+    }
+  }
+  // ≤ 3 dimensions left: a pair (i even: the even chain), then maybe a half
+  // pair (its high half 0) into the chain of its index.
+  if (2 * i + 2 <= head_dim) {
+#pragma GCC unroll 4
+    for (int g = 0; g < kG; ++g) {
+      const uint8_t* row = groups[g].base + 2 * i * dim_stride;
+      const auto k = V::LoadBf16Pairs(row, row + dim_stride, groups[g].n);
+#pragma GCC unroll 8
+      for (int r = 0; r < kR; ++r) even[g][r] = V::DotPairs(even[g][r], k, q_pairs[r][i]);
+    }
+    ++i;
+  }
+  if (2 * i < head_dim) {
+    const bool into_odd = i % 2 == 1;
+#pragma GCC unroll 4
+    for (int g = 0; g < kG; ++g) {
+      const auto k = V::LoadBf16Pairs(groups[g].base + 2 * i * dim_stride, nullptr, groups[g].n);
+#pragma GCC unroll 8
+      for (int r = 0; r < kR; ++r) {
+        if (into_odd) {
+          odd[g][r] = V::DotPairs(odd[g][r], k, q_pairs[r][i]);
+        } else {
+          even[g][r] = V::DotPairs(even[g][r], k, q_pairs[r][i]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int g = 0; g < kG; ++g)
+#pragma GCC unroll 8
+    for (int r = 0; r < kR; ++r) dots[g][r] = V::Add(even[g][r], odd[g][r]);
+}
+
 // Rows per pass of DotsByDim: their 2·kR·kG sums in registers (32 on
 // AVX-512, 16 on AVX2), with kG groups side by side when there are few rows,
 // so that ≥ 8 chains hide the FMA latency.
@@ -69,15 +135,23 @@ constexpr int ByDimGroups(int rows) { return rows == 1 ? 4 : rows <= 3 ? 2 : 1; 
 
 // scores[r·stride + i] = scale · dots for rows [r0, r0 + kR) of `active`
 // (rows of the call) over groups[0, kG) starting at view position i0 (each
-// row takes the lanes of its own positions).
+// row takes the lanes of its own positions). q_pairs (kPairsDot only): row
+// r's q as bf16 pairs at r · ⌈head_dim / 2⌉.
 template <typename V, GgmlType kKType, int kR, int kG>
 void ScoresPassByDim(const AttentionRow* rows, const int64_t* active, int64_t head_dim, int64_t dim_stride,
-                     const KeyGroup* groups, int64_t i0, float scale, float* scores, int64_t stride) {
+                     const KeyGroup* groups, const uint32_t* q_pairs, int64_t i0, float scale, float* scores,
+                     int64_t stride) {
   using R = typename V::R;
-  const float* q[kR];
-  for (int r = 0; r < kR; ++r) q[r] = rows[active[r]].q;
   R dots[kG][kR];
-  DotsByDim<V, kKType, kR, kG>(q, head_dim, dim_stride, groups, dots);
+  if constexpr (kPairsDot<V, kKType>) {
+    const uint32_t* q[kR];
+    for (int r = 0; r < kR; ++r) q[r] = q_pairs + active[r] * ((head_dim + 1) / 2);
+    DotsByDimPairs<V, kR, kG>(q, head_dim, dim_stride, groups, dots);
+  } else {
+    const float* q[kR];
+    for (int r = 0; r < kR; ++r) q[r] = rows[active[r]].q;
+    DotsByDim<V, kKType, kR, kG>(q, head_dim, dim_stride, groups, dots);
+  }
   const R vscale = V::Set1(scale);
   int64_t i = i0;
   for (int g = 0; g < kG; ++g) {
@@ -98,30 +172,33 @@ void ScoresPassByDim(const AttentionRow* rows, const int64_t* active, int64_t he
 // Exactly kR rows of `active` over groups[0, n_groups), ByDimGroups(kR) groups a pass.
 template <typename V, GgmlType kKType, int kR>
 void ScoresRowsByDim(const AttentionRow* rows, const int64_t* active, int64_t head_dim, int64_t dim_stride,
-                     const KeyGroup* groups, int64_t n_groups, int64_t i0, float scale, float* scores,
-                     int64_t stride) {
+                     const KeyGroup* groups, int64_t n_groups, const uint32_t* q_pairs, int64_t i0, float scale,
+                     float* scores, int64_t stride) {
   constexpr int kG = ByDimGroups(kR);
   int64_t g = 0, i = i0;
   for (; g + kG <= n_groups; g += kG) {
-    ScoresPassByDim<V, kKType, kR, kG>(rows, active, head_dim, dim_stride, groups + g, i, scale, scores, stride);
+    ScoresPassByDim<V, kKType, kR, kG>(rows, active, head_dim, dim_stride, groups + g, q_pairs, i, scale, scores,
+                                       stride);
     for (int j = 0; j < kG; ++j) i += groups[g + j].n;
   }
   for (; g < n_groups; i += groups[g++].n)
-    ScoresPassByDim<V, kKType, kR, 1>(rows, active, head_dim, dim_stride, groups + g, i, scale, scores, stride);
+    ScoresPassByDim<V, kKType, kR, 1>(rows, active, head_dim, dim_stride, groups + g, q_pairs, i, scale, scores,
+                                      stride);
 }
 
 // The rows [0, n) of `active` over groups[0, n_groups): kByDimMaxRows a
 // pass, then the rest in one pass of their own count (1 .. kByDimMaxRows - 1).
 template <typename V, GgmlType kKType>
 void ScoresGroupsByDim(const AttentionRow* rows, const int64_t* active, int64_t n, int64_t head_dim,
-                       int64_t dim_stride, const KeyGroup* groups, int64_t n_groups, int64_t i0, float scale,
-                       float* scores, int64_t stride) {
+                       int64_t dim_stride, const KeyGroup* groups, int64_t n_groups, const uint32_t* q_pairs,
+                       int64_t i0, float scale, float* scores, int64_t stride) {
   constexpr int kMax = kByDimMaxRows<V>;
   for (; n >= kMax; n -= kMax, active += kMax)
-    ScoresRowsByDim<V, kKType, kMax>(rows, active, head_dim, dim_stride, groups, n_groups, i0, scale, scores, stride);
+    ScoresRowsByDim<V, kKType, kMax>(rows, active, head_dim, dim_stride, groups, n_groups, q_pairs, i0, scale, scores,
+                                     stride);
   auto rest = [&](auto rows_tag) {
-    ScoresRowsByDim<V, kKType, decltype(rows_tag)::value>(rows, active, head_dim, dim_stride, groups, n_groups, i0,
-                                                          scale, scores, stride);
+    ScoresRowsByDim<V, kKType, decltype(rows_tag)::value>(rows, active, head_dim, dim_stride, groups, n_groups,
+                                                          q_pairs, i0, scale, scores, stride);
   };
   switch (n) {
     case 0: break;
@@ -144,14 +221,15 @@ void ScoresGroupsByDim(const AttentionRow* rows, const int64_t* active, int64_t 
 // of one pass (4 × 16 positions on AVX-512).
 constexpr int64_t kKeyPrefetchPositions = 64;
 
-// RowsScores over a view of keys laid out by dimension: up to 4 groups of
+// RowsScores over a view of keys laid out by dimension (q_pairs: each row's q
+// as bf16 pairs, for kPairsDot only): up to 4 groups of
 // consecutive positions at a time (a block, or its part in the view), every
 // row that has positions in them taking them while they are in L1, the blocks
 // kKeyPrefetchPositions ahead prefetched (a block's head is one run of
 // head_dim · block_tokens elements).
 template <typename V, GgmlType kKType>
-void RowsScoresByDim(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
-                     float* scores, int64_t stride) {
+void RowsScoresByDim(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k,
+                     const uint32_t* q_pairs, float scale, float* scores, int64_t stride) {
   constexpr int64_t L = V::kLanes, kMaxGroups = 4;
   int64_t longest = 0;
   for (int64_t r = 0; r < n_rows; ++r) longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
@@ -183,16 +261,16 @@ void RowsScoresByDim(const AttentionRow* rows, int64_t n_rows, int64_t head_dim,
       all_cover = all_cover && rows[r].n_positions >= i;
     }
     if (all_cover) {
-      ScoresGroupsByDim<V, kKType>(rows, active, n_active, head_dim, k.dim_stride_bytes, groups, n_groups, i0, scale,
-                                   scores, stride);
+      ScoresGroupsByDim<V, kKType>(rows, active, n_active, head_dim, k.dim_stride_bytes, groups, n_groups, q_pairs,
+                                   i0, scale, scores, stride);
     } else {  // rows ending in these groups: one group at a time, each with the rows that reach it
       int64_t g0 = i0;
       for (int64_t g = 0; g < n_groups; g0 += groups[g++].n) {
         int64_t reach[kMaxAttentionRows], n_reach = 0;
         for (int64_t a = 0; a < n_active; ++a)
           if (rows[active[a]].n_positions > g0) reach[n_reach++] = active[a];
-        ScoresGroupsByDim<V, kKType>(rows, reach, n_reach, head_dim, k.dim_stride_bytes, groups + g, 1, g0, scale,
-                                     scores, stride);
+        ScoresGroupsByDim<V, kKType>(rows, reach, n_reach, head_dim, k.dim_stride_bytes, groups + g, 1, q_pairs,
+                                     g0, scale, scores, stride);
       }
     }
     i0 = i;

@@ -6,6 +6,7 @@
 // and the values pass (Σ_p w_p · v_p). Keys laid out by dimension have their
 // own scores pass (attention_keys_by_dim_impl.h); ops_simd_impl.h dispatches.
 #include <cstring>
+#include <type_traits>
 
 #include "ridge/kernels/ops_isa.h"
 
@@ -178,6 +179,58 @@ void AccumulateValues(const float* const* w, int64_t n_positions, const KvHeadVi
     for (int i = 0; i < kNv; ++i) acc0[r][i] = a0[r][i], acc1[r][i] = a1[r][i];
 }
 
+// AccumulateValues for BF16 values on a V with the BF16 dot (V::kBf16Dot):
+// positions in pairs (p, p + 1), the pair's values interleaved into bf16
+// pairs once for every row, one DotPairs per row and vector, into acc0 alone
+// (acc1 untouched: the kR · kNv chains hide the latency). wp[r][j] holds row
+// r's weights of positions 2j and 2j + 1 as bf16 (high half 0 past an odd
+// end). Callers start each call at an even position.
+template <typename V, int kNv, bool kWhole, int kR>
+void AccumulateValuePairs(const uint32_t* const* wp, int64_t n_positions, const KvHeadView& v, int64_t c0,
+                          int64_t c1, typename V::R (*acc0)[kNv]) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  int64_t width[kNv];
+#pragma GCC unroll 16
+  for (int i = 0; i < kNv; ++i) width[i] = kWhole || c1 - (c0 + i * L) >= L ? L : c1 - (c0 + i * L);
+  R a[kR][kNv];  // in registers for the loop
+#pragma GCC unroll 8
+  for (int r = 0; r < kR; ++r)
+#pragma GCC unroll 16
+    for (int i = 0; i < kNv; ++i) a[r][i] = acc0[r][i];
+  KvCursor cursor(v);
+  for (int64_t p = 0; p < n_positions; p += 2) {
+    const uint8_t* h0 = cursor.Next();
+    const uint8_t* h1 = p + 1 < n_positions ? cursor.Next() : nullptr;  // none: a half pair
+#pragma GCC unroll 16
+    for (int i = 0; i < kNv; ++i) {
+      const int64_t c = 2 * (c0 + i * L);  // bytes
+      const auto pair = V::LoadBf16Pairs(h0 + c, h1 == nullptr ? nullptr : h1 + c, kWhole ? L : width[i]);
+#pragma GCC unroll 8
+      for (int r = 0; r < kR; ++r) a[r][i] = V::DotPairs(a[r][i], pair, wp[r][p / 2]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kR; ++r)
+#pragma GCC unroll 16
+    for (int i = 0; i < kNv; ++i) acc0[r][i] = a[r][i];
+}
+
+// Weights per position of a values pass: floats (AccumulateValues), or bf16
+// pairs of positions (uint32_t, AccumulateValuePairs).
+template <typename W>
+constexpr int64_t kPositionsPerWeight = std::is_same_v<W, uint32_t> ? 2 : 1;
+
+template <typename V, GgmlType kType, int kNv, bool kWhole, int kR, typename W>
+void AccumulateWeighted(const W* const* w, int64_t n_positions, const KvHeadView& v, int64_t c0, int64_t c1,
+                        typename V::R (*acc0)[kNv], typename V::R (*acc1)[kNv]) {
+  if constexpr (std::is_same_v<W, uint32_t>) {
+    AccumulateValuePairs<V, kNv, kWhole, kR>(w, n_positions, v, c0, c1, acc0);
+  } else {
+    AccumulateValues<V, kType, kNv, kWhole, kR>(w, n_positions, v, c0, c1, acc0, acc1);
+  }
+}
+
 // The view from `first` positions further on.
 KvHeadView Advanced(const KvHeadView& view, int64_t first) {
   KvHeadView shifted = view;
@@ -191,19 +244,34 @@ KvHeadView Advanced(const KvHeadView& view, int64_t first) {
 // to the view's start, so a row's bits do not depend on the other rows).
 constexpr int64_t kChunkPositions = 128;
 
+// f(std::integral_constant<int, n>{}) for 1 ≤ n ≤ kMax: a count known at run
+// time as a template argument.
+template <int kMax, typename F>
+void WithRowCount(int64_t n, F f) {
+  if constexpr (kMax > 1) {
+    if (n != kMax) return WithRowCount<kMax - 1>(n, f);
+  }
+  f(std::integral_constant<int, kMax>{});
+}
+
 // Rows whose V loads are shared in one AccumulateValues pass: as many as keep
-// their 2 · kNv accumulators and weights in registers (32 on AVX-512, 16 on AVX2).
-template <typename V, int kNv>
+// their 2 · kNv accumulators and weights in registers (32 on AVX-512, 16 on
+// AVX2); an AccumulateValuePairs pass (kNv accumulators a row) up to 8.
+template <typename V, int kNv, typename W>
 constexpr int ValueRowBlock() {
+  if constexpr (std::is_same_v<W, uint32_t>) {
+    const int fit = 24 / kNv;
+    return fit > 8 ? 8 : fit;
+  }
   const int fit = (V::kLanes == 16 ? 28 : 12) / (2 * kNv + 2);  // registers left for sums, over one row's
   return fit < 1 ? 1 : fit > 3 ? 3 : fit;
 }
 
-// AccumulateValues over positions [p0, p0 + n_r) of kR rows (n_r ≤ kChunkPositions
+// AccumulateWeighted over positions [p0, p0 + n_r) of kR rows (n_r ≤ kChunkPositions
 // each): the positions all rows have together, then each row's own rest (from an
 // even position, so its chains stay those of a call on its own).
-template <typename V, GgmlType kType, int kNv, bool kWhole, int kR>
-void AccumulateRowsChunk(const float* const* w, const int64_t* n, const KvHeadView& chunk, int64_t c0, int64_t c1,
+template <typename V, GgmlType kType, int kNv, bool kWhole, int kR, typename W>
+void AccumulateRowsChunk(const W* const* w, const int64_t* n, const KvHeadView& chunk, int64_t c0, int64_t c1,
                          typename V::R (*acc0)[kNv], typename V::R (*acc1)[kNv]) {
   int64_t shortest = n[0], longest = n[0];
   for (int r = 1; r < kR; ++r) {
@@ -211,24 +279,44 @@ void AccumulateRowsChunk(const float* const* w, const int64_t* n, const KvHeadVi
     longest = n[r] > longest ? n[r] : longest;
   }
   const int64_t together = shortest == longest ? shortest : shortest & ~int64_t{1};
-  AccumulateValues<V, kType, kNv, kWhole, kR>(w, together, chunk, c0, c1, acc0, acc1);
+  AccumulateWeighted<V, kType, kNv, kWhole, kR>(w, together, chunk, c0, c1, acc0, acc1);
   if (together == longest) return;
   const KvHeadView rest = Advanced(chunk, together);
   for (int r = 0; r < kR; ++r) {
-    const float* w_rest = w[r] + together;
-    AccumulateValues<V, kType, kNv, kWhole, 1>(&w_rest, n[r] - together, rest, c0, c1, acc0 + r, acc1 + r);
+    const W* w_rest = w[r] + together / kPositionsPerWeight<W>;
+    AccumulateWeighted<V, kType, kNv, kWhole, 1>(&w_rest, n[r] - together, rest, c0, c1, acc0 + r, acc1 + r);
   }
 }
 
-// rows[r].out[c0, c1) = Σ_p weights_r[p] · v_p[c0, c1) (weights_r = w + r·w_stride)
-// for n_rows ≤ kMaxAttentionRows rows, a chunk of positions at a time for all
-// rows, ValueRowBlock rows per pass over the chunk.
-template <typename V, GgmlType kType, int kNv, bool kWhole>
-void RowsValuesSlice(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
+// AccumulateRowsChunk for the kR rows active[0, kR) of a call over the chunk
+// from position p0, their sums taken from and put back into acc0/acc1[row].
+template <typename V, GgmlType kType, int kNv, bool kWhole, int kR, typename W>
+void AccumulateRowsPass(const AttentionRow* rows, const int64_t* active, const W* w, int64_t w_stride,
+                        const KvHeadView& chunk, int64_t p0, int64_t c0, int64_t c1, typename V::R (*acc0)[kNv],
+                        typename V::R (*acc1)[kNv]) {
+  const W* w_rows[kR];
+  int64_t n[kR];
+  typename V::R block0[kR][kNv], block1[kR][kNv];
+  for (int i = 0; i < kR; ++i) {
+    const int64_t r = active[i], left = rows[r].n_positions - p0;
+    w_rows[i] = w + r * w_stride + p0 / kPositionsPerWeight<W>;
+    n[i] = left < kChunkPositions ? left : kChunkPositions;
+    for (int c = 0; c < kNv; ++c) block0[i][c] = acc0[r][c], block1[i][c] = acc1[r][c];
+  }
+  AccumulateRowsChunk<V, kType, kNv, kWhole, kR, W>(w_rows, n, chunk, c0, c1, block0, block1);
+  for (int i = 0; i < kR; ++i)
+    for (int c = 0; c < kNv; ++c) acc0[active[i]][c] = block0[i][c], acc1[active[i]][c] = block1[i][c];
+}
+
+// rows[r].out[c0, c1) = Σ_p weights_r[p] · v_p[c0, c1) (weights_r = w + r·w_stride,
+// W per kPositionsPerWeight positions) for n_rows ≤ kMaxAttentionRows rows, a
+// chunk of positions at a time for all rows, ValueRowBlock rows per pass over the chunk.
+template <typename V, GgmlType kType, int kNv, bool kWhole, typename W>
+void RowsValuesSlice(const AttentionRow* rows, int64_t n_rows, const W* w, int64_t w_stride, const KvHeadView& v,
                      int64_t c0, int64_t c1) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
-  constexpr int kBlock = ValueRowBlock<V, kNv>();
+  constexpr int kBlock = ValueRowBlock<V, kNv, W>();
   R acc0[kMaxAttentionRows][kNv], acc1[kMaxAttentionRows][kNv];
   int64_t longest = 0;
   for (int64_t r = 0; r < n_rows; ++r) {
@@ -240,32 +328,13 @@ void RowsValuesSlice(const AttentionRow* rows, int64_t n_rows, const float* w, i
     int64_t active[kMaxAttentionRows], n_active = 0;  // the rows with positions in this chunk
     for (int64_t r = 0; r < n_rows; ++r)
       if (rows[r].n_positions > p0) active[n_active++] = r;
-    for (int64_t a0 = 0; a0 < n_active; a0 += kBlock) {
-      const int64_t n_block = n_active - a0 < kBlock ? n_active - a0 : kBlock;
-      const float* w_rows[kBlock];
-      int64_t n[kBlock];
-      R block0[kBlock][kNv], block1[kBlock][kNv];
-      for (int64_t i = 0; i < n_block; ++i) {
-        const int64_t r = active[a0 + i], left = rows[r].n_positions - p0;
-        w_rows[i] = w + r * w_stride + p0;
-        n[i] = left < kChunkPositions ? left : kChunkPositions;
-        for (int c = 0; c < kNv; ++c) block0[i][c] = acc0[r][c], block1[i][c] = acc1[r][c];
-      }
-      if (n_block == kBlock) {
-        AccumulateRowsChunk<V, kType, kNv, kWhole, kBlock>(w_rows, n, chunk, c0, c1, block0, block1);
-      } else if constexpr (kBlock > 2) {
-        if (n_block == 2) {
-          AccumulateRowsChunk<V, kType, kNv, kWhole, 2>(w_rows, n, chunk, c0, c1, block0, block1);
-        } else {
-          AccumulateRowsChunk<V, kType, kNv, kWhole, 1>(w_rows, n, chunk, c0, c1, block0, block1);
-        }
-      } else {
-        AccumulateRowsChunk<V, kType, kNv, kWhole, 1>(w_rows, n, chunk, c0, c1, block0, block1);
-      }
-      for (int64_t i = 0; i < n_block; ++i) {
-        const int64_t r = active[a0 + i];
-        for (int c = 0; c < kNv; ++c) acc0[r][c] = block0[i][c], acc1[r][c] = block1[i][c];
-      }
+    // Passes of ≤ kBlock rows, as even as they go (8 rows in 6s: 4 + 4).
+    const int64_t n_passes = (n_active + kBlock - 1) / kBlock, per_pass = (n_active + n_passes - 1) / n_passes;
+    for (int64_t a0 = 0; a0 < n_active; a0 += per_pass) {
+      WithRowCount<kBlock>(n_active - a0 < per_pass ? n_active - a0 : per_pass, [&](auto rows_tag) {
+        AccumulateRowsPass<V, kType, kNv, kWhole, decltype(rows_tag)::value>(rows, active + a0, w, w_stride, chunk, p0,
+                                                                             c0, c1, acc0, acc1);
+      });
     }
   }
   for (int64_t r = 0; r < n_rows; ++r) {
@@ -281,8 +350,8 @@ void RowsValuesSlice(const AttentionRow* rows, int64_t n_rows, const float* w, i
   }
 }
 
-template <typename V, GgmlType kVType, int kNv>
-void RowsValuesSliceOf(bool whole, const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride,
+template <typename V, GgmlType kVType, int kNv, typename W>
+void RowsValuesSliceOf(bool whole, const AttentionRow* rows, int64_t n_rows, const W* w, int64_t w_stride,
                        const KvHeadView& v, int64_t c0, int64_t c1) {
   if (whole) {
     RowsValuesSlice<V, kVType, kNv, true>(rows, n_rows, w, w_stride, v, c0, c1);
@@ -292,8 +361,8 @@ void RowsValuesSliceOf(bool whole, const AttentionRow* rows, int64_t n_rows, con
 }
 
 // Slices of ≤ 4 vectors of head_dim, each summed over every position.
-template <typename V, GgmlType kVType>
-void RowsValues(const AttentionRow* rows, int64_t n_rows, const float* w, int64_t w_stride, const KvHeadView& v,
+template <typename V, GgmlType kVType, typename W>
+void RowsValues(const AttentionRow* rows, int64_t n_rows, const W* w, int64_t w_stride, const KvHeadView& v,
                 int64_t head_dim) {
   constexpr int64_t L = V::kLanes;
   // The accumulators of 1-3 rows in registers (ValueRowBlock): on AVX2 slices of

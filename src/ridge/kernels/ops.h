@@ -91,6 +91,11 @@ void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float
 //   w = softmax(scores, sink);  out = Σ_p w[p] · v_p
 // where softmax(s, sink)[p] = exp(s[p]) / (Σ_j exp(s[j]) + exp(sink)): gpt-oss's
 // learned sink, a logit whose weight is dropped (−∞: none, a plain softmax).
+// With BF16 keys q is first rounded to BF16 (nearest even), with BF16 values
+// the weights w (as llama.cpp's CPU attention rounds q to its keys' type), on
+// every target: each product is then exact in FP32, and AVX-512 takes two of
+// them an instruction (vdpbf16ps) where FP32 FMAs take one. A weight's
+// rounding moves the output by ≤ 2⁻⁹ of its share.
 //   q: [head_dim], out: [head_dim], scores: scratch of n_positions floats.
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out);

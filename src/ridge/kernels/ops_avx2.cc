@@ -14,6 +14,7 @@ struct V256 {
   static __m256i Mask(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
+  static constexpr bool kBf16Dot = false;  // no BF16 dot on AVX2: BF16 keys take FP32 FMAs
   static R Zero() { return _mm256_setzero_ps(); }
   static R Set1(float v) { return _mm256_set1_ps(v); }
   static R Load(const float* p) { return _mm256_loadu_ps(p); }
@@ -100,8 +101,10 @@ struct V256 {
     StoreHalves(_mm256_cvtps_ph(LoadPartial(x, n), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), n, dst);
   }
   // F32ToBf16's rounding (nearest even; NaN stays NaN) on integers.
-  static void StoreBf16(const float* x, int64_t n, uint8_t* dst) {
-    const __m256i bits = _mm256_castps_si256(LoadPartial(x, n));
+  // F32ToBf16's rounding (nearest even; NaN stays NaN) on integers: the bf16
+  // bits in the low half of each 32-bit lane.
+  static __m256i Bf16Rounded(R x) {
+    const __m256i bits = _mm256_castps_si256(x);
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
     const __m256i rounded =
         _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
@@ -109,7 +112,11 @@ struct V256 {
     // |bits| > 0x7f800000 as signed compare is safe: both sides are below 2^31.
     const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff)),
                                            _mm256_set1_epi32(0x7f800000));
-    const __m256i h32 = _mm256_blendv_epi8(rounded, quiet, nan);  // values < 2^16
+    return _mm256_blendv_epi8(rounded, quiet, nan);  // values < 2^16
+  }
+  static R RoundBf16(R x) { return _mm256_castsi256_ps(_mm256_slli_epi32(Bf16Rounded(x), 16)); }
+  static void StoreBf16(const float* x, int64_t n, uint8_t* dst) {
+    const __m256i h32 = Bf16Rounded(LoadPartial(x, n));
     const __m256i h16 = _mm256_permute4x64_epi64(_mm256_packus_epi32(h32, h32), 0x08);
     StoreHalves(_mm256_castsi256_si128(h16), n, dst);
   }

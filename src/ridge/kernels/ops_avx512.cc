@@ -70,6 +70,27 @@ struct V512 {
   static R Bf16Bits(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
   static R LoadBf16(const uint8_t* p) { return Bf16Bits(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static R LoadBf16Partial(const uint8_t* p, int64_t n) { return Bf16Bits(_mm256_maskz_loadu_epi16(Mask(n), p)); }
+  // The BF16 dot (vdpbf16ps): a Pairs vector holds kLanes pairs of bf16, lane
+  // j's low half from a[j] and its high half from b[j] (zero without b); lane
+  // j of DotPairs(acc, x, pair) = acc[j] + x[j].high · pair.high + x[j].low ·
+  // pair.low, each product exact (the hardware adds them in FP32).
+  static constexpr bool kBf16Dot = true;
+  using Pairs = __m512i;
+  static Pairs LoadBf16Pairs(const uint8_t* a, const uint8_t* b, int64_t n) {
+    const __m256i lo = n == kLanes ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))
+                                   : _mm256_maskz_loadu_epi16(Mask(n), a);
+    if (b == nullptr) return _mm512_cvtepu16_epi32(lo);
+    const __m256i hi = n == kLanes ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b))
+                                   : _mm256_maskz_loadu_epi16(Mask(n), b);
+    // Halves j of lo and hi (elements j and 16 + j of both) to elements 2j and 2j + 1.
+    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    return _mm512_permutexvar_epi16(interleave, _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+  }
+  static R DotPairs(R acc, Pairs x, uint32_t pair) {
+    const __m512i broadcast = _mm512_set1_epi32(static_cast<int>(pair));
+    return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(x), reinterpret_cast<__m512bh>(broadcast));
+  }
   static R LoadQ8(const uint8_t* p) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
   }
@@ -79,16 +100,21 @@ struct V512 {
     const __m256i h = _mm512_cvtps_ph(LoadPartial(x, n), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm256_mask_storeu_epi16(dst, Mask(n), h);
   }
-  // F32ToBf16's rounding (nearest even; NaN stays NaN) on integers.
-  static void StoreBf16(const float* x, int64_t n, uint8_t* dst) {
-    const __m512i bits = _mm512_castps_si512(LoadPartial(x, n));
+  // F32ToBf16's rounding (nearest even; NaN stays NaN) on integers: the bf16
+  // bits in the low half of each 32-bit lane.
+  static __m512i Bf16Rounded(R x) {
+    const __m512i bits = _mm512_castps_si512(x);
     const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
     const __m512i rounded =
         _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
     const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
                                                    _mm512_set1_epi32(0x7f800000));
-    _mm256_mask_storeu_epi16(dst, Mask(n), _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet)));
+    return _mm512_mask_mov_epi32(rounded, nan, quiet);
+  }
+  static R RoundBf16(R x) { return _mm512_castsi512_ps(_mm512_slli_epi32(Bf16Rounded(x), 16)); }
+  static void StoreBf16(const float* x, int64_t n, uint8_t* dst) {
+    _mm256_mask_storeu_epi16(dst, Mask(n), _mm512_cvtepi32_epi16(Bf16Rounded(LoadPartial(x, n))));
   }
   // QuantizeRow's Q8_0 (ggml's reference): d = max|x| / 127 ignoring NaN,
   // q = round half away from zero of x / d, clamped to ±127 (NaN → −127).

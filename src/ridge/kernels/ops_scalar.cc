@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ridge/base/error.h"
+#include "ridge/base/half.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/kernels/ops.h"
 
@@ -114,23 +115,27 @@ namespace {
 // scores[p] = scale · q·k_{first + p} for p < n, soft-capped when softcap > 0.
 void Scores(const float* q, int64_t head_dim, const KvHeadView& k, int64_t first, int64_t n, float scale,
             float softcap, float* scores) {
-  std::vector<float> row(static_cast<size_t>(head_dim));
+  std::vector<float> row(static_cast<size_t>(head_dim)), q_used(q, q + head_dim);
+  if (k.type == GgmlType::kBF16)  // q rounded to BF16 (AttendHead's contract)
+    for (float& x : q_used) x = Bf16ToF32(F32ToBf16(x));
   for (int64_t p = 0; p < n; ++p) {
     LoadKvHead(k, first + p, head_dim, row.data());
     double dot = 0.0;
-    for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * row[d];
+    for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q_used[d]) * row[d];
     scores[p] = static_cast<float>(dot) * scale;
     if (softcap > 0.0f) scores[p] = softcap * std::tanh(scores[p] / softcap);
   }
 }
 
 // out = Σ_{p < n} weights[p] · v_{first + p}.
+// With BF16 values each weight is rounded to BF16 first (AttendHead's contract).
 void WeightedSum(const float* weights, int64_t n, const KvHeadView& v, int64_t first, int64_t head_dim, float* out) {
   std::vector<float> row(static_cast<size_t>(head_dim));
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
   for (int64_t p = 0; p < n; ++p) {
     LoadKvHead(v, first + p, head_dim, row.data());
-    for (int64_t d = 0; d < head_dim; ++d) out[d] += weights[p] * row[d];
+    const float w = v.type == GgmlType::kBF16 ? Bf16ToF32(F32ToBf16(weights[p])) : weights[p];
+    for (int64_t d = 0; d < head_dim; ++d) out[d] += w * row[d];
   }
 }
 

@@ -20,8 +20,11 @@
 //   0 below −104, ∞ above 89, NaN stays NaN), SwapPairs ([x1, x0, x3, x2, …]),
 //   LoadF16 / LoadBf16 (kLanes halves → floats, exact; Partial forms too),
 //   LoadQ8(p) (kLanes int8 → floats), F16Scalar (f16 bits → float),
-//   StoreF16 / StoreBf16 / StoreQ8Block (bit-exact with QuantizeRow).
+//   StoreF16 / StoreBf16 / StoreQ8Block (bit-exact with QuantizeRow),
+//   RoundBf16 (floats rounded as StoreBf16 rounds them), kBf16Dot (whether
+//   the BF16 dot is there: then Pairs, LoadBf16Pairs, DotPairs, see V512).
 #include <cstring>
+#include <vector>
 
 #include "ridge/kernels/attention_keys_by_dim_impl.h"
 #include "ridge/kernels/ops_isa.h"
@@ -187,15 +190,66 @@ void WithKvType(GgmlType type, F f) {
   }
 }
 
+// x[0, n) rounded to BF16 (nearest even; AttendHead's contract for BF16 keys
+// and values): into `rounded` as the floats they now are, and/or into `pairs`
+// as bf16 pairs, ⌈n / 2⌉ of them (the BF16 dot's operand; the high half past
+// an odd n is 0). Both from x: no load waits on a store just made.
+template <typename V>
+void RoundRowToBf16(const float* x, int64_t n, float* rounded, uint32_t* pairs) {
+  constexpr int64_t L = V::kLanes;
+  auto* halves = reinterpret_cast<uint8_t*>(pairs);
+  for (int64_t c = 0; c < n; c += L) {
+    const int64_t m = n - c < L ? n - c : L;
+    if (pairs != nullptr) V::StoreBf16(x + c, m, halves + 2 * c);
+    if (rounded == nullptr) continue;
+    if (m == L) {
+      V::Store(rounded + c, V::RoundBf16(V::Load(x + c)));
+    } else {
+      V::StorePartial(rounded + c, m, V::RoundBf16(V::LoadPartial(x + c, m)));
+    }
+  }
+  if (pairs != nullptr && n % 2 == 1) {
+    const uint16_t zero = 0;
+    std::memcpy(halves + 2 * n, &zero, 2);
+  }
+}
+
+// BF16 keys: each row's q rounded (RoundRowToBf16), as floats (rounded[r],
+// the rows to use) and as bf16 pairs, ⌈head_dim / 2⌉ a row, returned.
+template <typename V>
+const uint32_t* RoundQueriesToBf16(const AttentionRow* rows, int64_t n_rows, int64_t head_dim,
+                                   AttentionRow* rounded) {
+  thread_local std::vector<uint32_t> pairs;
+  thread_local std::vector<float> floats;
+  const int64_t n_pairs = (head_dim + 1) / 2;
+  pairs.resize(static_cast<size_t>(n_rows * n_pairs));
+  floats.resize(static_cast<size_t>(n_rows * head_dim));
+  for (int64_t r = 0; r < n_rows; ++r) {
+    RoundRowToBf16<V>(rows[r].q, head_dim, floats.data() + r * head_dim, pairs.data() + r * n_pairs);
+    rounded[r] = rows[r];
+    rounded[r].q = floats.data() + r * head_dim;
+  }
+  return pairs.data();
+}
+
 template <typename V>
 bool RowsScoresImpl(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, const KvHeadView& k, float scale,
                     float* scores, int64_t scores_stride) {
   if (!KvTypeSupported(k.type, head_dim) || n_rows > kMaxAttentionRows) return false;
+  AttentionRow rounded[kMaxAttentionRows];
+  const uint32_t* q_pairs = nullptr;
+  if (k.type == GgmlType::kBF16) {
+    q_pairs = RoundQueriesToBf16<V>(rows, n_rows, head_dim, rounded);
+    rows = rounded;
+  }
   if (k.dim_stride_bytes != 0) {
+    auto by_dim = [&](auto tag) {
+      RowsScoresByDim<V, decltype(tag)::value>(rows, n_rows, head_dim, k, q_pairs, scale, scores, scores_stride);
+    };
     switch (k.type) {
-      case GgmlType::kF32: RowsScoresByDim<V, GgmlType::kF32>(rows, n_rows, head_dim, k, scale, scores, scores_stride); break;
-      case GgmlType::kF16: RowsScoresByDim<V, GgmlType::kF16>(rows, n_rows, head_dim, k, scale, scores, scores_stride); break;
-      case GgmlType::kBF16: RowsScoresByDim<V, GgmlType::kBF16>(rows, n_rows, head_dim, k, scale, scores, scores_stride); break;
+      case GgmlType::kF32: by_dim(KvTypeTag<GgmlType::kF32>{}); break;
+      case GgmlType::kF16: by_dim(KvTypeTag<GgmlType::kF16>{}); break;
+      case GgmlType::kBF16: by_dim(KvTypeTag<GgmlType::kBF16>{}); break;
       default: return false;  // Q8_0 keys are never laid out by dimension
     }
     return true;
@@ -210,7 +264,28 @@ template <typename V>
 bool RowsValuesImpl(const AttentionRow* rows, int64_t n_rows, const float* weights, int64_t scores_stride,
                     const KvHeadView& v, int64_t head_dim) {
   if (!KvTypeSupported(v.type, head_dim) || n_rows > kMaxAttentionRows || v.dim_stride_bytes != 0) return false;
-  WithKvType(v.type, [&](auto tag) { RowsValues<V, decltype(tag)::value>(rows, n_rows, weights, scores_stride, v, head_dim); });
+  if (v.type == GgmlType::kBF16) {  // the weights rounded to BF16 first (AttendHead's contract)
+    int64_t longest = 0;
+    for (int64_t r = 0; r < n_rows; ++r) longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
+    if constexpr (V::kBf16Dot) {
+      thread_local std::vector<uint32_t> pairs;
+      const int64_t stride = (longest + 1) / 2;
+      pairs.resize(static_cast<size_t>(n_rows * stride));
+      for (int64_t r = 0; r < n_rows; ++r)
+        RoundRowToBf16<V>(weights + r * scores_stride, rows[r].n_positions, nullptr, pairs.data() + r * stride);
+      RowsValues<V, GgmlType::kBF16>(rows, n_rows, pairs.data(), stride, v, head_dim);
+    } else {
+      thread_local std::vector<float> floats;
+      floats.resize(static_cast<size_t>(n_rows * longest));
+      for (int64_t r = 0; r < n_rows; ++r)
+        RoundRowToBf16<V>(weights + r * scores_stride, rows[r].n_positions, floats.data() + r * longest, nullptr);
+      RowsValues<V, GgmlType::kBF16>(rows, n_rows, floats.data(), longest, v, head_dim);
+    }
+    return true;
+  }
+  WithKvType(v.type, [&](auto tag) {
+    RowsValues<V, decltype(tag)::value>(rows, n_rows, weights, scores_stride, v, head_dim);
+  });
   return true;
 }
 
