@@ -215,11 +215,14 @@ int RunRoofline(const RooflineArgs& a) {
   // The hardware: a built-in profile, or this host from a probe.
   const std::string hw_name = !a.hw.empty() ? a.hw : probe ? "host" : "h100";
   if (hw_name == "host" && !probe) probe = LoadProbe(a.probe_file.empty() ? DefaultProbePath() : a.probe_file);
-  auto hardware_for = [&](GgmlType type) { return hw_name == "host" ? HostProfile(*probe, type) : FindHardware(hw_name); };
+  const GgmlType kv_type = ParseType(a.kv_type, "--kv-type");
+  auto hardware_for = [&](GgmlType type) {
+    return hw_name == "host" ? HostProfile(*probe, type, kv_type) : FindHardware(hw_name);
+  };
   const HardwareProfile hw = hardware_for(shape.main_weight_type);
 
   CostOptions options;
-  options.kv_bytes_per_element = KvElementBytes(ParseType(a.kv_type, "--kv-type"));
+  options.kv_bytes_per_element = KvElementBytes(kv_type);
   const std::string act = !a.act_type.empty() ? a.act_type : hw_name == "host" ? "f32" : "bf16";
   options.activation_bytes = BytesPerWeight(ParseType(act, "--act-type"));
 

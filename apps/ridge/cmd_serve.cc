@@ -74,10 +74,11 @@ struct ServeArgs {
 
 // This host's roofline: its saved probe (`ridge roofline --probe`), else a
 // short probe now. The dashboard and the speculation cap share one.
-server::DashboardRoofline ProbeHost(const Model& model, int threads) {
+server::DashboardRoofline ProbeHost(const Model& model, int threads, GgmlType kv_type) {
   const GgmlType weights = ShapeFromGguf(model.file()).main_weight_type;
   const std::string path = DefaultProbePath();
-  if (std::filesystem::exists(path)) return {HostProfile(LoadProbe(path), weights), "probe of this host (" + path + ")"};
+  if (std::filesystem::exists(path))
+    return {HostProfile(LoadProbe(path), weights, kv_type), "probe of this host (" + path + ")"};
   ProbeOptions quick;
   quick.n_threads = threads;
   quick.buffer_bytes = int64_t{256} << 20;
@@ -86,7 +87,7 @@ server::DashboardRoofline ProbeHost(const Model& model, int threads) {
   std::printf("ridge serve: no saved probe at %s: probing this host briefly "
               "(`ridge roofline --probe` saves a full one)\n", path.c_str());
   std::fflush(stdout);
-  return {HostProfile(RunProbe(quick), weights), "short probe of this host at start"};
+  return {HostProfile(RunProbe(quick), weights, kv_type), "short probe of this host at start"};
 }
 
 // Decode tokens per step at which decode's weight products reach the host's
@@ -133,7 +134,7 @@ std::string ServeModel(const ServeArgs& a, Model& model, EngineOptions engine, s
   const int threads = engine.n_threads > 0 ? engine.n_threads : HardwareThreads();
   std::optional<server::DashboardRoofline> host;  // probed once, when first needed
   const auto host_roofline = [&]() -> const server::DashboardRoofline& {
-    if (!host) host = ProbeHost(model, threads);
+    if (!host) host = ProbeHost(model, threads, engine.kv_type);
     return *host;
   };
   const std::unique_ptr<Model> draft =

@@ -44,9 +44,15 @@ TEST(Hardware, HostRoofFollowsTheKernelArithmetic) {
   EXPECT_EQ(HostProfile(p, GgmlType::kQ8_0).peak_flops, 800e9);
   EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0).peak_flops, 800e9);
   EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0).RidgePoint(), 40.0);
+  // Attention: FP32 FMA over an F16 cache, the BF16 dot over a BF16 one.
+  EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0).AttentionPeak(), 200e9);
+  EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0, GgmlType::kBF16).AttentionPeak(), 400e9);
+  EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0, GgmlType::kQ8_0).AttentionPeak(), 200e9);
   // Without int8 dots (AVX2 without VNNI has the maddubs path; scalar has neither).
   p.int8_ops_per_s = 0;
   EXPECT_EQ(HostProfile(p, GgmlType::kQ8_0).peak_flops, 200e9);
+  p.bf16_flops_per_s = 0;  // AVX2: a BF16 cache is widened to f32 too
+  EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0, GgmlType::kBF16).AttentionPeak(), 200e9);
   p.read_bytes_per_s = 0;
   EXPECT_THROW(HostProfile(p, GgmlType::kF16), Error);
 }

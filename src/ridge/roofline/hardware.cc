@@ -49,7 +49,7 @@ std::string HardwareNames() {
   return out;
 }
 
-HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type) {
+HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type, GgmlType kv_type) {
   HardwareProfile h;
   h.name = "host";
   h.description = fmt::format("this machine: {}, {} threads, {} kernels", probe.cpu_name.empty() ? "CPU" : probe.cpu_name,
@@ -67,8 +67,12 @@ HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type) {
     h.peak_flops = probe.fp32_flops_per_s;
     h.peak_note = fmt::format("probed FP32 FMA ({}), for {} weights", probe.fp32_kernel, GgmlTypeName(weight_type));
   }
-  // Attention multiplies the F16 (or F32/BF16/Q8_0) KV cache widened to f32 with FMA.
-  if (probe.fp32_flops_per_s > 0) {
+  // Attention takes the BF16 dot over a BF16 cache where there is one (AVX-512
+  // BF16), and multiplies an F16/F32/Q8_0 cache widened to f32 with FMA.
+  if (kv_type == GgmlType::kBF16 && probe.bf16_flops_per_s > 0) {
+    h.attention_peak_flops = probe.bf16_flops_per_s;
+    h.attention_peak_note = fmt::format("probed BF16 dot ({}), for attention over the BF16 cache", probe.bf16_kernel);
+  } else if (probe.fp32_flops_per_s > 0) {
     h.attention_peak_flops = probe.fp32_flops_per_s;
     h.attention_peak_note = fmt::format("probed FP32 FMA ({}), for attention", probe.fp32_kernel);
   }

@@ -18,8 +18,9 @@ struct HardwareProfile {
   double memory_bytes = 0;  // device memory (0 when unknown, e.g. a host)
   std::string peak_note;    // which arithmetic the peak is, and its source
   // The peak of the arithmetic attention (Q·Kᵀ and P·V over the KV cache)
-  // runs at, when it differs from the weights' (a CPU engine keeps K and V in
-  // F16 and multiplies them in FP32 whatever the weights' type); 0: peak_flops.
+  // runs at, when it differs from the weights' (a CPU engine multiplies an F16
+  // cache in FP32, a BF16 one with the BF16 dot, whatever the weights' type);
+  // 0: peak_flops.
   double attention_peak_flops = 0;
   std::string attention_peak_note;
   double AttentionPeak() const { return attention_peak_flops > 0 ? attention_peak_flops : peak_flops; }
@@ -41,6 +42,9 @@ std::string HardwareNames();
 // weights (Q8_0, Q4_0, K-quants: activations are quantized to int8), the BF16
 // dot for BF16 where the CPU has one, FP32 FMA otherwise (F16 weights are
 // widened to f32 and multiplied by FMA: there is no F16 dot to use).
-HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type);
+// Attention's roof follows the KV cache's type the same way: the BF16 dot for
+// a BF16 cache where the probe found one (AttendHead takes it there), FP32
+// FMA otherwise.
+HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type, GgmlType kv_type = GgmlType::kF16);
 
 }  // namespace ridge

@@ -111,7 +111,7 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
   if (o.repetitions < 1) Fail("-r must be at least 1, got {}", o.repetitions);
   ThreadPool pool(o.n_threads > 0 ? o.n_threads : HardwareThreads());
   const ModelShape shape = ShapeFromGguf(model.file());
-  const HardwareProfile hw = HostProfile(probe, shape.main_weight_type);
+  const HardwareProfile hw = HostProfile(probe, shape.main_weight_type, o.kv_type);
   const KvCacheShape kv_shape = model.KvShape(o.kv_type, 16);
   std::mt19937_64 rng(o.seed);
   std::vector<float> logits(static_cast<size_t>(c.n_vocab));
@@ -201,7 +201,7 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
     Fail("-p {} + -n {} exceeds the model's context of {} tokens", o.n_prompt, o.n_gen, c.n_ctx_train);
   ThreadPool pool(o.n_threads > 0 ? o.n_threads : HardwareThreads());
   const ModelShape shape = ShapeFromGguf(model.file());
-  const HardwareProfile hw = HostProfile(probe, shape.main_weight_type);
+  const HardwareProfile hw = HostProfile(probe, shape.main_weight_type, o.kv_type);
   const KvCacheShape kv_shape = model.KvShape(o.kv_type, 16);
   std::mt19937_64 rng(o.seed);
   std::vector<BatchFigure> figures;
@@ -279,7 +279,7 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
 void SetRooflineBounds(const Model& model, const ProbeSeries& probes, const ModelBenchOptions& o,
                        std::vector<BenchFigure>& figures, std::vector<BatchFigure>& batches) {
   const ModelShape shape = ShapeFromGguf(model.file());
-  const HardwareProfile hw = HostProfile(probes.best, shape.main_weight_type);
+  const HardwareProfile hw = HostProfile(probes.best, shape.main_weight_type, o.kv_type);
   const CostOptions costs = HostCostOptions(o.kv_type);
   for (BenchFigure& f : figures) {
     Workload w{Phase::kPrefill, o.n_prompt, 1, o.n_prompt};
