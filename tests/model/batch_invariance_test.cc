@@ -24,14 +24,15 @@ constexpr SeqId kTraced = 0;
 // Runs `tokens` of sequence kTraced through the model in steps whose sizes
 // `chunk` picks, each step padded with tokens of other sequences (`others`
 // of them, `extra` tokens a step in all); returns the traced sequence's
-// logits at every position, [n][n_vocab], on n_threads threads.
+// logits at every position, [n][n_vocab], on n_threads threads, with a KV
+// cache of kv_type.
 template <typename Chunk, typename Extra>
 std::vector<float> TracedLogits(Model& model, const std::vector<TokenId>& tokens, int others, Chunk chunk,
-                                Extra extra, std::mt19937& rng, int n_threads = 2) {
+                                Extra extra, std::mt19937& rng, int n_threads = 2, GgmlType kv_type = GgmlType::kF16) {
   const ModelConfig& c = model.config();
   const auto n = static_cast<int64_t>(tokens.size());
   ThreadPool pool(n_threads);
-  PagedKvCache cache(model.KvShape(GgmlType::kF16, 16), (n + 200 * others) / 16 + 8);
+  PagedKvCache cache(model.KvShape(kv_type, 16), (n + 200 * others) / 16 + 8);
   std::uniform_int_distribution<TokenId> any_token(3, static_cast<TokenId>(c.n_vocab - 1));
   std::vector<int64_t> other_len(static_cast<size_t>(others), 0);
   std::vector<float> out(static_cast<size_t>(n * c.n_vocab));
@@ -106,7 +107,8 @@ TEST_P(ForwardBatchInvariance, LogitsAreTheSameBitsUnderAnySchedule) {
 // Attention over more than kernels::kAttentionSplitPositions positions is
 // split at fixed positions; decode with few KV heads spreads the splits over
 // the threads (Model::AttendSplit) where one thread or a prefill tile takes a
-// whole group: the same bits whatever the thread count and the schedule.
+// whole group: the same bits whatever the thread count and the schedule, with
+// an F16 cache and a BF16 one (the BF16 dot on AVX-512).
 TEST(ForwardBatchInvarianceLong, SplitAttentionSameBitsOnAnyThreadCount) {
   RandomModelOptions options;
   options.shape = {128, 352, 2, 4, 2, 1024};  // 2 KV heads: a decode step has 2 groups
@@ -120,25 +122,28 @@ TEST(ForwardBatchInvarianceLong, SplitAttentionSameBitsOnAnyThreadCount) {
   const auto n = static_cast<int64_t>(tokens.size());
   for (Isa isa : SupportedIsas()) {
     SetIsaOverride(isa);
-    // Reference: the whole prompt in one step on one thread (a tile per group, no thread split).
-    const std::vector<float> want = TracedLogits(*model, tokens, 0, [] { return int64_t{100000}; },
-                                                 [] { return int64_t{0}; }, rng, 1);
-    for (int n_threads : {2, 3}) {
-      // Prefill to 40 short of the end, then decode alone: the split path.
-      int64_t step = 0;
-      const std::vector<float> decoded = TracedLogits(
-          *model, tokens, 0, [&] { return step++ == 0 ? n - 40 : int64_t{1}; }, [] { return int64_t{0}; }, rng,
-          n_threads);
-      // Chunks of 1-40 tokens among other sequences' tokens.
-      std::uniform_int_distribution<int64_t> chunk(1, 40), extra(0, 6);
-      const std::vector<float> mixed = TracedLogits(*model, tokens, 2, [&] { return chunk(rng); },
-                                                    [&] { return extra(rng); }, rng, n_threads);
-      for (const auto* got : {&decoded, &mixed})
-        for (int64_t pos = 0; pos < n; ++pos)
-          ASSERT_EQ(0, std::memcmp(got->data() + pos * n_vocab, want.data() + pos * n_vocab,
-                                   static_cast<size_t>(n_vocab) * 4))
-              << IsaName(isa) << " " << n_threads << " threads, " << (got == &decoded ? "decoded" : "mixed")
-              << ": logits at position " << pos << " depend on the schedule";
+    for (GgmlType kv : {GgmlType::kF16, GgmlType::kBF16}) {
+      // Reference: the whole prompt in one step on one thread (a tile per group, no thread split).
+      const std::vector<float> want = TracedLogits(*model, tokens, 0, [] { return int64_t{100000}; },
+                                                   [] { return int64_t{0}; }, rng, 1, kv);
+      for (int n_threads : {2, 3}) {
+        // Prefill to 40 short of the end, then decode alone: the split path.
+        int64_t step = 0;
+        const std::vector<float> decoded = TracedLogits(
+            *model, tokens, 0, [&] { return step++ == 0 ? n - 40 : int64_t{1}; }, [] { return int64_t{0}; }, rng,
+            n_threads, kv);
+        // Chunks of 1-40 tokens among other sequences' tokens.
+        std::uniform_int_distribution<int64_t> chunk(1, 40), extra(0, 6);
+        const std::vector<float> mixed = TracedLogits(*model, tokens, 2, [&] { return chunk(rng); },
+                                                      [&] { return extra(rng); }, rng, n_threads, kv);
+        for (const auto* got : {&decoded, &mixed})
+          for (int64_t pos = 0; pos < n; ++pos)
+            ASSERT_EQ(0, std::memcmp(got->data() + pos * n_vocab, want.data() + pos * n_vocab,
+                                     static_cast<size_t>(n_vocab) * 4))
+                << IsaName(isa) << " " << GgmlTypeName(kv) << " cache, " << n_threads << " threads, "
+                << (got == &decoded ? "decoded" : "mixed") << ": logits at position " << pos
+                << " depend on the schedule";
+      }
     }
     ClearIsaOverride();
   }
