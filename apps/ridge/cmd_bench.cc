@@ -267,7 +267,8 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
     sub.add_option("-o,--output", a->output, "md or json")->check(CLI::IsMember({"md", "json"}));
     sub.add_option("--batch", a->batches, "batch sizes for the batched sweep, e.g. 1,4,16,64")->delimiter(',');
     sub.add_option("--max-batch-tokens", a->options.max_batch_tokens, "tokens per prefill pass in the batched sweep");
-    sub.add_option("--kv-type", a->kv_type, "KV cache type: f16, bf16, f32, q8_0");
+    sub.add_option("--kv-type", a->kv_type,
+                   "KV cache type: f16, bf16 (attention takes the BF16 dot on AVX-512 BF16 CPUs), f32, q8_0");
     sub.add_option("--probe-file", a->probe_file, "use a probe saved by `ridge roofline --probe --save` instead of probing now");
     sub.add_option("--probe-buffer-mib", a->probe_buffer_mib, "bandwidth probe buffer size");
     sub.add_option("--max-probe-spread", a->max_probe_spread_percent,
