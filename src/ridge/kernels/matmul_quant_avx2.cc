@@ -322,6 +322,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
             dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
           }
         }
+        avx2::KeepInRegisters(dot);
       }
       for (int q = 0; q < kQ; ++q)
         for (int t = 0; t < kT; ++t)
@@ -349,6 +350,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
             dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xs), ones16));
           }
         }
+        avx2::KeepInRegisters(dot);
       }
     }
 #pragma GCC unroll 4

@@ -8,6 +8,19 @@
 
 namespace ridge::kernels::avx2 {
 
+// An empty asm that reads and writes each v[q][t] in a register. Called after
+// each group of a fully unrolled block loop, it stops GCC from reassociating
+// the groups' exact integer sums into trees of partial sums that it then
+// spills: without it the Q8_0 and Q4_0 prefill tiles (matmul_quant_avx2.cc)
+// moved 54 and 64 ymm values a block through the stack, and a Zen 3 ran
+// Q4_0 prefill at 53 % of its int8 peak against 65 % with it
+// (docs/benchmarks.md). The sums are integers: their order changes no bit.
+template <int kQ, int kT>
+inline void KeepInRegisters(__m256i (&v)[kQ][kT]) {
+  for (int q = 0; q < kQ; ++q)
+    for (int t = 0; t < kT; ++t) __asm__("" : "+x"(v[q][t]));
+}
+
 inline float HorizontalMax(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
