@@ -11,8 +11,9 @@ namespace ridge::kernels::avx2 {
 // An empty asm that reads and writes each v[q][t] in a register. Called after
 // each group of a fully unrolled block loop, it stops GCC from reassociating
 // the groups' exact integer sums into trees of partial sums that it then
-// spills: without it the Q8_0 and Q4_0 prefill tiles (matmul_quant_avx2.cc)
-// moved 54 and 64 ymm values a block through the stack, and a Zen 3 ran
+// spills: without it the code of the Q8_0 and Q4_0 prefill tiles
+// (matmul_quant_avx2.cc) held 54 and 64 ymm loads and stores to the stack
+// in their block loops, and a Zen 3 ran
 // Q4_0 prefill at 53 % of its int8 peak against 65 % with it
 // (docs/benchmarks.md). The sums are integers: their order changes no bit.
 template <int kQ, int kT>
