@@ -14,6 +14,9 @@
 //            cores cannot beat n × this, whatever the memory delivers;
 //   peak:    the probe's compute loops (FP32 FMA, BF16 dot, int8 dot) on
 //            every thread in short bursts;
+//   batched: n_tokens (8-64) against repacked weights, from memory (each
+//            call on the next matrix of the stack) or from cache (the same
+//            one): GFLOP/s and % of the int8 peak;
 //   prefill: n_tokens against one matrix: GFLOP/s (2 per weight per token),
 //            and % of the peak of the arithmetic the kernel uses (int8 dot
 //            for the quantized types, BF16 dot for BF16 on AVX-512, FP32 FMA
@@ -314,6 +317,48 @@ double PeakFor(GgmlType type) {
   return i == 2 ? p.int8_ops_per_s : i == 1 ? p.bf16_flops_per_s : p.fp32_flops_per_s;
 }
 
+// Batched decode: n_tokens (8, 16, 64) against weights repacked at load, each
+// call on the next matrix of the stack (from memory, like a model's step) or
+// on the same one (in cache): GFLOP/s and % of the int8 peak. The gap
+// between the two is what reading the weights from memory costs the tiles.
+void BM_Batched(benchmark::State& state, GgmlType type, bool from_memory) {
+  const double peak = PeakFor(type);
+  const int64_t n_tokens = state.range(0);
+  Stack stack(type);
+  WeightMatrix first{type, stack.bytes, kRows, kCols, RowBytes(type, kCols)};
+  if (!CanRepack(first)) {
+    state.SkipWithError("no weight panels for this type on this target");
+    return;
+  }
+  for (int64_t c = 0; c < stack.n_copies; ++c) {
+    WeightMatrix w{type, stack.bytes + c * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+    RepackInPlace(w, stack.bytes + c * stack.matrix_bytes);
+  }
+  std::vector<float> x(static_cast<size_t>(kCols * n_tokens));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (auto& v : x) v = uniform(rng);
+  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
+  CallTimer timer;
+  int64_t i = 0;
+  for (auto _ : state) {
+    const int64_t m = from_memory ? i++ % stack.n_copies : 0;
+    WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+    w.panels = true;
+    timer.Start();
+    MatMul(w, x.data(), n_tokens, y.data(), Pool());
+    timer.Stop();
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * kRows * kCols * static_cast<double>(n_tokens);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * static_cast<double>(state.iterations()) / 1e9,
+                                                 benchmark::Counter::kIsRate);
+  state.counters["best_GFLOP/s"] = flops / timer.best_s / 1e9;
+  state.counters["best/peak%"] = flops / timer.best_s / peak * 100;
+  state.counters["best_GB/s"] = static_cast<double>(stack.matrix_bytes) / timer.best_s / 1e9;
+  Label(state);
+}
+
 void BM_Prefill(benchmark::State& state, GgmlType type) {
   const double peak = PeakFor(type);
   const int64_t n_tokens = state.range(0);
@@ -353,6 +398,12 @@ BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
   BENCHMARK_CAPTURE(BM_FewTokens, T##_file, GgmlType::k##T, false)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5); \
   BENCHMARK_CAPTURE(BM_FewTokens, T##_repacked, GgmlType::k##T, true)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5)
 
+#define RIDGE_BATCHED(T)                                                                                 \
+  BENCHMARK_CAPTURE(BM_Batched, T##_memory, GgmlType::k##T, true)->Arg(8)->Arg(16)->Arg(64)->UseRealTime()->MinTime(1.0); \
+  BENCHMARK_CAPTURE(BM_Batched, T##_cache, GgmlType::k##T, false)->Arg(8)->Arg(16)->Arg(64)->UseRealTime()->MinTime(1.0)
+
+RIDGE_BATCHED(Q8_0);
+RIDGE_BATCHED(Q4_0);
 RIDGE_FEW_TOKENS(Q8_0);
 RIDGE_FEW_TOKENS(Q4_0);
 RIDGE_FEW_TOKENS(Q4_K);
