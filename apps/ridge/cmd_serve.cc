@@ -46,6 +46,7 @@ struct ServeArgs {
   std::string api_key;
   int64_t max_batch_tokens = 512;
   int64_t max_prefill_while_decoding = 0;
+  int64_t join_below_tokens = EngineOptions{}.join_below_tokens;
   std::string kv_memory = "2GiB";
   int64_t kv_tokens = 0;
   std::string kv_type = "f16";
@@ -281,6 +282,7 @@ int Serve(const ServeArgs& a) {
   engine.n_threads = a.threads;
   engine.max_batch_tokens = a.max_batch_tokens;
   engine.max_prefill_tokens_while_decoding = a.max_prefill_while_decoding;
+  engine.join_below_tokens = a.join_below_tokens;
   engine.max_waiting = a.max_queue;
   engine.max_running = a.max_running;
   engine.kv_type = *ParseGgmlType(a.kv_type);  // checked by kKvType
@@ -343,6 +345,11 @@ CommandRegistration kServe{{"serve", "Serve a model over an OpenAI-compatible HT
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     sub.add_option("--max-batch-tokens", a->max_batch_tokens, "tokens per engine step (decode + prefill chunks)")
         ->capture_default_str()->check(CLI::PositiveNumber);
+    sub.add_option("--join-below-tokens", a->join_below_tokens,
+                   "a waiting prompt joins a step only while the step's prompt chunks hold fewer tokens (0: while "
+                   "--max-batch-tokens has room): prompts prefilled one after another get their first tokens "
+                   "sooner, at the same throughput")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
     sub.add_option("--kv-memory", a->kv_memory, "KV-cache pool size, e.g. 2GiB, 512MiB")->capture_default_str()
         ->check(kByteSize);
     sub.add_option("--kv-tokens", a->kv_tokens, "KV-cache pool size in tokens (overrides --kv-memory)")

@@ -64,9 +64,6 @@ TEST_F(EngineTest, BatchedGreedyEqualsAloneWithChunkedPrefill) {
   ExpectPoolEmpty(engine);
 }
 
-// While a sequence decodes, a new prompt goes in chunks of at most
-// max_prefill_tokens_while_decoding (no step makes the running stream wait
-// for more), and both outputs stay those they get alone.
 TEST_F(EngineTest, CompletionPromptsParseSpecialTokenTexts) {
   const TokenId eos = tokenizer_->eos_id();
   ASSERT_GE(eos, 0);
@@ -81,6 +78,59 @@ TEST_F(EngineTest, CompletionPromptsParseSpecialTokenTexts) {
   EXPECT_EQ(std::count(r.prompt_tokens.begin(), r.prompt_tokens.end(), eos), 1);
 }
 
+// Waiting prompts join a step only while its prefill holds fewer than
+// join_below_tokens tokens: prompts longer than the limit go one a step, in
+// order, each step ending with one more first token; shorter ones share a
+// step until the limit. 0 fills the token budget. Outputs stay those alone.
+TEST_F(EngineTest, WaitingPromptsJoinAStepOnlyBelowTheJoinLimit) {
+  std::vector<RequestParams> requests;
+  for (int i : {2, 4, 7, 0}) {
+    RequestParams p;
+    p.prompt = Prompt(Texts()[static_cast<size_t>(i)]);
+    p.max_new_tokens = 12;
+    requests.push_back(p);
+  }
+  const auto size = [&](size_t i) { return static_cast<int64_t>(requests[i].prompt.size()); };
+  ASSERT_GT(size(0), 8);
+  ASSERT_GT(size(1), 8);
+  ASSERT_GT(size(2), 8);
+  ASSERT_LE(size(0) + size(1) + size(2) + size(3), 512);
+  for (const int64_t join_below : {int64_t{8}, size(0) + size(1) + 1, int64_t{0}}) {
+    SCOPED_TRACE(join_below);
+    EngineOptions options = F32Options();
+    options.join_below_tokens = join_below;
+    Engine engine(*model_, *tokenizer_, options);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (const RequestParams& p : requests) streams.push_back(engine.Submit(p));
+    ASSERT_TRUE(engine.Step());
+    if (join_below == 8) {
+      // One prompt a step, in order.
+      EXPECT_EQ(engine.Stats().prefill_tokens, size(0));
+      ASSERT_TRUE(engine.Step());
+      EXPECT_EQ(engine.Stats().prefill_tokens, size(0) + size(1));
+      EXPECT_EQ(engine.Stats().decode_tokens, 1);
+    } else if (join_below == 0) {
+      EXPECT_EQ(engine.Stats().prefill_tokens, size(0) + size(1) + size(2) + size(3));
+    } else {
+      // The first two stay below the limit, the third takes it past it.
+      EXPECT_EQ(engine.Stats().prefill_tokens, size(0) + size(1) + size(2));
+    }
+    engine.RunUntilIdle();
+    for (size_t i = 0; i < requests.size(); ++i)
+      EXPECT_EQ(testing::DrainStream(*streams[i]).tokens, Alone(requests[i].prompt, 12)) << i;
+    ExpectPoolEmpty(engine);
+  }
+}
+
+TEST_F(EngineTest, RejectsANegativeJoinLimit) {
+  EngineOptions options = F32Options();
+  options.join_below_tokens = -1;
+  EXPECT_THROW(Engine(*model_, *tokenizer_, options), Error);
+}
+
+// While a sequence decodes, a new prompt goes in chunks of at most
+// max_prefill_tokens_while_decoding (no step makes the running stream wait
+// for more), and both outputs stay those they get alone.
 TEST_F(EngineTest, PrefillChunksAreCappedWhileSequencesDecode) {
   EngineOptions options = F32Options();
   options.max_prefill_tokens_while_decoding = 3;

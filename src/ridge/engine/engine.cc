@@ -62,6 +62,8 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
       cache_(model.KvShape(options.kv_type, options.kv_block_tokens), PoolBlocks(model, options)),
       tokenizer_(tokenizer) {
   if (options_.max_batch_tokens < 1) Fail("max batch tokens must be at least 1, got {}", options_.max_batch_tokens);
+  if (options_.join_below_tokens < 0)
+    Fail("join-below tokens must be 0 (join while the budget has room) or more, got {}", options_.join_below_tokens);
   if (options_.max_prefill_tokens_while_decoding < 0)
     Fail("max prefill tokens while decoding must be 0 (no cap) or more, got {}",
          options_.max_prefill_tokens_while_decoding);
@@ -332,6 +334,7 @@ bool Engine::Admit(Sequence& seq) {
 }
 
 void Engine::SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t budget) {
+  const int64_t initial_budget = budget;  // budget spent so far: this step's prefill tokens
   auto add_chunk = [&](Sequence& seq) {
     int64_t chunk = std::min(seq.pending(), budget);
     for (int64_t i = 0; i < chunk; ++i) {
@@ -346,7 +349,9 @@ void Engine::SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t 
     if (budget == 0) return;
     if (seq->pending() > 1) add_chunk(*seq);
   }
-  while (budget > 0 && !waiting_.empty() && static_cast<int64_t>(running_.size()) < options_.max_running) {
+  const int64_t join_below = options_.join_below_tokens;
+  while (budget > 0 && !waiting_.empty() && static_cast<int64_t>(running_.size()) < options_.max_running &&
+         (join_below == 0 || initial_budget - budget < join_below)) {
     Sequence& seq = *waiting_.front();
     if (!Admit(seq)) {
       if (running_.empty()) {

@@ -11,7 +11,10 @@
 //      be recomputed from its tokens so far);
 //   3. the rest of the token budget (max_batch_tokens) goes to prefill chunks:
 //      first of sequences mid-prefill, then of waiting ones admitted in FIFO
-//      order when their blocks fit (prefix caching may supply some). While
+//      order when their blocks fit (prefix caching may supply some), a new
+//      one only while the step's prefill holds fewer than join_below_tokens
+//      tokens: every prompt of a step waits the whole step for its first
+//      token, so prompts taken one after another get theirs sooner. While
 //      sequences decode, prefill takes at most max_prefill_tokens_while_decoding
 //      tokens a step if set: a step's time is what every running stream waits
 //      for its next token, and on a CPU it grows with every prompt token;
@@ -95,6 +98,14 @@ struct EngineOptions {
   // max_batch_tokens): bounds the inter-token pause prefill causes, at the
   // cost of TTFT.
   int64_t max_prefill_tokens_while_decoding = 0;
+  // A waiting prompt joins a step only while the step's prefill chunks hold
+  // fewer tokens than this (the first always may; 0: whenever the budget has
+  // room). On a CPU a step's time grows with each token it holds, and every
+  // prompt in it gets its first token only when the step ends: filling the
+  // budget with several prompts makes them all wait for all of them. A few
+  // dozen tokens a step already keep its fixed costs (one read of the
+  // weights, the threads' hand-offs) small beside its arithmetic.
+  int64_t join_below_tokens = 64;
   int64_t max_running = 256;         // sequences in the running set
   int64_t max_waiting = 1024;        // queued requests before Submit refuses (QueueFullError)
   GgmlType kv_type = GgmlType::kF16;
