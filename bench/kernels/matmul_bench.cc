@@ -237,24 +237,35 @@ void BM_Decode(benchmark::State& state, GgmlType type) {
 // group) against the same kind of stack as BM_Decode, in the file's layout
 // or repacked at load (weight panels: the active ISA's panel kernel), with the
 // paired read after each call: how close a few tokens come to one weight read.
-void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked) {
-  const int64_t n_tokens = state.range(0);
-  Stack stack(type);
-  if (repacked) {
-    WeightMatrix probe{type, stack.bytes, kRows, kCols, RowBytes(type, kCols)};
-    if (!CanRepack(probe)) {
-      state.SkipWithError("no weight panels for this type on this target");
-      return;
-    }
-    for (int64_t c = 0; c < stack.n_copies; ++c) {
-      WeightMatrix w{type, stack.bytes + c * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
-      RepackInPlace(w, stack.bytes + c * stack.matrix_bytes);
-    }
+// Repacks every matrix of the stack in place into weight panels; false (and
+// the benchmark marked skipped) where the active ISA has none for the type.
+bool RepackStack(benchmark::State& state, GgmlType type, Stack& stack) {
+  WeightMatrix probe{type, stack.bytes, kRows, kCols, RowBytes(type, kCols)};
+  if (!CanRepack(probe)) {
+    state.SkipWithError("no weight panels for this type on this target");
+    return false;
   }
+  for (int64_t c = 0; c < stack.n_copies; ++c) {
+    WeightMatrix w{type, stack.bytes + c * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+    RepackInPlace(w, stack.bytes + c * stack.matrix_bytes);
+  }
+  return true;
+}
+
+// [n_tokens, kCols] activations, uniform in [-1, 1), seeded.
+std::vector<float> RandomActivations(int64_t n_tokens) {
   std::vector<float> x(static_cast<size_t>(kCols * n_tokens));
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (auto& v : x) v = uniform(rng);
+  return x;
+}
+
+void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked) {
+  const int64_t n_tokens = state.range(0);
+  Stack stack(type);
+  if (repacked && !RepackStack(state, type, stack)) return;
+  const std::vector<float> x = RandomActivations(n_tokens);
   const PairedCalls calls = TimePairedCalls(state, stack, type, repacked, x, n_tokens);
   state.counters["best_GB/s"] = static_cast<double>(stack.matrix_bytes) / calls.best_s / 1e9;
   state.counters["paired_read%"] = calls.median_paired_read * 100;
@@ -317,6 +328,33 @@ double PeakFor(GgmlType type) {
   return i == 2 ? p.int8_ops_per_s : i == 1 ? p.bf16_flops_per_s : p.fp32_flops_per_s;
 }
 
+// MatMul of n_tokens (x: [n_tokens, kCols]) against matrix_at(i) on call i;
+// returns the best call's seconds.
+template <typename MatrixAt>
+double BestCallSeconds(benchmark::State& state, MatrixAt matrix_at, const std::vector<float>& x, int64_t n_tokens) {
+  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
+  CallTimer timer;
+  int64_t i = 0;
+  for (auto _ : state) {
+    const WeightMatrix w = matrix_at(i++);
+    timer.Start();
+    MatMul(w, x.data(), n_tokens, y.data(), Pool());
+    timer.Stop();
+    benchmark::DoNotOptimize(y.data());
+  }
+  return timer.best_s;
+}
+
+// GFLOP/s (mean and best call) of n_tokens against one kRows × kCols matrix, and the best against `peak`.
+void SetFlopCounters(benchmark::State& state, int64_t n_tokens, double best_s, double peak) {
+  const double flops = 2.0 * kRows * kCols * static_cast<double>(n_tokens);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * static_cast<double>(state.iterations()) / 1e9,
+                                                 benchmark::Counter::kIsRate);
+  state.counters["best_GFLOP/s"] = flops / best_s / 1e9;
+  state.counters["best/peak%"] = flops / best_s / peak * 100;
+  state.counters["peak_GFLOP/s"] = peak / 1e9;
+}
+
 // Batched decode: n_tokens (8, 16, 64) against weights repacked at load, each
 // call on the next matrix of the stack (from memory, like a model's step) or
 // on the same one (in cache): GFLOP/s and % of the int8 peak. The gap
@@ -325,37 +363,18 @@ void BM_Batched(benchmark::State& state, GgmlType type, bool from_memory) {
   const double peak = PeakFor(type);
   const int64_t n_tokens = state.range(0);
   Stack stack(type);
-  WeightMatrix first{type, stack.bytes, kRows, kCols, RowBytes(type, kCols)};
-  if (!CanRepack(first)) {
-    state.SkipWithError("no weight panels for this type on this target");
-    return;
-  }
-  for (int64_t c = 0; c < stack.n_copies; ++c) {
-    WeightMatrix w{type, stack.bytes + c * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
-    RepackInPlace(w, stack.bytes + c * stack.matrix_bytes);
-  }
-  std::vector<float> x(static_cast<size_t>(kCols * n_tokens));
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (auto& v : x) v = uniform(rng);
-  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
-  CallTimer timer;
-  int64_t i = 0;
-  for (auto _ : state) {
-    const int64_t m = from_memory ? i++ % stack.n_copies : 0;
-    WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
-    w.panels = true;
-    timer.Start();
-    MatMul(w, x.data(), n_tokens, y.data(), Pool());
-    timer.Stop();
-    benchmark::DoNotOptimize(y.data());
-  }
-  const double flops = 2.0 * kRows * kCols * static_cast<double>(n_tokens);
-  state.counters["GFLOP/s"] = benchmark::Counter(flops * static_cast<double>(state.iterations()) / 1e9,
-                                                 benchmark::Counter::kIsRate);
-  state.counters["best_GFLOP/s"] = flops / timer.best_s / 1e9;
-  state.counters["best/peak%"] = flops / timer.best_s / peak * 100;
-  state.counters["best_GB/s"] = static_cast<double>(stack.matrix_bytes) / timer.best_s / 1e9;
+  if (!RepackStack(state, type, stack)) return;
+  const double best_s = BestCallSeconds(
+      state,
+      [&](int64_t i) {
+        const int64_t m = from_memory ? i % stack.n_copies : 0;
+        WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+        w.panels = true;
+        return w;
+      },
+      RandomActivations(n_tokens), n_tokens);
+  SetFlopCounters(state, n_tokens, best_s, peak);
+  state.counters["best_GB/s"] = static_cast<double>(stack.matrix_bytes) / best_s / 1e9;
   Label(state);
 }
 
@@ -363,25 +382,9 @@ void BM_Prefill(benchmark::State& state, GgmlType type) {
   const double peak = PeakFor(type);
   const int64_t n_tokens = state.range(0);
   const std::vector<uint8_t> matrix = RandomMatrix(type);
-  std::vector<float> x(static_cast<size_t>(kCols * n_tokens));
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (auto& v : x) v = uniform(rng);
-  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
   const WeightMatrix w{type, matrix.data(), kRows, kCols, RowBytes(type, kCols)};
-  CallTimer timer;
-  for (auto _ : state) {
-    timer.Start();
-    MatMul(w, x.data(), n_tokens, y.data(), Pool());
-    timer.Stop();
-    benchmark::DoNotOptimize(y.data());
-  }
-  const double flops = 2.0 * kRows * kCols * static_cast<double>(n_tokens);
-  state.counters["GFLOP/s"] = benchmark::Counter(flops * static_cast<double>(state.iterations()) / 1e9,
-                                                 benchmark::Counter::kIsRate);
-  state.counters["best_GFLOP/s"] = flops / timer.best_s / 1e9;
-  state.counters["best/peak%"] = flops / timer.best_s / peak * 100;
-  state.counters["peak_GFLOP/s"] = peak / 1e9;
+  const double best_s = BestCallSeconds(state, [&](int64_t) { return w; }, RandomActivations(n_tokens), n_tokens);
+  SetFlopCounters(state, n_tokens, best_s, peak);
   Label(state);
 }
 
