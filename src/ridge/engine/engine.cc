@@ -334,7 +334,7 @@ bool Engine::Admit(Sequence& seq) {
 }
 
 void Engine::SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t budget) {
-  const int64_t initial_budget = budget;  // budget spent so far: this step's prefill tokens
+  const int64_t initial_budget = budget;  // initial_budget - budget: this step's prefill tokens so far
   auto add_chunk = [&](Sequence& seq) {
     int64_t chunk = std::min(seq.pending(), budget);
     for (int64_t i = 0; i < chunk; ++i) {
@@ -349,7 +349,7 @@ void Engine::SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t 
     if (budget == 0) return;
     if (seq->pending() > 1) add_chunk(*seq);
   }
-  const int64_t join_below = options_.join_below_tokens;
+  const int64_t join_below = options_.join_below_tokens;  // 0: no limit
   while (budget > 0 && !waiting_.empty() && static_cast<int64_t>(running_.size()) < options_.max_running &&
          (join_below == 0 || initial_budget - budget < join_below)) {
     Sequence& seq = *waiting_.front();

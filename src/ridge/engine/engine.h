@@ -98,10 +98,11 @@ struct EngineOptions {
   // max_batch_tokens): bounds the inter-token pause prefill causes, at the
   // cost of TTFT.
   int64_t max_prefill_tokens_while_decoding = 0;
-  // A waiting prompt joins a step only while the step's prefill chunks hold
-  // fewer tokens than this (the first always may; 0: whenever the budget has
-  // room). On a CPU a step's time grows with each token it holds, and every
-  // prompt in it gets its first token only when the step ends: filling the
+  // A waiting prompt joins a step only while the step's prefill chunks
+  // (those of prompts mid-prefill included) hold fewer tokens than this, so
+  // a step with none yet always takes one (0: whenever the budget has room).
+  // On a CPU a step's time grows with each token it holds, and every prompt
+  // in it gets its first token only when the step ends: filling the
   // budget with several prompts makes them all wait for all of them. A few
   // dozen tokens a step already keep its fixed costs (one read of the
   // weights, the threads' hand-offs) small beside its arithmetic.
