@@ -345,8 +345,13 @@ void PanelStreams(const uint8_t* first, int64_t panel_bytes, int64_t per_stream,
 //   thread with a software prefetch 4-128 KiB ahead decoded Q8_0 10-25 %
 //   slower than its rows kernel, and a prefetch here cost 30 % again;
 // - 4 tokens and more (as much arithmetic as memory time) take one stream,
-//   panel by panel, prefetched stream_ahead bytes ahead: without it they lost
-//   30-40 %, and two streams with the tokens in two tiles lost more.
+//   panel by panel: without a prefetch they lost 30-40 %, and two streams
+//   with the tokens in two tiles lost more. The run's first panel is
+//   prefetched stream_ahead bytes ahead by its first tile, each later panel
+//   by the tiles of the one before it, a slice each (PrefetchSlice): a
+//   panel's first tile alone bringing it in left the others to wait on
+//   memory in turn (on an Intel Xeon with AVX-512, BM_Batched/Q8_0_memory/8
+//   ran at half of _cache/8 that way; docs/benchmarks.md, 2026-12-04).
 template <bool kQ4>
 void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActView& acts, int64_t n_tokens,
               float* y, int64_t y_stride, int64_t stream_ahead) {
@@ -360,9 +365,14 @@ void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActV
       default: PanelStreams<kQ4, 3, kStreams>(first, panel_bytes, per_stream, n_cols, acts, y, y_stride); break;
     }
   }
-  for (int64_t i = per_stream * kStreams; i < n_panels; ++i)
-    PanelMatMul<kQ4>(first + i * panel_bytes, n_cols, kPanelRows, acts, n_tokens, y + i * kPanelRows, y_stride,
-                     PanelPrefetch{nullptr, 0, 0, stream_ahead});
+  for (int64_t i = per_stream * kStreams; i < n_panels; ++i) {
+    // The next panel as kPanelRows slices of its bytes, for the tiles.
+    const uint8_t* panel = first + i * panel_bytes;
+    const bool more = i + 1 < n_panels;
+    PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, y + i * kPanelRows, y_stride,
+                     PanelPrefetch{panel + panel_bytes, more ? kPanelRows : 0, panel_bytes / kPanelRows,
+                                   i == per_stream * kStreams ? stream_ahead : 0});
+  }
 }
 
 constexpr int64_t kPanelMinTokens = 8;
