@@ -139,8 +139,11 @@ void PanelsTask(const TypeKernels& k, const MatView& w, bool packed, const ActVi
     const int64_t panel_bytes = k.panel_rows * w.row_bytes;
     for (int64_t p = p_begin; p < p_end; ++p) {
       const int64_t r_begin = p * k.panel_rows;
+      // The task's next panel, whole (its bytes as panel_rows rows), if any.
+      const internal::PanelPrefetch next{w.data + (p + 1) * panel_bytes, p + 1 < p_end ? k.panel_rows : 0,
+                                         w.row_bytes, kStreamAheadBytes};
       k.panel_matmul(w.data + p * panel_bytes, w.n_cols, std::min(k.panel_rows, w.n_rows - r_begin), acts, n_tokens,
-                     y + r_begin, w.n_rows, internal::PanelPrefetch{nullptr, 0, 0, kStreamAheadBytes});
+                     y + r_begin, w.n_rows, next);
     }
     return;
   }

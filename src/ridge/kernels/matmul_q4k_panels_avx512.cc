@@ -95,10 +95,17 @@ void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
 // One panel (both 16-row halves) × kT tokens over all super-blocks, codes
 // decoded on the way. y points at the panel's row 0 for the tile's first
 // token. `scales`: the panel's PanelScales, or nullptr to decode them on the
-// way too (one pass: decode, speculation's verifying passes).
+// way too (one pass: decode, speculation's verifying passes). `next`: a
+// slice of the next panel's bytes this tile brings into L2, next.lines_per_k
+// lines at each of its 4·n_super sub-block pairs (NextPanelSlice).
+struct NextSlice {
+  const uint8_t* begin = nullptr;
+  int64_t lines_per_k = 0;
+};
+
 template <bool kQ5, int kT>
 void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
-          float* y, int64_t y_stride, const HalfScales* scales = nullptr) {
+          float* y, int64_t y_stride, const HalfScales* scales = nullptr, const NextSlice& next = {}) {
   constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   constexpr int kH = kHalves;
   TokenActs tok[kT];
@@ -116,6 +123,9 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
       for (int h = 0; h < kH; ++h) HalfDs(p, h, &d[h], &dmin[h]);
     }
     for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
+      for (int64_t l = 0; l < next.lines_per_k; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(next.begin + ((sb * 4 + k) * next.lines_per_k + l) * 64),
+                     _MM_HINT_T1);
       __m512i lo_dot[kH][kT], hi_dot[kH][kT];
       for (int h = 0; h < kH; ++h)
         for (int t = 0; t < kT; ++t) lo_dot[h][t] = hi_dot[h][t] = _mm512_setzero_si512();
@@ -171,12 +181,24 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
     for (int t = 0; t < kT; ++t) _mm512_storeu_ps(y + t * y_stride + h * kHalfRows, acc[h][t]);
 }
 
+// Tile k of n_tiles' share of the next panel (next.n_rows = 0: none), spread
+// over its sub-block pairs: each tile of a panel brings in a slice of the
+// next one, so that with 8-16 tokens the read overlaps every tile's
+// arithmetic instead of the first tile's alone (its own stream's one
+// super-block lookahead).
+NextSlice NextPanelSlice(const PanelPrefetch& next, int64_t n_super, int64_t k, int64_t n_tiles) {
+  if (next.n_rows == 0) return {};
+  const int64_t slice_bytes = next.n_rows * next.row_bytes / n_tiles;
+  return {next.first + k * slice_bytes, (slice_bytes / (4 * n_super) + 63) / 64};
+}
+
 // One whole panel (weights repacked at load) × every token: up to 4 tokens
 // take both halves in one pass over the panel (decode, speculation's
-// verifying passes), more tokens 4 at a time on scales decoded once.
+// verifying passes; Tile prefetches its own stream), more tokens 4 at a time
+// on scales decoded once, each tile prefetching a slice of the next panel.
 template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile prefetches its own stream*/) {
+                 float* y, int64_t y_stride, const PanelPrefetch& next) {
   RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
@@ -190,14 +212,16 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<HalfScales*>(scale_scratch.Get(n * kHalves * 4 * sizeof(HalfScales)));
   PanelScales<kQ5>(panel, n, scales);
-  for (int64_t t = 0; t < n_tokens; t += 4) {
+  const int64_t n_tiles = (n_tokens + 3) / 4;
+  for (int64_t t = 0, k = 0; t < n_tokens; t += 4, ++k) {
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
+    const NextSlice slice = NextPanelSlice(next, n, k, n_tiles);
     switch (n_tokens - t) {
-      case 1: Tile<kQ5, 1>(panel, n, layout, a, s, yt, y_stride, scales); break;
-      case 2: Tile<kQ5, 2>(panel, n, layout, a, s, yt, y_stride, scales); break;
-      case 3: Tile<kQ5, 3>(panel, n, layout, a, s, yt, y_stride, scales); break;
-      default: Tile<kQ5, 4>(panel, n, layout, a, s, yt, y_stride, scales); break;
+      case 1: Tile<kQ5, 1>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
+      case 2: Tile<kQ5, 2>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
+      case 3: Tile<kQ5, 3>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
+      default: Tile<kQ5, 4>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
     }
   }
 }
