@@ -16,7 +16,12 @@ CommandRegistration kCpu{{"cpu", "Show the CPU features ridge detected and the k
       std::printf("avx2 %d  fma %d  f16c %d\n", f.avx2, f.fma, f.f16c);
       std::printf("avx512 f %d bw %d vl %d dq %d vnni %d bf16 %d  gfni %d  avx-vnni %d\n", f.avx512f, f.avx512bw,
                   f.avx512vl, f.avx512dq, f.avx512vnni, f.avx512bf16, f.gfni, f.avx_vnni);
+      std::printf("amx tile %d int8 %d bf16 %d\n", f.amx_tile, f.amx_int8, f.amx_bf16);
       std::printf("kernel target: %s (hardware best: %s)\n", IsaName(ActiveIsa()), IsaName(HardwareIsa()));
+      if (f.amx_tile && (f.amx_int8 || f.amx_bf16))
+        std::printf("note: no ridge kernel uses this CPU's AMX tiles, so `ridge roofline --probe` measures the "
+                    "AVX-512 dots' int8 and BF16 peaks, not AMX's (far higher), and every %% of roofline is "
+                    "against those\n");
       return 0;
     };
   }}};

@@ -20,10 +20,20 @@ CpuFeatures Detect() {
   f.avx512vnni = __builtin_cpu_supports("avx512vnni");
   f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
   f.gfni = __builtin_cpu_supports("gfni");
-  // f16c and avx-vnni have no __builtin_cpu_supports name in g++ 12: read CPUID.
+  // f16c, avx-vnni and AMX have no __builtin_cpu_supports name in g++ 12: read CPUID.
   unsigned eax, ebx, ecx, edx;
   __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
   f.f16c = (ecx >> 29) & 1u;
+  const bool osxsave = (ecx >> 27) & 1u;
+  // AMX counts only where the OS saves its tile state (XCR0 bits 17 and 18),
+  // as Linux's /proc/cpuinfo flags do.
+  unsigned xcr0 = 0, xcr0_high = 0;
+  if (osxsave) __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));
+  const bool os_tiles = (xcr0 & (3u << 17)) == (3u << 17);
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
+  f.amx_bf16 = os_tiles && ((edx >> 22) & 1u);
+  f.amx_tile = os_tiles && ((edx >> 24) & 1u);
+  f.amx_int8 = os_tiles && ((edx >> 25) & 1u);
   __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
   f.avx_vnni = (eax >> 4) & 1u;
   return f;

@@ -21,6 +21,12 @@ struct CpuFeatures {
   bool avx512bf16 = false;
   bool gfni = false;  // GF(2) affine byte maps (the avx512 target's Q5_K kernels)
   bool avx_vnni = false;
+  // Intel AMX tiles and their int8 / BF16 products. No ridge kernel uses them:
+  // where they exist, the machine's int8 and BF16 peaks are far above the
+  // AVX-512 dots the probe measures, and `ridge cpu` says so.
+  bool amx_tile = false;
+  bool amx_int8 = false;
+  bool amx_bf16 = false;
 };
 
 const CpuFeatures& DetectedCpuFeatures();
