@@ -1,14 +1,17 @@
 # ridge_layer(NAME LIBS deps...)
 #   src/ridge/NAME/*.cc   -> static library ridge_NAME (an interface library while empty)
 #   tests/NAME/*_test.cc  -> test binary ridge_NAME_tests, registered with CTest
-# Sources ending in _avx2.cc / _avx512.cc are compiled with that ISA's flags only.
+# Sources ending in _avx2.cc / _avx512.cc / _amx.cc are compiled with that ISA's flags only.
 set(RIDGE_AVX2_FLAGS -mavx2 -mfma -mf16c)
 set(RIDGE_AVX512_FLAGS -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mgfni -mfma -mf16c -mavx2)
+set(RIDGE_AMX_FLAGS ${RIDGE_AVX512_FLAGS} -mamx-tile -mamx-int8)
 set(RIDGE_ALL_LAYERS "")
 
 function(ridge_isa_flags)
   foreach(src IN LISTS ARGN)
-    if(src MATCHES "_avx512\\.cc$")
+    if(src MATCHES "_amx\\.cc$")
+      set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${RIDGE_AMX_FLAGS}")
+    elseif(src MATCHES "_avx512\\.cc$")
       set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${RIDGE_AVX512_FLAGS}")
     elseif(src MATCHES "_avx2\\.cc$")
       set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${RIDGE_AVX2_FLAGS}")

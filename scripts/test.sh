@@ -2,7 +2,7 @@
 # Builds ridge (installing what is missing) and runs its tests.
 # Usage: scripts/test.sh              Release build in build/, the whole suite
 #        scripts/test.sh --lower-isas the kernel, model and engine suites of build/ again under
-#                                     each ISA below this CPU's best (RIDGE_ISA=scalar, avx2)
+#                                     each ISA below this CPU's best (RIDGE_ISA=scalar, avx2, avx512)
 #        scripts/test.sh --sanitize   ASan+UBSan build in build-asan/, every C++ suite (mpi: leak checks off)
 #        scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/, the engine and server suites
 set -euo pipefail
@@ -18,7 +18,7 @@ case "${1:-}" in
       --target ridge_engine_tests
     # The plain run above used the best ISA; `ridge cpu` says which that is.
     best=$(build/ridge cpu | sed -n 's/.*hardware best: \([a-z0-9]*\).*/\1/p')
-    for isa in scalar avx2 avx512; do
+    for isa in scalar avx2 avx512 amx; do
       [ "$isa" = "$best" ] && break
       echo "== RIDGE_ISA=$isa"
       RIDGE_ISA=$isa ctest --test-dir build --output-on-failure -j "$jobs" -L '^(kernels|model|engine)$'

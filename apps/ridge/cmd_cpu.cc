@@ -18,10 +18,15 @@ CommandRegistration kCpu{{"cpu", "Show the CPU features ridge detected and the k
                   f.avx512vl, f.avx512dq, f.avx512vnni, f.avx512bf16, f.gfni, f.avx_vnni);
       std::printf("amx tile %d int8 %d bf16 %d\n", f.amx_tile, f.amx_int8, f.amx_bf16);
       std::printf("kernel target: %s (hardware best: %s)\n", IsaName(ActiveIsa()), IsaName(HardwareIsa()));
-      if (f.amx_tile && (f.amx_int8 || f.amx_bf16))
-        std::printf("note: no ridge kernel uses this CPU's AMX tiles, so `ridge roofline --probe` measures the "
-                    "AVX-512 dots' int8 and BF16 peaks, not AMX's (far higher), and every %% of roofline is "
-                    "against those\n");
+      if (f.amx_tile) std::printf("amx tiles permitted by the OS: %d\n", f.amx_permitted);
+      if (ActiveIsa() == Isa::kAmx) {
+        std::printf("note: Q8_0 prefill (32 tokens on) runs on the AMX int8 tiles and `ridge roofline --probe` "
+                    "measures their int8 peak; BF16 stays the AVX-512 dot's (no ridge kernel uses AMX BF16)\n");
+      } else if (f.amx_tile && (f.amx_int8 || f.amx_bf16)) {
+        std::printf("note: the %s target uses none of this CPU's AMX tiles, so `ridge roofline --probe` measures "
+                    "the vector dots' int8 and BF16 peaks, not AMX's (far higher), and every %% of roofline is "
+                    "against those\n", IsaName(ActiveIsa()));
+      }
       return 0;
     };
   }}};

@@ -118,9 +118,7 @@ void Report(benchmark::State& state, const Cache& cache, int64_t kv_positions_pe
 // same K and V bytes, on one thread.
 void BM_AttentionReadKv(benchmark::State& state) {
   const Cache cache(state.range(0) + 1, state.range(1));
-  const probe::IsaKernels kernels = ActiveIsa() == Isa::kAvx512 ? probe::Avx512ProbeKernels()
-                                    : ActiveIsa() == Isa::kAvx2  ? probe::Avx2ProbeKernels()
-                                                                 : probe::ScalarProbeKernels();
+  const probe::IsaKernels kernels = probe::KernelsFor(ActiveIsa());
   uint64_t sum = 0;
   for (auto _ : state) {
     sum += kernels.read_sum(cache.k.data(), cache.k.size_bytes());

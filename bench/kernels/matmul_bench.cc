@@ -79,14 +79,7 @@ const ProbeResult& Probe() {
 double g_best_read_bytes_per_s = 0;
 double g_best_peak[3] = {0, 0, 0};
 
-probe::IsaKernels ProbeKernels() {
-  switch (ActiveIsa()) {
-    case Isa::kAvx512: return probe::Avx512ProbeKernels();
-    case Isa::kAvx2: return probe::Avx2ProbeKernels();
-    case Isa::kScalar: break;
-  }
-  return probe::ScalarProbeKernels();
-}
+probe::IsaKernels ProbeKernels() { return probe::KernelsFor(ActiveIsa()); }
 
 std::vector<uint8_t> RandomMatrix(GgmlType type) {
   const int64_t row_bytes = RowBytes(type, kCols);
@@ -318,7 +311,7 @@ void BM_Peak(benchmark::State& state) {
 // dots for BF16 on AVX-512, FP32 FMA otherwise.
 int PeakIndexFor(GgmlType type) {
   if (TraitsOf(type).block_elems > 1) return 2;
-  return type == GgmlType::kBF16 && ActiveIsa() == Isa::kAvx512 ? 1 : 0;
+  return type == GgmlType::kBF16 && ActiveIsa() >= Isa::kAvx512 ? 1 : 0;
 }
 
 double PeakFor(GgmlType type) {

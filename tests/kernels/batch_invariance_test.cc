@@ -119,65 +119,74 @@ TEST(MatMulBatchInvariance, KQuantTypes) {
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
 }
 
-// Q8_0, Q4_0, Q4_K, Q5_K and Q6_K take the same float steps on AVX2 and AVX-512
-// (the int8 activations are the same bytes, the block sums are exact): a
-// model gives the same bits on either kind of machine.
+// The targets above avx2 this CPU runs (avx512, amx).
+std::vector<Isa> WiderThanAvx2() {
+  std::vector<Isa> wider;
+  for (Isa isa : SupportedIsas())
+    if (isa > Isa::kAvx2) wider.push_back(isa);
+  return wider;
+}
+
+// Q8_0, Q4_0, Q4_K, Q5_K and Q6_K take the same float steps on AVX2, AVX-512
+// and AMX tiles (the int8 activations are the same bytes, the block sums are
+// exact): a model gives the same bits on every kind of machine.
 TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
-  const std::vector<Isa> isas = SupportedIsas();
-  if (std::find(isas.begin(), isas.end(), Isa::kAvx512) == isas.end() ||
-      std::find(isas.begin(), isas.end(), Isa::kAvx2) == isas.end())
-    GTEST_SKIP() << "needs a CPU with AVX-512";
+  if (WiderThanAvx2().empty()) GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 300;
   ThreadPool pool(2);
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {13, 70})
-        for (int64_t n_tokens : {1, 5, 40}) {
+        for (int64_t n_tokens : {1, 5, 40, 67}) {
           std::mt19937 rng(seed++);
           const Weights w = RandomWeights(type, n_rows, n_cols, rng);
           std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
           std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
           for (float& v : x) v = uniform(rng);
-          std::vector<float> y2(static_cast<size_t>(n_tokens * n_rows)), y512(y2.size());
+          std::vector<float> y2(static_cast<size_t>(n_tokens * n_rows)), y_wide(y2.size());
           SetIsaOverride(Isa::kAvx2);
           MatMul(w.matrix, x.data(), n_tokens, y2.data(), pool);
-          SetIsaOverride(Isa::kAvx512);
-          MatMul(w.matrix, x.data(), n_tokens, y512.data(), pool);
+          for (Isa isa : WiderThanAvx2()) {
+            SetIsaOverride(isa);
+            MatMul(w.matrix, x.data(), n_tokens, y_wide.data(), pool);
+            ASSERT_EQ(0, std::memcmp(y2.data(), y_wide.data(), y2.size() * 4))
+                << GgmlTypeName(type) << " " << IsaName(isa) << " rows=" << n_rows << " cols=" << n_cols
+                << " tokens=" << n_tokens;
+          }
           ClearIsaOverride();
-          ASSERT_EQ(0, std::memcmp(y2.data(), y512.data(), y2.size() * 4))
-              << GgmlTypeName(type) << " rows=" << n_rows << " cols=" << n_cols << " tokens=" << n_tokens;
         }
 }
 
 // The same on weights repacked at load (each ISA packs and reads the same
 // layout): both give the bits of the file layout.
 TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512Repacked) {
-  const std::vector<Isa> isas = SupportedIsas();
-  if (std::find(isas.begin(), isas.end(), Isa::kAvx512) == isas.end() ||
-      std::find(isas.begin(), isas.end(), Isa::kAvx2) == isas.end())
-    GTEST_SKIP() << "needs a CPU with AVX-512";
+  if (WiderThanAvx2().empty()) GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 400;
   ThreadPool pool(2);
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
     for (int64_t n_cols : {256, 1280})
-      for (int64_t n_tokens : {1, 2, 3, 5, 40}) {
+      for (int64_t n_tokens : {1, 2, 3, 5, 40, 67}) {
         std::mt19937 rng(seed++);
         const Weights w = RandomWeights(type, 64, n_cols, rng);
-        Weights p2 = w, p512 = w;
+        Weights p2 = w;
         Repack(p2, Isa::kAvx2);
-        Repack(p512, Isa::kAvx512);
         std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
         std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
         for (float& v : x) v = uniform(rng);
-        std::vector<float> want(static_cast<size_t>(n_tokens * 64)), y2(want.size()), y512(want.size());
+        std::vector<float> want(static_cast<size_t>(n_tokens * 64)), y2(want.size()), y_wide(want.size());
         SetIsaOverride(Isa::kAvx2);
         MatMul(w.matrix, x.data(), n_tokens, want.data(), pool);
         MatMul(p2.matrix, x.data(), n_tokens, y2.data(), pool);
-        SetIsaOverride(Isa::kAvx512);
-        MatMul(p512.matrix, x.data(), n_tokens, y512.data(), pool);
-        ClearIsaOverride();
         ASSERT_EQ(0, std::memcmp(want.data(), y2.data(), want.size() * 4)) << GgmlTypeName(type) << " avx2";
-        ASSERT_EQ(0, std::memcmp(want.data(), y512.data(), want.size() * 4)) << GgmlTypeName(type) << " avx512";
+        for (Isa isa : WiderThanAvx2()) {
+          Weights packed = w;
+          Repack(packed, isa);
+          SetIsaOverride(isa);
+          MatMul(packed.matrix, x.data(), n_tokens, y_wide.data(), pool);
+          ASSERT_EQ(0, std::memcmp(want.data(), y_wide.data(), want.size() * 4))
+              << GgmlTypeName(type) << " " << IsaName(isa) << " tokens=" << n_tokens;
+        }
+        ClearIsaOverride();
       }
 }
 

@@ -26,9 +26,9 @@ bool IsKQuant(GgmlType type) {
 }
 
 // Whether isa has weight-panel kernels for type: AVX-512 for all of
-// kPanelTypes, AVX2 for Q8_0, Q4_0 and the K-quants.
+// kPanelTypes (amx: the same), AVX2 for Q8_0, Q4_0 and the K-quants.
 bool PanelsOn(Isa isa, GgmlType type) {
-  if (isa == Isa::kAvx512) return true;
+  if (isa >= Isa::kAvx512) return true;  // avx512 and amx (the same panels)
   return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || IsKQuant(type));
 }
 
@@ -109,7 +109,7 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
 // AVX2 and AVX-512 pack Q8_0, Q4_0 and the K-quants into the same bytes (a
 // model repacked on one reads the same weights as on the other).
 TEST(Repack, Avx2AndAvx512PackTheSameBytes) {
-  if (HardwareIsa() != Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
+  if (HardwareIsa() < Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
   std::mt19937 rng(6);
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
     for (const auto& shape : ShapesOf(type)) {

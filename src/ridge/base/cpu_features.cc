@@ -1,5 +1,8 @@
 #include "ridge/base/cpu_features.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 
@@ -36,6 +39,11 @@ CpuFeatures Detect() {
   f.amx_int8 = os_tiles && ((edx >> 25) & 1u);
   __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
   f.avx_vnni = (eax >> 4) & 1u;
+  // Linux (5.16 on) hands out the 8 KiB tile state per process on request;
+  // without it the first tile instruction faults.
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  f.amx_permitted = f.amx_tile && syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
   return f;
 }
 
@@ -62,7 +70,7 @@ Isa HardwareIsa() {
   // Every CPU with AVX-512 BF16 has GFNI but Intel's Cooper Lake, which runs avx2.
   if (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && f.avx512bf16 && f.gfni && f.fma &&
       f.f16c)
-    return Isa::kAvx512;
+    return f.amx_tile && f.amx_int8 && f.amx_permitted ? Isa::kAmx : Isa::kAvx512;
   if (f.avx2 && f.fma && f.f16c) return Isa::kAvx2;
   return Isa::kScalar;
 }
@@ -93,6 +101,7 @@ const char* IsaName(Isa isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kAmx: return "amx";
   }
   return "?";
 }
@@ -101,7 +110,8 @@ Isa ParseIsa(const std::string& name) {
   if (name == "scalar") return Isa::kScalar;
   if (name == "avx2") return Isa::kAvx2;
   if (name == "avx512") return Isa::kAvx512;
-  Fail("unknown ISA '{}': expected scalar, avx2 or avx512", name);
+  if (name == "amx") return Isa::kAmx;
+  Fail("unknown ISA '{}': expected scalar, avx2, avx512 or amx", name);
 }
 
 }  // namespace ridge

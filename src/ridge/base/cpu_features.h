@@ -1,13 +1,14 @@
 #pragma once
-// Which SIMD kernels this CPU can run. Detected once; RIDGE_ISA=scalar|avx2|avx512
+// Which SIMD kernels this CPU can run. Detected once; RIDGE_ISA=scalar|avx2|avx512|amx
 // (or SetIsaOverride, e.g. from a --isa flag) forces a lower target for testing
-// and benchmarking.
+// and benchmarking. The targets are nested: amx is avx512 plus the AMX int8
+// tiles for the kernels that have a tile path (Q8_0 prefill).
 #include <string>
 #include <vector>
 
 namespace ridge {
 
-enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAmx = 3 };
 
 struct CpuFeatures {
   bool avx2 = false;
@@ -21,12 +22,14 @@ struct CpuFeatures {
   bool avx512bf16 = false;
   bool gfni = false;  // GF(2) affine byte maps (the avx512 target's Q5_K kernels)
   bool avx_vnni = false;
-  // Intel AMX tiles and their int8 / BF16 products. No ridge kernel uses them:
-  // where they exist, the machine's int8 and BF16 peaks are far above the
-  // AVX-512 dots the probe measures, and `ridge cpu` says so.
+  // Intel AMX tiles and their int8 / BF16 products, where the OS saves the
+  // tile state (as /proc/cpuinfo says).
   bool amx_tile = false;
   bool amx_int8 = false;
   bool amx_bf16 = false;
+  // Linux granted this process the tile data state (arch_prctl
+  // ARCH_REQ_XCOMP_PERM): only then may a thread use the tiles.
+  bool amx_permitted = false;
 };
 
 const CpuFeatures& DetectedCpuFeatures();
@@ -42,7 +45,7 @@ void SetIsaOverride(Isa isa);
 void ClearIsaOverride();
 
 const char* IsaName(Isa isa);
-// "scalar", "avx2", "avx512"; throws ridge::Error on anything else.
+// "scalar", "avx2", "avx512", "amx"; throws ridge::Error on anything else.
 Isa ParseIsa(const std::string& name);
 
 }  // namespace ridge

@@ -44,6 +44,9 @@ constexpr int64_t kStreamAheadBytes = 32 << 10;
 
 const TypeKernels* FindKernels(Isa isa, GgmlType type) {
   switch (isa) {
+    case Isa::kAmx:
+      if (const TypeKernels* k = internal::AmxQuantKernels(type)) return k;
+      [[fallthrough]];
     case Isa::kAvx512:
       if (const TypeKernels* k = internal::Avx512QuantKernels(type)) return k;
       if (const TypeKernels* k = internal::Avx512Q32Kernels(type)) return k;

@@ -100,6 +100,10 @@ const TypeKernels* Avx512FloatKernels(GgmlType type);  // F32, F16, BF16
 const TypeKernels* Avx2QuantKernels(GgmlType type);
 const TypeKernels* Avx2FloatKernels(GgmlType type);
 
+// Q8_0 on the amx target: the AVX-512 kernels with a panel path on AMX
+// tiles for prefill (matmul_q8_amx.cc; nullptr for every other type).
+const TypeKernels* AmxQuantKernels(GgmlType type);
+
 // The kernels whose panel path reads panels in the layout of weight_panels.h, so
 // that weights repacked at load (kernels::RepackInPlace) are multiplied without
 // packing (nullptr: none for the type).

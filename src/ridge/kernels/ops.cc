@@ -16,6 +16,7 @@ namespace {
 
 const internal::OpsKernels* ActiveOps() {
   switch (ActiveIsa()) {
+    case Isa::kAmx:
     case Isa::kAvx512: return &internal::Avx512Ops();
     case Isa::kAvx2: return &internal::Avx2Ops();
     case Isa::kScalar: return nullptr;

@@ -14,6 +14,9 @@ namespace ridge::kernels {
 
 const internal::TypeKernels* internal::ActiveWeightPanelKernels(GgmlType type) {
   switch (ActiveIsa()) {
+    case Isa::kAmx:
+      if (const TypeKernels* k = AmxQuantKernels(type)) return k;
+      [[fallthrough]];
     case Isa::kAvx512:
       if (const TypeKernels* k = Avx512WeightPanelKernels(type)) return k;
       if (const TypeKernels* k = Avx512KQuantWeightPanelKernels(type)) return k;

@@ -199,8 +199,8 @@ ProbeResult ProbeFromJson(const std::string& text, const std::string& where) {
   ProbeResult p;
   p.cpu_name = Field<std::string>(j, "cpu_name", where);
   p.isa = Field<std::string>(j, "isa", where);
-  if (p.isa != "scalar" && p.isa != "avx2" && p.isa != "avx512")
-    Fail("{}: field 'isa' = '{}' is not scalar, avx2 or avx512", where, p.isa);
+  if (p.isa != "scalar" && p.isa != "avx2" && p.isa != "avx512" && p.isa != "amx")
+    Fail("{}: field 'isa' = '{}' is not scalar, avx2, avx512 or amx", where, p.isa);
   p.n_threads = Field<int>(j, "n_threads", where);
   if (p.n_threads < 1) Fail("{}: field 'n_threads' = {} must be >= 1", where, p.n_threads);
   p.buffer_bytes = Field<int64_t>(j, "buffer_bytes", where);

@@ -10,7 +10,8 @@
 //   BF16 dot:  vdpbf16ps (AVX512_BF16), 4 FLOPs per FP32 lane (two products
 //              and their sums); absent (0) on CPUs without it;
 //   int8 dot:  vpdpbusd (AVX512_VNNI), or vpmaddubsw + vpmaddwd + vpaddd on
-//              AVX2: 2 ops (multiply, add) per int8 product.
+//              AVX2, or on the amx target the AMX tiles' tdpbssd (what its
+//              Q8_0 prefill runs on): 2 ops (multiply, add) per int8 product.
 // Each compute kernel keeps many independent accumulator chains so that
 // throughput, not latency, limits it. The ISA used is ActiveIsa()
 // (RIDGE_ISA lowers it), the same choice the kernels make.
@@ -31,7 +32,7 @@ struct ProbeOptions {
 
 struct ProbeResult {
   std::string cpu_name;   // /proc/cpuinfo "model name", "" if unknown
-  std::string isa;        // "avx512", "avx2", "scalar"
+  std::string isa;        // "amx", "avx512", "avx2", "scalar"
   int n_threads = 0;
   int64_t buffer_bytes = 0;
   int passes = 0;

@@ -40,6 +40,7 @@ IsaKernels ScalarProbeKernels() {
 
 IsaKernels KernelsFor(Isa isa) {
   switch (isa) {
+    case Isa::kAmx: return AmxProbeKernels();
     case Isa::kAvx512: return Avx512ProbeKernels();
     case Isa::kAvx2: return Avx2ProbeKernels();
     case Isa::kScalar: break;

@@ -35,6 +35,7 @@ struct IsaKernels {
 IsaKernels ScalarProbeKernels();
 IsaKernels Avx2ProbeKernels();    // call only if the CPU runs avx2
 IsaKernels Avx512ProbeKernels();  // call only if the CPU runs avx512
+IsaKernels AmxProbeKernels();     // call only if the CPU runs amx
 // The set for `isa` (one of the above).
 IsaKernels KernelsFor(Isa isa);
 
