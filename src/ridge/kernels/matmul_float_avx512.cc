@@ -53,64 +53,73 @@ constexpr int64_t ElemBytes() {
 // on one Zen 4 core for F16).
 //
 // Batch invariance: every (row, token) output is the same chain of FMAs
-// whatever kR and kT are (kU accumulators over interleaved 16-column steps,
-// the tail on the first, summed in a fixed order), so a token's result does
-// not depend on the other tokens of the call. Decode takes 2 rows at a time
-// for more independent FMA chains, several tokens 3 rows (weight loads shared
-// by the tokens, activation loads by the rows).
+// whatever kR and kT are (one accumulator over the 16-column steps, the tail
+// on it under a mask, then summed across its lanes), so a token's result does
+// not depend on the other tokens of the call. A step holds the kR rows'
+// converted weights in registers and loads each token's activations once for
+// all of them: 4 rows × 6 tokens take 10 loads for 24 FMAs (3 rows × 4
+// tokens × 2 interleaved accumulators took 7 for 12 and ran prefill at a
+// third of the FMA peak on a Zen 5: docs/benchmarks.md, 2026-12-04).
 constexpr int kPrefetchRows = 2;
-constexpr int kU = 2;
-constexpr int64_t kStepCols = 16 * kU;
+constexpr int64_t kStepCols = 16;
+constexpr int kRowsPerTile = 4;
+// Decode streams 2 rows a tile (4, on a Zen 5: no faster, and 25 % slower
+// for F16 without the 2-step passes below).
+constexpr int kDecodeRows = 2;
+constexpr int kMaxTokens = 6;  // 4 × 6 accumulators, 4 weights and 1 activation: 29 of the 32 zmm
 
 template <Kind kKind, int kR, int kT>
 void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
   constexpr int64_t kEb = ElemBytes<kKind>();
-  constexpr int kPrefetchLines = static_cast<int>(kR * kStepCols * kEb / 64);
+  constexpr int kPrefetchLines = static_cast<int>((kR * 2 * kStepCols * kEb + 63) / 64);
   const uint8_t* row = w.data + r * w.row_bytes;
   const uint8_t* ahead = row + kPrefetchRows * kR * w.row_bytes;
   const float* x[kT];
   for (int t = 0; t < kT; ++t) x[t] = reinterpret_cast<const float*>(acts.data + t * acts.row_stride);
-  __m512 acc[kR][kU][kT];
+  __m512 acc[kR][kT];
   for (int i = 0; i < kR; ++i)
-    for (int u = 0; u < kU; ++u)
-      for (int t = 0; t < kT; ++t) acc[i][u][t] = _mm512_setzero_ps();
+    for (int t = 0; t < kT; ++t) acc[i][t] = _mm512_setzero_ps();
+  // One 16-column step on every accumulator (the steps are one chain each,
+  // in column order, however the loop below groups them).
+  auto step = [&](int64_t c) {
+    __m512 wv[kR];
+#pragma GCC unroll 4
+    for (int i = 0; i < kR; ++i) wv[i] = LoadWeights<kKind>(row + i * w.row_bytes + c * kEb);
+#pragma GCC unroll 8
+    for (int t = 0; t < kT; ++t) {
+      const __m512 xv = _mm512_loadu_ps(x[t] + c);
+#pragma GCC unroll 4
+      for (int i = 0; i < kR; ++i) acc[i][t] = _mm512_fmadd_ps(wv[i], xv, acc[i][t]);
+    }
+  };
+  // Two steps a pass: each row's weights a whole cache line of F16/BF16.
   int64_t c = 0;
-  for (; c + kStepCols <= w.n_cols; c += kStepCols) {
+  for (; c + 2 * kStepCols <= w.n_cols; c += 2 * kStepCols) {
 #pragma GCC unroll 8
     for (int p = 0; p < kPrefetchLines; ++p)
       _mm_prefetch(reinterpret_cast<const char*>(ahead + c * kEb * kR + p * 64), _MM_HINT_T1);
-#pragma GCC unroll 8
-    for (int u = 0; u < kU; ++u) {
-      __m512 xv[kT];
-      for (int t = 0; t < kT; ++t) xv[t] = _mm512_loadu_ps(x[t] + c + 16 * u);
-#pragma GCC unroll 4
-      for (int i = 0; i < kR; ++i) {
-        const __m512 wv = LoadWeights<kKind>(row + i * w.row_bytes + (c + 16 * u) * kEb);
-#pragma GCC unroll 8
-        for (int t = 0; t < kT; ++t) acc[i][u][t] = _mm512_fmadd_ps(wv, xv[t], acc[i][u][t]);
-      }
-    }
+    step(c);
+    step(c + kStepCols);
   }
-  for (; c < w.n_cols; c += 16) {
-    const __mmask16 mask = w.n_cols - c >= 16 ? __mmask16(0xffff) : TailMask(w.n_cols - c);
+  if (c + kStepCols <= w.n_cols) {
+    step(c);
+    c += kStepCols;
+  }
+  if (c < w.n_cols) {
+    const __mmask16 mask = TailMask(w.n_cols - c);
     for (int i = 0; i < kR; ++i) {
       const __m512 wv = LoadWeights<kKind>(row + i * w.row_bytes + c * kEb, mask);
-      for (int t = 0; t < kT; ++t)
-        acc[i][0][t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, x[t] + c), acc[i][0][t]);
+      for (int t = 0; t < kT; ++t) acc[i][t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mask, x[t] + c), acc[i][t]);
     }
   }
   for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) {
-      __m512 sum = acc[i][0][t];
-      for (int u = 1; u < kU; ++u) sum = _mm512_add_ps(sum, acc[i][u][t]);
-      y[t * y_stride + r + i] = _mm512_reduce_add_ps(sum);
-    }
+    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = _mm512_reduce_add_ps(acc[i][t]);
 }
 
 template <Kind kKind, int kT>
 void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
                    int64_t y_stride) {
-  constexpr int kR = kT == 1 ? 2 : 3;  // 3 rows × 4 tokens × 2 accumulators: 24 of the 32 zmm
+  constexpr int kR = kT == 1 ? kDecodeRows : kRowsPerTile;
   int64_t r = r_begin;
   for (; r + kR <= r_end; r += kR) RowsTile<kKind, kR, kT>(w, acts, r, y, y_stride);
   for (; r < r_end; ++r) RowsTile<kKind, 1, kT>(w, acts, r, y, y_stride);
@@ -119,18 +128,23 @@ void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64
 template <Kind kKind>
 void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
           int64_t y_stride) {
-  switch (n_tokens) {
+  switch (n_tokens) {  // 1 <= n_tokens <= kMaxTokens
     case 1: return RowsForTokens<kKind, 1>(w, acts, r_begin, r_end, y, y_stride);
     case 2: return RowsForTokens<kKind, 2>(w, acts, r_begin, r_end, y, y_stride);
     case 3: return RowsForTokens<kKind, 3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return RowsForTokens<kKind, 4>(w, acts, r_begin, r_end, y, y_stride);
+    case 4: return RowsForTokens<kKind, 4>(w, acts, r_begin, r_end, y, y_stride);
+    case 5: return RowsForTokens<kKind, 5>(w, acts, r_begin, r_end, y, y_stride);
+    default: return RowsForTokens<kKind, kMaxTokens>(w, acts, r_begin, r_end, y, y_stride);
   }
 }
 
 constexpr ActPrep kFloatActs{nullptr, nullptr};
-constexpr TypeKernels kF32Kernels{kFloatActs, 4, Rows<Kind::kF32>, kFloatActs, 0, 0, nullptr, nullptr, nullptr};
-constexpr TypeKernels kF16Kernels{kFloatActs, 4, Rows<Kind::kF16>, kFloatActs, 0, 0, nullptr, nullptr, nullptr};
-constexpr TypeKernels kBf16Kernels{kFloatActs, 4, Rows<Kind::kBF16>, kFloatActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kF32Kernels{kFloatActs, kMaxTokens, Rows<Kind::kF32>, kFloatActs, 0, 0,
+                                  nullptr, nullptr, nullptr};
+constexpr TypeKernels kF16Kernels{kFloatActs, kMaxTokens, Rows<Kind::kF16>, kFloatActs, 0, 0,
+                                  nullptr, nullptr, nullptr};
+constexpr TypeKernels kBf16Kernels{kFloatActs, kMaxTokens, Rows<Kind::kBF16>, kFloatActs, 0, 0,
+                                   nullptr, nullptr, nullptr};
 
 }  // namespace
 
