@@ -25,6 +25,7 @@
 
 #include <algorithm>
 
+#include "ridge/kernels/amx_tile_config.h"
 #include "ridge/kernels/matmul_isa.h"
 #include "ridge/kernels/weight_panels.h"
 
@@ -52,18 +53,9 @@ int64_t ActScalesOffset(int64_t n_cols) { return (n_cols + 63) & ~int64_t{63}; }
 // tmm3 = C11; A[q] (16 tokens' activations) tmm4, tmm5; B[h] (16 rows'
 // weights) tmm6, tmm7.
 
-// The 64-byte LDTILECFG operand (palette 1).
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // Tiles for n0 (1..16) tokens in A0 and n1 (0..16) in A1.
 void ConfigureTiles(int n0, int n1) {
-  TileConfig c;
+  AmxTileConfig c;
   auto set = [&](int tile, int rows, int colsb) {
     c.rows[tile] = static_cast<uint8_t>(rows);
     c.colsb[tile] = static_cast<uint16_t>(rows > 0 ? colsb : 0);

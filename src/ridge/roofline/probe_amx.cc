@@ -4,6 +4,7 @@
 // AMX BF16 (`ridge cpu` says so).
 #include <immintrin.h>
 
+#include "ridge/kernels/amx_tile_config.h"
 #include "ridge/roofline/probe_kernels.h"
 
 namespace ridge::probe {
@@ -11,20 +12,12 @@ namespace {
 
 constexpr int kTileChains = 6;  // C tiles 0-5; A is tile 6, B tile 7
 
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // 6 chains of 16 × 16 int32 accumulators, each round one full 16 × 64 by
 // 64 × 16 int8 product per chain (2 ops per product). Every element of a
 // chain gains 64 a round; the sum of one element of every chain is scaled to
 // the 4 × kProbeChains per round of probe_kernels.h.
 double Int8Tiles(int64_t iterations, float one) {
-  TileConfig config;
+  kernels::AmxTileConfig config;
   for (int t = 0; t < 8; ++t) {
     config.rows[t] = 16;
     config.colsb[t] = 64;
