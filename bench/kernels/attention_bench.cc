@@ -1,7 +1,7 @@
 // Attention micro-benchmarks on the smollm2-135m shape (9 query heads on 3 KV
 // heads, head_dim 64, F16 (or BF16) cache in 16-token blocks laid out as PagedKvCache
-// lays them: values [layer, block, token, kv head, head_dim], keys [layer,
-// block, kv head, head_dim, token], in 2 MiB pages).
+// lays them: keys [layer, block, kv head, head_dim, token], values as the keys
+// (ValuesByDimension: AVX2) or [layer, block, token, kv head, head_dim], in 2 MiB pages).
 //
 //   read kv: the probe's read kernel over the K and V of 30 layers at depth
 //            4096 (94 MB) on one thread: the roof of the next one;
@@ -37,14 +37,18 @@ constexpr int64_t kBlockTokens = 16;
 
 // K and V of every layer for `depth` positions of one sequence, and the
 // block tables of each layer.
+// How the blocks are laid out: by dimension is [kv head, head_dim, token], token-major [token, kv head, head_dim].
+enum class Layout { kTokenMajor = 0, kKeysByDim = 1, kKeysAndValuesByDim = 2 };
+
 struct Cache {
-  bool keys_by_dim = true;  // key blocks as [kv head, head_dim, token] (PagedKvCache's) or as the values'
+  Layout layout = Layout::kKeysByDim;
   GgmlType type = GgmlType::kF16;
   int64_t depth = 0, layers = 0, head_bytes = 0, token_bytes = 0, block_bytes = 0, n_blocks = 0;
   HugePageBuffer k, v;  // [layer, block, token, kv head, head_bytes], in 2 MiB pages like PagedKvCache's pools
   std::vector<const uint8_t*> k_blocks, v_blocks;  // [layer, block]
-  Cache(int64_t depth_positions, int64_t n_layers, bool keys_by_dimension = true, GgmlType kv_type = GgmlType::kF16)
-      : keys_by_dim(keys_by_dimension), type(kv_type), depth(depth_positions), layers(n_layers) {
+  Cache(int64_t depth_positions, int64_t n_layers, Layout kv_layout = Layout::kKeysByDim,
+        GgmlType kv_type = GgmlType::kF16)
+      : layout(kv_layout), type(kv_type), depth(depth_positions), layers(n_layers) {
     head_bytes = RowBytes(type, kHeadDim);
     token_bytes = kKvHeads * head_bytes;
     block_bytes = kBlockTokens * token_bytes;
@@ -72,7 +76,8 @@ struct Cache {
     view.type = type;
     view.blocks = (keys ? k_blocks : v_blocks).data() + layer * n_blocks;
     view.block_tokens = kBlockTokens;
-    const bool by_dim = keys && keys_by_dim;  // the same bytes either way: random halves
+    // The same bytes either way: random halves.
+    const bool by_dim = keys ? layout != Layout::kTokenMajor : layout == Layout::kKeysAndValuesByDim;
     const int64_t elem = head_bytes / kHeadDim;
     view.token_stride_bytes = by_dim ? elem : token_bytes;
     view.dim_stride_bytes = by_dim ? kBlockTokens * elem : 0;
@@ -129,8 +134,8 @@ void BM_AttentionReadKv(benchmark::State& state) {
 }
 
 // state.range(0): depth, range(1): layers (30: from memory; 1 at depth 1024:
-// K and V in L2), range(2): 1 for keys by dimension (PagedKvCache's layout),
-// 0 for keys laid out as the values (token-major: Q8_0 keys, and every type
+// K and V in L2), range(2): the Layout (1, keys by dimension: PagedKvCache's on
+// AVX-512; 2, values too: on AVX2; 0, token-major: Q8_0's, and every type's
 // before), range(3): query heads per KV head (the rows of each call),
 // range(4): 1 for a BF16 cache (its keys take the BF16 dot on AVX-512), 0 F16. As
 // Model::AttendSplit runs a decode step on one thread: for each split of 256
@@ -138,7 +143,8 @@ void BM_AttentionReadKv(benchmark::State& state) {
 // the merge.
 void BM_AttentionDecode(benchmark::State& state) {
   const int64_t depth = state.range(0), layers = state.range(1), group = state.range(3);
-  const Cache cache(depth + 1, layers, state.range(2) != 0, state.range(4) != 0 ? GgmlType::kBF16 : GgmlType::kF16);
+  const Cache cache(depth + 1, layers, static_cast<Layout>(state.range(2)),
+                    state.range(4) != 0 ? GgmlType::kBF16 : GgmlType::kF16);
   std::vector<Rows> heads;
   for (int64_t h = 0; h < kKvHeads; ++h) heads.emplace_back(1, depth, group);
   const int64_t n_splits = AttentionSplits(depth + 1);
@@ -159,11 +165,12 @@ void BM_AttentionDecode(benchmark::State& state) {
   Report(state, cache, layers * kKvHeads * (depth + 1), layers * kKvHeads * group * (depth + 1));
 }
 
-// state.range(0): depth; a 15-row tile (5 tokens × 3 query heads) per call, the next layer each call.
+// state.range(0): depth, range(1): the Layout; a 15-row tile (5 tokens × 3
+// query heads) per call, the next layer each call.
 void BM_AttentionPrefillTile(benchmark::State& state) {
   const int64_t depth = state.range(0), tokens = 5;
   constexpr int64_t kLayers = 30;
-  const Cache cache(depth + tokens, kLayers);
+  const Cache cache(depth + tokens, kLayers, static_cast<Layout>(state.range(1)));
   Rows rows(tokens, depth);
   int64_t layer = 0, row_positions = 0;
   for (const AttentionRow& row : rows.rows) row_positions += row.n_positions;
@@ -180,18 +187,24 @@ BENCHMARK(BM_AttentionReadKv)->Args({4096, 30})->MinTime(1.0);
 BENCHMARK(BM_AttentionDecode)
     ->Args({1024, 1, 1, kGroup, 0})
     ->Args({1024, 1, 0, kGroup, 0})
+    ->Args({1024, 1, 2, kGroup, 0})
     ->Args({4096, 30, 1, kGroup, 0})
     ->Args({4096, 30, 0, kGroup, 0})
+    ->Args({4096, 30, 2, kGroup, 0})
     ->Args({1024, 1, 1, 8, 0})
     ->Args({1024, 1, 0, 8, 0})
+    ->Args({1024, 1, 2, 8, 0})
     ->Args({4096, 30, 1, 8, 0})
     ->Args({4096, 30, 0, 8, 0})
+    ->Args({4096, 30, 2, 8, 0})
     ->Args({1024, 1, 1, kGroup, 1})
     ->Args({4096, 30, 1, kGroup, 1})
+    ->Args({1024, 1, 2, kGroup, 1})
     ->Args({1024, 1, 1, 8, 1})
     ->Args({4096, 30, 1, 8, 1})
+    ->Args({1024, 1, 2, 8, 1})
     ->MinTime(1.0);
-BENCHMARK(BM_AttentionPrefillTile)->Arg(4096)->MinTime(1.0);
+BENCHMARK(BM_AttentionPrefillTile)->Args({4096, 1})->Args({4096, 2})->MinTime(1.0);
 
 }  // namespace
 }  // namespace ridge::kernels

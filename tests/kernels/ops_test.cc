@@ -257,7 +257,8 @@ TEST(GeGlu, MatchesDoubleReferenceOnEveryTarget) {
 // Store rows of uint8 in a paged layout: position p in blocks[p / block_tokens],
 // token stride with room for other heads, this head at an offset. by_dim (F32,
 // F16, BF16): each block holds 3 heads as [head_dim, block_tokens], this one
-// the second (PagedKvCache's keys), one element further on (unaligned).
+// the second (PagedKvCache's keys, and its values where ValuesByDimension),
+// one element further on (unaligned).
 struct PagedKv {
   std::vector<std::vector<uint8_t>> storage;
   std::vector<const uint8_t*> blocks;
@@ -290,10 +291,10 @@ struct PagedKv {
 // n_q query heads over one paged KV head (as grouped-query attention uses it),
 // AttendHead per head on every target against the scalar twin.
 void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_t block_tokens, int64_t n_q,
-                    std::mt19937& rng, bool k_by_dim = false) {
+                    std::mt19937& rng, bool k_by_dim = false, bool v_by_dim = false) {
   std::vector<float> k_deq, v_deq;
   PagedKv k(type, head_dim, n_positions, block_tokens, rng, &k_deq, k_by_dim);
-  PagedKv v(type, head_dim, n_positions, block_tokens, rng, &v_deq);
+  PagedKv v(type, head_dim, n_positions, block_tokens, rng, &v_deq, v_by_dim);
   const auto q = Random(rng, n_q * head_dim, -1.5f, 1.5f);
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   std::vector<float> want(static_cast<size_t>(n_q * head_dim)), weights(static_cast<size_t>(n_q * n_positions));
@@ -337,6 +338,7 @@ void CheckAttention(GgmlType type, int64_t head_dim, int64_t n_positions, int64_
       const std::string where = std::string(GgmlTypeName(type)) + " head_dim=" + std::to_string(head_dim) +
                                 " n=" + std::to_string(n_positions) + " block=" + std::to_string(block_tokens) +
                                 " n_q=" + std::to_string(n_q) + (k_by_dim ? " keys by dim" : "") +
+                                (v_by_dim ? " values by dim" : "") +
                                 " i=" + std::to_string(i) + " " + IsaName(isa);
       ASSERT_NEAR(one[i], want[i], tol[i]) << where;
     }
@@ -365,6 +367,23 @@ TEST(AttendHead, KeysByDimensionMatchScalarTwin) {
       for (int64_t n_positions : {1, 15, 16, 17, 40, 300})
         for (int64_t block_tokens : {16, 7, 32})
           for (int64_t n_q : {1, 3, 9}) CheckAttention(type, head_dim, n_positions, block_tokens, n_q, rng, true);
+    }
+  }
+}
+
+// Values laid out by dimension within each block (PagedKvCache's where
+// ValuesByDimension), with keys either way, against the scalar twin: blocks
+// shorter, as long as and longer than a vector, head_dim not a multiple of a
+// vector, groups of 1-9 query heads (passes of 8 rows and of 1-7, and the
+// 1-8 dimensions each pass takes at once).
+TEST(AttendHead, ValuesByDimensionMatchScalarTwin) {
+  std::mt19937 rng(9);
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
+    for (int64_t head_dim : {8, 17, 64, 128}) {
+      for (int64_t n_positions : {1, 15, 16, 17, 40, 300})
+        for (int64_t block_tokens : {16, 7, 32})
+          for (int64_t n_q : {1, 2, 3, 9})
+            CheckAttention(type, head_dim, n_positions, block_tokens, n_q, rng, /*k_by_dim=*/n_q != 2, true);
     }
   }
 }
@@ -414,9 +433,10 @@ TEST(AttendHead, Bf16ValuesRoundWeightsToBf16OnEveryTarget) {
   for (bool k_by_dim : {false, true}) {
     for (int64_t n_positions : {3, 200}) {  // unsplit rows: the weights are the softmax's
       const int64_t head_dim = 64, block_tokens = 16;
+      const bool v_by_dim = k_by_dim == (n_positions == 3);  // each layout of the values with each of the keys
       std::vector<float> k_deq, v_deq;
       PagedKv k(GgmlType::kBF16, head_dim, n_positions, block_tokens, rng, &k_deq, k_by_dim);
-      PagedKv v(GgmlType::kBF16, head_dim, n_positions, block_tokens, rng, &v_deq);
+      PagedKv v(GgmlType::kBF16, head_dim, n_positions, block_tokens, rng, &v_deq, v_by_dim);
       const float w = 1.0f / static_cast<float>(n_positions), w_bf16 = Bf16ToF32(F32ToBf16(w));
       // 1/n is far from a BF16 rounding midpoint: a weight a few ulps off rounds alike.
       ASSERT_EQ(F32ToBf16(w * (1 + 1e-6f)), F32ToBf16(w * (1 - 1e-6f)));
@@ -438,8 +458,8 @@ TEST(AttendHead, Bf16ValuesRoundWeightsToBf16OnEveryTarget) {
         AttendHead(q.data(), head_dim, k.view, v.view, n_positions, 0.125f, 0.0f, -INFINITY, scores.data(),
                    got.data());
         for (int64_t d = 0; d < head_dim; ++d)
-          ASSERT_NEAR(got[d], want[d], 1e-5) << "n " << n_positions << " keys by dim " << k_by_dim << " d " << d
-                                             << " " << IsaName(isa);
+          ASSERT_NEAR(got[d], want[d], 1e-5) << "n " << n_positions << " keys by dim " << k_by_dim
+                                             << " values by dim " << v_by_dim << " d " << d << " " << IsaName(isa);
       });
     }
   }
@@ -452,10 +472,11 @@ TEST(AttendHead, Bf16ValuesRoundWeightsToBf16OnEveryTarget) {
 TEST(AttendHead, SlidingWindowSoftCapAndSinkMatchDoubleReference) {
   std::mt19937 rng(13);
   const int64_t head_dim = 64, n_total = 45, block_tokens = 16;
-  for (bool k_by_dim : {false, true}) {
+  for (int by_dim : {0, 1, 2}) {  // neither, the keys, or keys and values laid out by dimension
+    const bool k_by_dim = by_dim >= 1, v_by_dim = by_dim == 2;
     std::vector<float> k_deq, v_deq;
     PagedKv k(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &k_deq, k_by_dim);
-    PagedKv v(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &v_deq);
+    PagedKv v(GgmlType::kF32, head_dim, n_total, block_tokens, rng, &v_deq, v_by_dim);
     const auto q = Random(rng, head_dim, -3.0f, 3.0f);
     const float scale = 0.125f;
     for (int64_t first : {0, 5, 16, 33}) {
@@ -490,7 +511,8 @@ TEST(AttendHead, SlidingWindowSoftCapAndSinkMatchDoubleReference) {
           AttendHead(q.data(), head_dim, kv, vv, n, scale, softcap, sink, work.data(), got.data());
           for (int64_t d = 0; d < head_dim; ++d)
             ASSERT_NEAR(got[d], want[d], 1e-5) << "first " << first << " softcap " << softcap << " sink " << sink
-                                               << " keys by dim " << k_by_dim << " " << IsaName(isa);
+                                               << " keys by dim " << k_by_dim << " values by dim " << v_by_dim
+                                               << " " << IsaName(isa);
         });
       }
     }
@@ -500,11 +522,14 @@ TEST(AttendHead, SlidingWindowSoftCapAndSinkMatchDoubleReference) {
 TEST(AttendHead, ZeroPositionsGivesZeros) {
   const uint8_t* blocks[1] = {nullptr};
   const KvHeadView view{GgmlType::kF16, blocks, 16, 128, 0};
+  const KvHeadView by_dim{GgmlType::kF16, blocks, 16, 2, 0, 0, 32};
   ForEachIsa([&](Isa isa) {
-    std::vector<float> q(64, 1.0f), out(64, 3.0f);
-    float scores[1];
-    AttendHead(q.data(), 64, view, view, 0, 0.125f, 0.0f, -INFINITY, scores, out.data());
-    for (float o : out) ASSERT_EQ(o, 0.0f) << IsaName(isa);
+    for (const KvHeadView& v : {view, by_dim}) {
+      std::vector<float> q(64, 1.0f), out(64, 3.0f);
+      float scores[1];
+      AttendHead(q.data(), 64, view, v, 0, 0.125f, 0.0f, -INFINITY, scores, out.data());
+      for (float o : out) ASSERT_EQ(o, 0.0f) << IsaName(isa) << " values by dim " << (v.dim_stride_bytes != 0);
+    }
   });
 }
 
@@ -524,7 +549,7 @@ TEST(AttendRows, EachRowBitEqualToAttendHead) {
         const int64_t n_total = 601, block_tokens = 16, out_stride = head_dim + 3;
         std::vector<float> k_deq, v_deq;
         PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq, type != GgmlType::kQ8_0 && n_rows != 3);
-        PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
+        PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq, type != GgmlType::kQ8_0 && n_rows != 16);
         const auto q = Random(rng, n_rows * head_dim, -1.5f, 1.5f);
         const auto sinks = Random(rng, n_rows, -1.0f, 3.0f);
         for (int64_t first : {0, 37}) {
@@ -568,7 +593,7 @@ TEST(AttendRows, SplitsInAnyOrderThenMergedGiveAttendRowsBits) {
   for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0}) {
     std::vector<float> k_deq, v_deq;
     PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq, /*by_dim=*/type == GgmlType::kF16);
-    PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
+    PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq, /*by_dim=*/type == GgmlType::kF16);
     const int64_t n_rows = 19;
     const auto q = Random(rng, n_rows * head_dim, -1.5f, 1.5f);
     const auto sinks = Random(rng, n_rows, -1.0f, 3.0f);
@@ -612,7 +637,7 @@ TEST(AttendHead, SplitRowsMatchUnsplitDoubleReference) {
   for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kF32}) {
     std::vector<float> k_deq, v_deq;
     PagedKv k(type, head_dim, n_total, block_tokens, rng, &k_deq, /*by_dim=*/type == GgmlType::kF16);
-    PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq);
+    PagedKv v(type, head_dim, n_total, block_tokens, rng, &v_deq, /*by_dim=*/type != GgmlType::kQ8_0);
     const auto q = Random(rng, head_dim, -2.0f, 2.0f);
     const float scale = 0.125f;
     for (int64_t first : {int64_t{0}, int64_t{37}}) {

@@ -14,18 +14,30 @@ namespace {
 // of attention_simd_impl.h needs ~3 shuffles and adds per row and position for that).
 
 // Up to kLanes consecutive positions of one block: the address of their
-// element 0 and how many.
-struct KeyGroup {
+// element 0 and how many. (Values laid out by dimension are walked in the
+// same groups: attention_values_by_dim_impl.h.)
+struct PositionGroup {
   const uint8_t* base = nullptr;
   int64_t n = 0;
 };
+
+// The group of a view laid out by dimension that starts at view index i
+// (< end): the positions from i to the end of i's block, at most kLanes,
+// cut at end. Where groups start depends on the view and i alone, not on end.
+template <int64_t kLanes>
+PositionGroup GroupAt(const KvHeadView& view, int64_t i, int64_t end) {
+  const int64_t p = view.first_position + i, bt = view.block_tokens, slot = p % bt;
+  int64_t n = bt - slot < kLanes ? bt - slot : kLanes;
+  n = end - i < n ? end - i : n;
+  return {view.blocks[p / bt] + view.head_offset_bytes + slot * view.token_stride_bytes, n};
+}
 
 // dots[g][r] = q_r·k_p for the positions p of group g (lane j: its position
 // j), kR rows × kG groups, each dimension of a group one load shared by every
 // row. A row sums over c in two chains, even and odd c, added at the end: its
 // bits depend on its q and the keys alone, not on kR, kG or the grouping.
 template <typename V, GgmlType kKType, int kR, int kG>
-void DotsByDim(const float* const* q, int64_t head_dim, int64_t dim_stride, const KeyGroup* groups,
+void DotsByDim(const float* const* q, int64_t head_dim, int64_t dim_stride, const PositionGroup* groups,
                typename V::R (*dots)[kR]) {
   using R = typename V::R;
   R even[kG][kR], odd[kG][kR];
@@ -71,7 +83,7 @@ constexpr bool kPairsDot = kKType == GgmlType::kBF16 && V::kBf16Dot;
 // i ≡ 0 and i ≡ 1 (mod 2) in two chains, added at the end: its bits depend on
 // its q and the keys alone, not on kR, kG or the grouping.
 template <typename V, int kR, int kG>
-void DotsByDimPairs(const uint32_t* const* q_pairs, int64_t head_dim, int64_t dim_stride, const KeyGroup* groups,
+void DotsByDimPairs(const uint32_t* const* q_pairs, int64_t head_dim, int64_t dim_stride, const PositionGroup* groups,
                     typename V::R (*dots)[kR]) {
   using R = typename V::R;
   R even[kG][kR], odd[kG][kR];
@@ -139,7 +151,7 @@ constexpr int ByDimGroups(int rows) { return rows == 1 ? 4 : rows <= 3 ? 2 : 1; 
 // r's q as bf16 pairs at r · ⌈head_dim / 2⌉.
 template <typename V, GgmlType kKType, int kR, int kG>
 void ScoresPassByDim(const AttentionRow* rows, const int64_t* active, int64_t head_dim, int64_t dim_stride,
-                     const KeyGroup* groups, const uint32_t* q_pairs, int64_t i0, float scale, float* scores,
+                     const PositionGroup* groups, const uint32_t* q_pairs, int64_t i0, float scale, float* scores,
                      int64_t stride) {
   using R = typename V::R;
   R dots[kG][kR];
@@ -172,7 +184,7 @@ void ScoresPassByDim(const AttentionRow* rows, const int64_t* active, int64_t he
 // Exactly kR rows of `active` over groups[0, n_groups), ByDimGroups(kR) groups a pass.
 template <typename V, GgmlType kKType, int kR>
 void ScoresRowsByDim(const AttentionRow* rows, const int64_t* active, int64_t head_dim, int64_t dim_stride,
-                     const KeyGroup* groups, int64_t n_groups, const uint32_t* q_pairs, int64_t i0, float scale,
+                     const PositionGroup* groups, int64_t n_groups, const uint32_t* q_pairs, int64_t i0, float scale,
                      float* scores, int64_t stride) {
   constexpr int kG = ByDimGroups(kR);
   int64_t g = 0, i = i0;
@@ -190,7 +202,7 @@ void ScoresRowsByDim(const AttentionRow* rows, const int64_t* active, int64_t he
 // pass, then the rest in one pass of their own count (1 .. kByDimMaxRows - 1).
 template <typename V, GgmlType kKType>
 void ScoresGroupsByDim(const AttentionRow* rows, const int64_t* active, int64_t n, int64_t head_dim,
-                       int64_t dim_stride, const KeyGroup* groups, int64_t n_groups, const uint32_t* q_pairs,
+                       int64_t dim_stride, const PositionGroup* groups, int64_t n_groups, const uint32_t* q_pairs,
                        int64_t i0, float scale, float* scores, int64_t stride) {
   constexpr int kMax = kByDimMaxRows<V>;
   for (; n >= kMax; n -= kMax, active += kMax)
@@ -235,13 +247,11 @@ void RowsScoresByDim(const AttentionRow* rows, int64_t n_rows, int64_t head_dim,
   for (int64_t r = 0; r < n_rows; ++r) longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
   const int64_t bt = k.block_tokens, head_run_bytes = head_dim * k.dim_stride_bytes;
   for (int64_t i0 = 0; i0 < longest;) {
-    KeyGroup groups[kMaxGroups];
+    PositionGroup groups[kMaxGroups];
     int64_t n_groups = 0, i = i0;
     for (; n_groups < kMaxGroups && i < longest; ++n_groups) {
-      const int64_t p = k.first_position + i, slot = p % bt;
-      int64_t n = bt - slot < L ? bt - slot : L;
-      n = longest - i < n ? longest - i : n;
-      groups[n_groups] = {k.blocks[p / bt] + k.head_offset_bytes + slot * k.token_stride_bytes, n};
+      groups[n_groups] = GroupAt<L>(k, i, longest);
+      const int64_t slot = (k.first_position + i) % bt, n = groups[n_groups].n;
       // A group starting a block prefetches the block kKeyPrefetchPositions
       // on, if the view reaches it (the table may end with the view).
       if (const int64_t ahead = i + kKeyPrefetchPositions; slot == 0 && ahead < longest) {

@@ -188,4 +188,15 @@ void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst) {
 
 int64_t KvHeadBytes(GgmlType type, int64_t head_dim) { return RowBytes(type, head_dim); }
 
+bool ValuesByDimension(GgmlType type) {
+  if (type == GgmlType::kQ8_0) return false;
+  switch (ActiveIsa()) {
+    case Isa::kAmx:
+    case Isa::kAvx512: return false;
+    case Isa::kAvx2:
+    case Isa::kScalar: return true;
+  }
+  return false;
+}
+
 }  // namespace ridge::kernels

@@ -137,6 +137,15 @@ void StoreKv(const float* x, int64_t head_dim, GgmlType type, uint8_t* dst);
 // Bytes one head of head_dim elements takes in a KV slot of `type`.
 int64_t KvHeadBytes(GgmlType type, int64_t head_dim);
 
+// Whether a KV cache of `type` made now should lay its values out by
+// dimension (KvHeadView::dim_stride_bytes), as its keys: every target reads
+// both layouts, and this says which the active target's values pass takes
+// faster. Q8_0 values never are (their scales belong to one position's 32
+// elements); AVX-512 keeps them token-major (its BF16 values take the BF16
+// dot in position pairs there; values by dimension have not been measured on
+// an AVX-512 machine).
+bool ValuesByDimension(GgmlType type);
+
 namespace scalar {
 void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);

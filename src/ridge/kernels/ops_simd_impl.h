@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "ridge/kernels/attention_keys_by_dim_impl.h"
+#include "ridge/kernels/attention_values_by_dim_impl.h"
 #include "ridge/kernels/ops_isa.h"
 
 namespace ridge::kernels::internal {
@@ -263,28 +264,40 @@ bool RowsScoresImpl(const AttentionRow* rows, int64_t n_rows, int64_t head_dim, 
 template <typename V>
 bool RowsValuesImpl(const AttentionRow* rows, int64_t n_rows, const float* weights, int64_t scores_stride,
                     const KvHeadView& v, int64_t head_dim) {
-  if (!KvTypeSupported(v.type, head_dim) || n_rows > kMaxAttentionRows || v.dim_stride_bytes != 0) return false;
+  if (!KvTypeSupported(v.type, head_dim) || n_rows > kMaxAttentionRows) return false;
+  const bool by_dim = v.dim_stride_bytes != 0;
+  if (by_dim && v.type == GgmlType::kQ8_0) return false;  // Q8_0 values are never laid out by dimension
   if (v.type == GgmlType::kBF16) {  // the weights rounded to BF16 first (AttendHead's contract)
     int64_t longest = 0;
     for (int64_t r = 0; r < n_rows; ++r) longest = rows[r].n_positions > longest ? rows[r].n_positions : longest;
     if constexpr (V::kBf16Dot) {
-      thread_local std::vector<uint32_t> pairs;
-      const int64_t stride = (longest + 1) / 2;
-      pairs.resize(static_cast<size_t>(n_rows * stride));
-      for (int64_t r = 0; r < n_rows; ++r)
-        RoundRowToBf16<V>(weights + r * scores_stride, rows[r].n_positions, nullptr, pairs.data() + r * stride);
-      RowsValues<V, GgmlType::kBF16>(rows, n_rows, pairs.data(), stride, v, head_dim);
+      if (!by_dim) {
+        thread_local std::vector<uint32_t> pairs;
+        const int64_t stride = (longest + 1) / 2;
+        pairs.resize(static_cast<size_t>(n_rows * stride));
+        for (int64_t r = 0; r < n_rows; ++r)
+          RoundRowToBf16<V>(weights + r * scores_stride, rows[r].n_positions, nullptr, pairs.data() + r * stride);
+        RowsValues<V, GgmlType::kBF16>(rows, n_rows, pairs.data(), stride, v, head_dim);
+        return true;
+      }
+    }
+    thread_local std::vector<float> floats;
+    floats.resize(static_cast<size_t>(n_rows * longest));
+    for (int64_t r = 0; r < n_rows; ++r)
+      RoundRowToBf16<V>(weights + r * scores_stride, rows[r].n_positions, floats.data() + r * longest, nullptr);
+    if (by_dim) {
+      RowsValuesByDim<V, GgmlType::kBF16>(rows, n_rows, floats.data(), longest, v, head_dim);
     } else {
-      thread_local std::vector<float> floats;
-      floats.resize(static_cast<size_t>(n_rows * longest));
-      for (int64_t r = 0; r < n_rows; ++r)
-        RoundRowToBf16<V>(weights + r * scores_stride, rows[r].n_positions, floats.data() + r * longest, nullptr);
       RowsValues<V, GgmlType::kBF16>(rows, n_rows, floats.data(), longest, v, head_dim);
     }
     return true;
   }
   WithKvType(v.type, [&](auto tag) {
-    RowsValues<V, decltype(tag)::value>(rows, n_rows, weights, scores_stride, v, head_dim);
+    constexpr GgmlType kType = decltype(tag)::value;
+    if constexpr (kType != GgmlType::kQ8_0) {
+      if (by_dim) return RowsValuesByDim<V, kType>(rows, n_rows, weights, scores_stride, v, head_dim);
+    }
+    RowsValues<V, kType>(rows, n_rows, weights, scores_stride, v, head_dim);
   });
   return true;
 }

@@ -60,8 +60,9 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, int64_t n_blocks) : shape_
   token_bytes_ = shape.n_kv_heads * head_bytes_;
   block_bytes_per_layer_ = shape.block_tokens * token_bytes_;
   keys_by_dim_ = shape.type != GgmlType::kQ8_0;
-  key_elem_bytes_ = keys_by_dim_ ? head_bytes_ / shape.head_dim : 0;
-  key_dim_stride_bytes_ = shape.block_tokens * key_elem_bytes_;
+  values_by_dim_ = kernels::ValuesByDimension(shape.type);
+  elem_bytes_ = keys_by_dim_ ? head_bytes_ / shape.head_dim : 0;
+  dim_stride_bytes_ = shape.block_tokens * elem_bytes_;
   size_t pool_bytes = static_cast<size_t>(shape.n_layers * n_blocks * block_bytes_per_layer_);
   k_pool_ = HugePageBuffer::Allocate(pool_bytes, /*prefault=*/true, "the KV cache's keys");
   v_pool_ = HugePageBuffer::Allocate(pool_bytes, /*prefault=*/true, "the KV cache's values");
@@ -267,37 +268,40 @@ int64_t PagedKvCache::BlockOffset(SeqId seq, int64_t layer, int64_t position) co
   return PoolOffset(layer, s.blocks[static_cast<size_t>(index)]);
 }
 
-void PagedKvCache::StoreKv(SeqId seq, int64_t layer, int64_t position, const float* k, const float* v) {
-  const int64_t hd = shape_.head_dim, slot = position % shape_.block_tokens;
-  const int64_t offset = BlockOffset(seq, layer, position);
-  uint8_t* v_slot = v_pool_.data() + offset + slot * token_bytes_;
-  for (int64_t h = 0; h < shape_.n_kv_heads; ++h) kernels::StoreKv(v + h * hd, hd, shape_.type, v_slot + h * head_bytes_);
-  uint8_t* k_block = k_pool_.data() + offset;
-  if (!keys_by_dim_) {
+void PagedKvCache::StoreHeads(const float* x, bool by_dim, int64_t slot, uint8_t* block) const {
+  const int64_t hd = shape_.head_dim;
+  if (!by_dim) {
     for (int64_t h = 0; h < shape_.n_kv_heads; ++h)
-      kernels::StoreKv(k + h * hd, hd, shape_.type, k_block + slot * token_bytes_ + h * head_bytes_);
+      kernels::StoreKv(x + h * hd, hd, shape_.type, block + slot * token_bytes_ + h * head_bytes_);
     return;
   }
   // Each head converted whole, then its elements spread over the dimension rows.
   thread_local std::vector<uint8_t> head;
   head.resize(static_cast<size_t>(head_bytes_));
-  const auto e = static_cast<size_t>(key_elem_bytes_);
+  const auto e = static_cast<size_t>(elem_bytes_);
   for (int64_t h = 0; h < shape_.n_kv_heads; ++h) {
-    kernels::StoreKv(k + h * hd, hd, shape_.type, head.data());
-    for (int64_t c = 0; c < hd; ++c) std::memcpy(k_block + KeyOffset(h, c, slot), head.data() + c * key_elem_bytes_, e);
+    kernels::StoreKv(x + h * hd, hd, shape_.type, head.data());
+    for (int64_t c = 0; c < hd; ++c) std::memcpy(block + DimOffset(h, c, slot), head.data() + c * elem_bytes_, e);
   }
+}
+
+void PagedKvCache::StoreKv(SeqId seq, int64_t layer, int64_t position, const float* k, const float* v) {
+  const int64_t slot = position % shape_.block_tokens, offset = BlockOffset(seq, layer, position);
+  StoreHeads(k, keys_by_dim_, slot, k_pool_.data() + offset);
+  StoreHeads(v, values_by_dim_, slot, v_pool_.data() + offset);
 }
 
 void PagedKvCache::LoadKv(bool value, SeqId seq, int64_t layer, int64_t position, float* out) const {
   const int64_t hd = shape_.head_dim, slot = position % shape_.block_tokens;
   const uint8_t* block = (value ? v_pool_ : k_pool_).data() + BlockOffset(seq, layer, position);
   std::vector<uint8_t> head(static_cast<size_t>(head_bytes_));
+  const bool by_dim = value ? values_by_dim_ : keys_by_dim_;
   for (int64_t h = 0; h < shape_.n_kv_heads; ++h) {
-    if (value || !keys_by_dim_) {
+    if (!by_dim) {
       std::memcpy(head.data(), block + slot * token_bytes_ + h * head_bytes_, head.size());
     } else {
-      const auto e = static_cast<size_t>(key_elem_bytes_);
-      for (int64_t c = 0; c < hd; ++c) std::memcpy(head.data() + c * key_elem_bytes_, block + KeyOffset(h, c, slot), e);
+      const auto e = static_cast<size_t>(elem_bytes_);
+      for (int64_t c = 0; c < hd; ++c) std::memcpy(head.data() + c * elem_bytes_, block + DimOffset(h, c, slot), e);
     }
     DequantizeRow(shape_.type, head.data(), out + h * hd, hd);
   }
@@ -313,17 +317,19 @@ void PagedKvCache::HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vec
     k_blocks.push_back(k_pool_.data() + PoolOffset(layer, b));
     v_blocks.push_back(v_pool_.data() + PoolOffset(layer, b));
   }
-  for (auto [view, blocks] : {std::pair{&k, &k_blocks}, std::pair{&v, &v_blocks}}) {
-    view->type = shape_.type;
-    view->blocks = blocks->data();
-    view->block_tokens = shape_.block_tokens;
-    view->token_stride_bytes = token_bytes_;
-    view->head_offset_bytes = kv_head * head_bytes_;
-  }
-  if (keys_by_dim_) {
-    k.token_stride_bytes = key_elem_bytes_;
-    k.dim_stride_bytes = key_dim_stride_bytes_;
-    k.head_offset_bytes = KeyOffset(kv_head, 0, 0);
+  struct Side {
+    kernels::KvHeadView* view;
+    const std::vector<const uint8_t*>* blocks;
+    bool by_dim;
+  };
+  for (const Side& side : {Side{&k, &k_blocks, keys_by_dim_}, Side{&v, &v_blocks, values_by_dim_}}) {
+    kernels::KvHeadView& view = *side.view;
+    view.type = shape_.type;
+    view.blocks = side.blocks->data();
+    view.block_tokens = shape_.block_tokens;
+    view.token_stride_bytes = side.by_dim ? elem_bytes_ : token_bytes_;
+    view.head_offset_bytes = side.by_dim ? DimOffset(kv_head, 0, 0) : kv_head * head_bytes_;
+    view.dim_stride_bytes = side.by_dim ? dim_stride_bytes_ : 0;
   }
 }
 

@@ -5,11 +5,15 @@
 // blocks move between the free list and sequences.
 //
 // Layout of one block of one layer:
-//   V: [block_tokens, n_kv_heads, head_dim] elements of `type`
-//   K: [n_kv_heads, head_dim, block_tokens] for F32, F16 and BF16 ("keys by
+//   K: [n_kv_heads, head_dim, block_tokens] for F32, F16 and BF16 ("by
 //      dimension": one vector load reads a dimension of consecutive
 //      positions, so attention's q·k needs no sum across a vector's lanes);
-//      as V for Q8_0 (whose scales belong to 32 elements of one position)
+//      [block_tokens, n_kv_heads, head_dim] ("token-major") for Q8_0, whose
+//      scales belong to 32 elements of one position
+//   V: by dimension as K where kernels::ValuesByDimension says the kernel
+//      target in use when the cache is made reads it faster (each converted
+//      value vector then serves every query row with one FMA), else
+//      token-major
 // so position p of a sequence lives in block table[p / block_tokens], slot
 // p % block_tokens.
 //
@@ -130,8 +134,9 @@ class PagedKvCache {
   void StoreKv(SeqId seq, int64_t layer, int64_t position, const float* k, const float* v);
   // K (value false) or V of (seq, layer, position) back as [n_kv_heads, head_dim] floats.
   void LoadKv(bool value, SeqId seq, int64_t layer, int64_t position, float* out) const;
-  // Whether K blocks are laid out by dimension (see the top of this file).
+  // Whether K / V blocks are laid out by dimension (see the top of this file).
   bool keys_by_dim() const { return keys_by_dim_; }
+  bool values_by_dim() const { return values_by_dim_; }
   // Views of one KV head of (seq, layer) for attention. `block_ptrs` receives the
   // block base pointers and must outlive the views.
   void HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vector<const uint8_t*>& k_blocks,
@@ -177,10 +182,13 @@ class PagedKvCache {
   }
   // PoolOffset of the block holding (seq, layer, position); checks all three.
   int64_t BlockOffset(SeqId seq, int64_t layer, int64_t position) const;
-  // Keys by dimension: bytes from a block's start to element c of head h at slot.
-  int64_t KeyOffset(int64_t h, int64_t c, int64_t slot) const {
-    return (h * shape_.head_dim + c) * key_dim_stride_bytes_ + slot * key_elem_bytes_;
+  // By dimension: bytes from a block's start to element c of head h at slot.
+  int64_t DimOffset(int64_t h, int64_t c, int64_t slot) const {
+    return (h * shape_.head_dim + c) * dim_stride_bytes_ + slot * elem_bytes_;
   }
+  // Stores the n_kv_heads heads of x ([n_kv_heads, head_dim] floats) at `slot`
+  // of a K or V block laid out by dimension or not.
+  void StoreHeads(const float* x, bool by_dim, int64_t slot, uint8_t* block) const;
   BlockId TakeBlock();
   void Release(BlockId block);
   std::optional<BlockId> FindCached(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens) const;
@@ -191,8 +199,9 @@ class PagedKvCache {
   int64_t token_bytes_ = 0;  // one position, one layer, K or V: n_kv_heads × head_bytes
   int64_t block_bytes_per_layer_ = 0;
   bool keys_by_dim_ = false;
-  int64_t key_elem_bytes_ = 0;        // keys by dimension: bytes of one element
-  int64_t key_dim_stride_bytes_ = 0;  // keys by dimension: one dimension's row, block_tokens elements
+  bool values_by_dim_ = false;
+  int64_t elem_bytes_ = 0;        // by dimension: bytes of one element
+  int64_t dim_stride_bytes_ = 0;  // by dimension: one dimension's row, block_tokens elements
   // [n_layers, n_blocks, block_tokens, n_kv_heads, head_bytes] each, in 2 MiB
   // pages (attention streams them every step, like the weights), faulted in
   // when the cache is made: the budget is really there, and no request stalls
