@@ -32,44 +32,60 @@ PositionGroup GroupAt(const KvHeadView& view, int64_t i, int64_t end) {
   return {view.blocks[p / bt] + view.head_offset_bytes + slot * view.token_stride_bytes, n};
 }
 
+// How many chains a row's sum over dimensions runs in on V: dimension c goes
+// into chain c % kByDimChains, the chains added at the end. AVX-512's 32
+// registers hold two chains for each of 8 rows. AVX2's 16 hold one for each
+// of 8 rows: one key vector converted for 8 FMAs, where two chains of 4 rows
+// converted it for 4 (on a Zen 1, attention at 3, 8 and 15 rows per KV head
+// ran 6-10 % faster; the broadcasts of q were not what held it back: q put
+// into memory broadcast once, as FMA operands, ran no faster).
+template <typename V>
+constexpr int kByDimChains = V::kLanes == 16 ? 2 : 1;
+
 // dots[g][r] = q_r·k_p for the positions p of group g (lane j: its position
 // j), kR rows × kG groups, each dimension of a group one load shared by every
-// row. A row sums over c in two chains, even and odd c, added at the end: its
-// bits depend on its q and the keys alone, not on kR, kG or the grouping.
+// row. A row sums over c in kByDimChains chains: its bits depend on its q and
+// the keys alone, not on kR, kG or the grouping.
 template <typename V, GgmlType kKType, int kR, int kG>
 void DotsByDim(const float* const* q, int64_t head_dim, int64_t dim_stride, const PositionGroup* groups,
                typename V::R (*dots)[kR]) {
   using R = typename V::R;
-  R even[kG][kR], odd[kG][kR];
+  constexpr int kC = kByDimChains<V>;
+  R sums[kC][kG][kR];
+#pragma GCC unroll 2
+  for (int ch = 0; ch < kC; ++ch)
 #pragma GCC unroll 4
-  for (int g = 0; g < kG; ++g)
+    for (int g = 0; g < kG; ++g)
 #pragma GCC unroll 8
-    for (int r = 0; r < kR; ++r) even[g][r] = odd[g][r] = V::Zero();
+      for (int r = 0; r < kR; ++r) sums[ch][g][r] = V::Zero();
   int64_t c = 0;
-  for (; c + 2 <= head_dim; c += 2) {
+  for (; c + kC <= head_dim; c += kC) {
+#pragma GCC unroll 2
+    for (int ch = 0; ch < kC; ++ch) {
 #pragma GCC unroll 4
-    for (int g = 0; g < kG; ++g) {
-      const R k0 = LoadKv<V, kKType>(groups[g].base + c * dim_stride, 0, groups[g].n);
-      const R k1 = LoadKv<V, kKType>(groups[g].base + (c + 1) * dim_stride, 0, groups[g].n);
+      for (int g = 0; g < kG; ++g) {
+        const R k = LoadKv<V, kKType>(groups[g].base + (c + ch) * dim_stride, 0, groups[g].n);
 #pragma GCC unroll 8
-      for (int r = 0; r < kR; ++r) {
-        even[g][r] = V::Fma(k0, V::Set1(q[r][c]), even[g][r]);
-        odd[g][r] = V::Fma(k1, V::Set1(q[r][c + 1]), odd[g][r]);
+        for (int r = 0; r < kR; ++r) sums[ch][g][r] = V::Fma(k, V::Set1(q[r][c + ch]), sums[ch][g][r]);
       }
     }
   }
-  if (c < head_dim) {
+  for (int ch = 0; c < head_dim; ++c, ++ch) {  // fewer than kC dimensions left
 #pragma GCC unroll 4
     for (int g = 0; g < kG; ++g) {
-      const R k0 = LoadKv<V, kKType>(groups[g].base + c * dim_stride, 0, groups[g].n);
+      const R k = LoadKv<V, kKType>(groups[g].base + c * dim_stride, 0, groups[g].n);
 #pragma GCC unroll 8
-      for (int r = 0; r < kR; ++r) even[g][r] = V::Fma(k0, V::Set1(q[r][c]), even[g][r]);
+      for (int r = 0; r < kR; ++r) sums[ch][g][r] = V::Fma(k, V::Set1(q[r][c]), sums[ch][g][r]);
     }
   }
 #pragma GCC unroll 4
   for (int g = 0; g < kG; ++g)
 #pragma GCC unroll 8
-    for (int r = 0; r < kR; ++r) dots[g][r] = V::Add(even[g][r], odd[g][r]);
+    for (int r = 0; r < kR; ++r) {
+      dots[g][r] = sums[0][g][r];
+#pragma GCC unroll 2
+      for (int ch = 1; ch < kC; ++ch) dots[g][r] = V::Add(dots[g][r], sums[ch][g][r]);
+    }
 }
 
 // Whether BF16 keys take the BF16 dot on V (DotsByDimPairs) instead of FP32 FMAs.
@@ -138,12 +154,15 @@ void DotsByDimPairs(const uint32_t* const* q_pairs, int64_t head_dim, int64_t di
     for (int r = 0; r < kR; ++r) dots[g][r] = V::Add(even[g][r], odd[g][r]);
 }
 
-// Rows per pass of DotsByDim: their 2·kR·kG sums in registers (32 on
-// AVX-512, 16 on AVX2), with kG groups side by side when there are few rows,
-// so that ≥ 8 chains hide the FMA latency.
+// Rows per pass of DotsByDim, and groups side by side for fewer rows: their
+// kByDimChains·kR·kG sums in registers (32 on AVX-512, 16 on AVX2), ≥ 8
+// chains where the rows allow, to hide the FMA latency.
+constexpr int kByDimMaxRows = 8;
 template <typename V>
-constexpr int kByDimMaxRows = V::kLanes == 16 ? 8 : 4;
-constexpr int ByDimGroups(int rows) { return rows == 1 ? 4 : rows <= 3 ? 2 : 1; }
+constexpr int ByDimGroups(int rows) {
+  if constexpr (kByDimChains<V> == 1) return rows <= 2 ? 4 : rows <= 4 ? 2 : 1;
+  return rows == 1 ? 4 : rows <= 3 ? 2 : 1;
+}
 
 // scores[r·stride + i] = scale · dots for rows [r0, r0 + kR) of `active`
 // (rows of the call) over groups[0, kG) starting at view position i0 (each
@@ -186,7 +205,7 @@ template <typename V, GgmlType kKType, int kR>
 void ScoresRowsByDim(const AttentionRow* rows, const int64_t* active, int64_t head_dim, int64_t dim_stride,
                      const PositionGroup* groups, int64_t n_groups, const uint32_t* q_pairs, int64_t i0, float scale,
                      float* scores, int64_t stride) {
-  constexpr int kG = ByDimGroups(kR);
+  constexpr int kG = ByDimGroups<V>(kR);
   int64_t g = 0, i = i0;
   for (; g + kG <= n_groups; g += kG) {
     ScoresPassByDim<V, kKType, kR, kG>(rows, active, head_dim, dim_stride, groups + g, q_pairs, i, scale, scores,
@@ -204,10 +223,9 @@ template <typename V, GgmlType kKType>
 void ScoresGroupsByDim(const AttentionRow* rows, const int64_t* active, int64_t n, int64_t head_dim,
                        int64_t dim_stride, const PositionGroup* groups, int64_t n_groups, const uint32_t* q_pairs,
                        int64_t i0, float scale, float* scores, int64_t stride) {
-  constexpr int kMax = kByDimMaxRows<V>;
-  for (; n >= kMax; n -= kMax, active += kMax)
-    ScoresRowsByDim<V, kKType, kMax>(rows, active, head_dim, dim_stride, groups, n_groups, q_pairs, i0, scale, scores,
-                                     stride);
+  for (; n >= kByDimMaxRows; n -= kByDimMaxRows, active += kByDimMaxRows)
+    ScoresRowsByDim<V, kKType, kByDimMaxRows>(rows, active, head_dim, dim_stride, groups, n_groups, q_pairs, i0, scale,
+                                              scores, stride);
   auto rest = [&](auto rows_tag) {
     ScoresRowsByDim<V, kKType, decltype(rows_tag)::value>(rows, active, head_dim, dim_stride, groups, n_groups,
                                                           q_pairs, i0, scale, scores, stride);
@@ -217,15 +235,10 @@ void ScoresGroupsByDim(const AttentionRow* rows, const int64_t* active, int64_t 
     case 1: rest(std::integral_constant<int, 1>{}); break;
     case 2: rest(std::integral_constant<int, 2>{}); break;
     case 3: rest(std::integral_constant<int, 3>{}); break;
-    default:
-      if constexpr (kMax > 4) {
-        switch (n) {
-          case 4: rest(std::integral_constant<int, 4>{}); break;
-          case 5: rest(std::integral_constant<int, 5>{}); break;
-          case 6: rest(std::integral_constant<int, 6>{}); break;
-          default: rest(std::integral_constant<int, 7>{}); break;
-        }
-      }
+    case 4: rest(std::integral_constant<int, 4>{}); break;
+    case 5: rest(std::integral_constant<int, 5>{}); break;
+    case 6: rest(std::integral_constant<int, 6>{}); break;
+    default: rest(std::integral_constant<int, 7>{}); break;
   }
 }
 
