@@ -1,8 +1,6 @@
 #pragma once
 // The scores pass over keys laid out by dimension (KvHeadView::dim_stride_bytes),
 // written against the vector traits V of ops_simd_impl.h (same rules).
-#include <type_traits>
-
 #include "ridge/kernels/attention_simd_impl.h"
 
 namespace ridge::kernels::internal {
@@ -226,19 +224,11 @@ void ScoresGroupsByDim(const AttentionRow* rows, const int64_t* active, int64_t 
   for (; n >= kByDimMaxRows; n -= kByDimMaxRows, active += kByDimMaxRows)
     ScoresRowsByDim<V, kKType, kByDimMaxRows>(rows, active, head_dim, dim_stride, groups, n_groups, q_pairs, i0, scale,
                                               scores, stride);
-  auto rest = [&](auto rows_tag) {
-    ScoresRowsByDim<V, kKType, decltype(rows_tag)::value>(rows, active, head_dim, dim_stride, groups, n_groups,
-                                                          q_pairs, i0, scale, scores, stride);
-  };
-  switch (n) {
-    case 0: break;
-    case 1: rest(std::integral_constant<int, 1>{}); break;
-    case 2: rest(std::integral_constant<int, 2>{}); break;
-    case 3: rest(std::integral_constant<int, 3>{}); break;
-    case 4: rest(std::integral_constant<int, 4>{}); break;
-    case 5: rest(std::integral_constant<int, 5>{}); break;
-    case 6: rest(std::integral_constant<int, 6>{}); break;
-    default: rest(std::integral_constant<int, 7>{}); break;
+  if (n > 0) {
+    WithRowCount<kByDimMaxRows - 1>(n, [&](auto rows_tag) {
+      ScoresRowsByDim<V, kKType, decltype(rows_tag)::value>(rows, active, head_dim, dim_stride, groups, n_groups,
+                                                            q_pairs, i0, scale, scores, stride);
+    });
   }
 }
 
