@@ -408,33 +408,43 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
 // from first), rows [32i, 32i + 32) of y for panel i, every token.
 // 1-3 tokens (decode, speculation's verify passes) take whole panels, one
 // after the other: a tile of the 4 quarters reads each block once, in
-// memory order, prefetched by the hardware only. Measured on the first
-// AVX2-only machine, a Zen-1-class EPYC (docs/benchmarks.md, "AVX2 weight
-// panels"): two streams side by side, or a
-// software prefetch 2-64 KiB ahead, decoded 1 token 5-25 % slower, and
-// quarters in the inner loop of each group (one activation broadcast for
-// all four) were what took decode from 50 % to 77 % of a paired read (the
-// other order ran out of the 16 ymm registers). 4 tokens and more take
-// PanelMatMul panel by panel; the run's first panel is prefetched
-// stream_ahead bytes ahead by its first tile, and each later panel by the
-// tiles of the one before it, a slice each (PrefetchSlice): a panel's first
-// tile alone bringing it in left the others to wait on memory in turn.
+// memory order. Measured on the first AVX2-only machine, a Zen-1-class EPYC
+// (docs/benchmarks.md, "AVX2 weight panels"): two streams side by side
+// decoded 1 token 5-25 % slower, and quarters in the inner loop of each
+// group (one activation broadcast for all four) were what took decode from
+// 50 % to 77 % of a paired read (the other order ran out of the 16 ymm
+// registers). Q8_0 is left to the hardware prefetcher: a software prefetch
+// 1-64 KiB ahead cost it up to a quarter of its rate on that Zen 1 and on a
+// Zen 3. Q4_0 does twice Q8_0's vector work per byte (two nibble products
+// a byte), and on a Zen 1 its stream then fell behind: prefetching its own
+// stream kQ4DecodeAheadBlocks blocks ahead (T1) took the median of
+// BM_FewTokens/Q4_0_repacked/1 from 70 % to 84 % of a paired read (2 and 3
+// tokens level) and tg128 from 63-67 % to 73 % ("Q4_0 decode prefetches its
+// own stream", docs/benchmarks.md; not yet measured on a Zen 3). 4 tokens
+// and more take PanelMatMul panel by panel; the run's first panel is
+// prefetched stream_ahead bytes ahead by its first tile, and each later
+// panel by the tiles of the one before it, a slice each (PrefetchSlice): a
+// panel's first tile alone bringing it in left the others to wait on memory
+// in turn.
 // Measured on a Zen 3 (BM_Batched/Q8_0_memory, model decode --batch 8,16):
 // 8 and 16 tokens 7-26 % faster; 64 level.
+constexpr int64_t kQ4DecodeAheadBlocks = 8;
+
 template <bool kQ4>
 void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActView& acts, int64_t n_tokens,
               float* y, int64_t y_stride, int64_t stream_ahead) {
   const int64_t panel_bytes = PanelBytes<kQ4>(n_cols);
   const ActLayout layout(n_cols);
-  const TilePrefetch none{};
+  TilePrefetch own{};  // 1-3 tokens: the run's own stream, Q4_0 only (above)
+  if constexpr (kQ4) own.ahead = kQ4DecodeAheadBlocks * kPanelBlockBytes<kQ4>;
   for (int64_t i = 0; i < n_panels; ++i) {
     const uint8_t* panel = first + i * panel_bytes;
     float* yp = y + i * kPanelRows;
     const int64_t n = layout.n_blocks, s = acts.row_stride;
     switch (n_tokens) {
-      case 1: PanelTile<kQ4, 1, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, none); break;
-      case 2: PanelTile<kQ4, 2, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, none); break;
-      case 3: PanelTile<kQ4, 3, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, none); break;
+      case 1: PanelTile<kQ4, 1, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
+      case 2: PanelTile<kQ4, 2, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
+      case 3: PanelTile<kQ4, 3, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
       default: {
         // The next panel as kPanelRows slices of its bytes, for the tiles.
         const bool more = i + 1 < n_panels;
