@@ -9,9 +9,10 @@
 //            the median ratio to a read of the same bytes right after each
 //            call (paired_read%);
 //   decode from cache: one token against 64 rows of the matrix (at most
-//            1.4 MiB, in L2/L3) on ONE thread, repeated: the rate one core's
-//            arithmetic allows when memory is not the limit. Decode on n
-//            cores cannot beat n × this, whatever the memory delivers;
+//            1.4 MiB, in L2/L3; file layout, or _repacked into weight
+//            panels) on ONE thread, repeated: the rate one core's arithmetic
+//            allows when memory is not the limit. Decode on n cores cannot
+//            beat n × this, whatever the memory delivers;
 //   peak:    the probe's compute loops (FP32 FMA, BF16 dot, int8 dot) on
 //            every thread in short bursts;
 //   batched: n_tokens (8-64) against repacked weights, from memory (each
@@ -265,11 +266,18 @@ void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked) {
   Label(state);
 }
 
-void BM_DecodeFromCache(benchmark::State& state, GgmlType type) {
+void BM_DecodeFromCache(benchmark::State& state, GgmlType type, bool repacked) {
   constexpr int64_t kCachedRows = 64;
-  const std::vector<uint8_t> matrix = RandomMatrix(type);
-  const WeightMatrix w{type, matrix.data(), kCachedRows, kCols, RowBytes(type, kCols)};
-  const std::vector<float> x(kCols, 0.5f);
+  std::vector<uint8_t> matrix = RandomMatrix(type);
+  WeightMatrix w{type, matrix.data(), kCachedRows, kCols, RowBytes(type, kCols)};
+  if (repacked) {
+    if (!CanRepack(w)) {
+      state.SkipWithError("no weight panels for this type on this target");
+      return;
+    }
+    RepackInPlace(w, matrix.data());
+  }
+  const std::vector<float> x = RandomActivations(1);
   std::vector<float> y(kCachedRows);
   ThreadPool one_core(1);
   for (auto _ : state) {
@@ -386,7 +394,9 @@ BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
 
 #define RIDGE_DECODE(T) BENCHMARK_CAPTURE(BM_Decode, T, GgmlType::k##T)->UseRealTime()->MinTime(2.0)
 #define RIDGE_DECODE_FROM_CACHE(T) \
-  BENCHMARK_CAPTURE(BM_DecodeFromCache, T, GgmlType::k##T)->UseRealTime()->MinTime(1.0)
+  BENCHMARK_CAPTURE(BM_DecodeFromCache, T, GgmlType::k##T, false)->UseRealTime()->MinTime(1.0)
+#define RIDGE_DECODE_FROM_CACHE_REPACKED(T) \
+  BENCHMARK_CAPTURE(BM_DecodeFromCache, T##_repacked, GgmlType::k##T, true)->UseRealTime()->MinTime(1.0)
 #define RIDGE_PREFILL(T) \
   BENCHMARK_CAPTURE(BM_Prefill, T, GgmlType::k##T)->Arg(8)->Arg(64)->Arg(512)->UseRealTime()->MinTime(2.0)
 
@@ -436,6 +446,11 @@ RIDGE_DECODE_FROM_CACHE(Q2_K);
 RIDGE_DECODE_FROM_CACHE(Q3_K);
 RIDGE_DECODE_FROM_CACHE(Q5_K);
 RIDGE_DECODE_FROM_CACHE(IQ4_XS);
+RIDGE_DECODE_FROM_CACHE_REPACKED(Q8_0);
+RIDGE_DECODE_FROM_CACHE_REPACKED(Q4_0);
+RIDGE_DECODE_FROM_CACHE_REPACKED(Q4_K);
+RIDGE_DECODE_FROM_CACHE_REPACKED(Q5_K);
+RIDGE_DECODE_FROM_CACHE_REPACKED(Q6_K);
 RIDGE_PREFILL(Q4_0);
 RIDGE_PREFILL(Q8_0);
 RIDGE_PREFILL(Q4_1);

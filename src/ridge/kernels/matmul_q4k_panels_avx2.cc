@@ -83,17 +83,25 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
+// d (or dmin) of quarter q's 8 rows, in lanes.
+inline __attribute__((always_inline)) __m256 QuarterF16(const uint8_t* super, int64_t offset, int q) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super + offset + 16 * q)));
+}
+
+// float(b_j) · d_j for 8 rows' scale (or min) bytes b and their d (or dmin).
+inline __attribute__((always_inline)) __m256 ScaleTimes(const uint8_t* bytes8, __m256 d) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes8));
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), d);
+}
+
 // sc_s·d and m_s·dmin of quarter q's 8 rows (in lanes), for the 8 sub-blocks s.
 inline __attribute__((always_inline)) void QuarterScales(const uint8_t* super, const Q4KScaleBytes& bytes, int q,
                                                          __m256 ws[8], __m256 wm[8]) {
   using namespace panels::q4k;
-  const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super + kDOffset + 16 * q)));
-  const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super + kDminOffset + 16 * q)));
+  const __m256 d = QuarterF16(super, kDOffset, q), dmin = QuarterF16(super, kDminOffset, q);
   for (int s = 0; s < 8; ++s) {
-    const __m128i sc = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes.sc[s] + q * kQuarterRows));
-    const __m128i mn = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes.mn[s] + q * kQuarterRows));
-    ws[s] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc)), d);
-    wm[s] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn)), dmin);
+    ws[s] = ScaleTimes(bytes.sc[s] + q * kQuarterRows, d);
+    wm[s] = ScaleTimes(bytes.mn[s] + q * kQuarterRows, dmin);
   }
 }
 
@@ -127,17 +135,20 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
     for (int t = 0; t < kT; ++t) acc[q][t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
     const uint8_t* p = panel + sb * f.super_bytes;
-    __m256 ws[kQ][8], wm[kQ][8];
-    if (scales != nullptr) {
-      for (int q = 0; q < kQ; ++q)
-        for (int i = 0; i < 8; ++i) {
-          ws[q][i] = scales[(sb * kQuarters + k0 + q) * 16 + i];
-          wm[q][i] = scales[(sb * kQuarters + k0 + q) * 16 + 8 + i];
-        }
-    } else {
-      Q4KScaleBytes scale_bytes;
+    // Without `scales` (1-2 tokens), each sub-block's sc·d and m·dmin are
+    // made where the float steps use them. Made for the whole super-block up
+    // front, 64 vectors went through the stack: on Zen 1 (one 128-bit store
+    // a cycle) 1-token decode from L2 (BM_DecodeFromCache/Q4_K_repacked)
+    // took 7 % longer, and from memory read 69 % of a paired read against
+    // 76 % now (medians of 6 rounds, docs/benchmarks.md).
+    Q4KScaleBytes scale_bytes;
+    __m256 d[kQ], dmin[kQ];
+    if (scales == nullptr) {
       DecodeQ4KScaleBytes(p, scale_bytes);
-      for (int q = 0; q < kQ; ++q) QuarterScales(p, scale_bytes, k0 + q, ws[q], wm[q]);
+      for (int q = 0; q < kQ; ++q) {
+        d[q] = QuarterF16(p, panels::q4k::kDOffset, k0 + q);
+        dmin[q] = QuarterF16(p, panels::q4k::kDminOffset, k0 + q);
+      }
     }
     for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
       // Q4_K: int16 sums over the 8 groups (≤ 8·2·15·127 < 2¹⁵, exact), one
@@ -186,18 +197,30 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
       }
       const int64_t s = sb * 8 + 2 * k;  // x's 32-block of sub-block 2k
 #pragma GCC unroll 4
-      for (int q = 0; q < kQ; ++q)
+      for (int q = 0; q < kQ; ++q) {
+        __m256 ws_lo, ws_hi, wm_lo, wm_hi;  // sc·d and m·dmin of sub-blocks 2k and 2k + 1
+        if (scales != nullptr) {
+          const __m256* sq = scales + (sb * kQuarters + k0 + q) * 16;
+          ws_lo = sq[2 * k], ws_hi = sq[2 * k + 1], wm_lo = sq[8 + 2 * k], wm_hi = sq[8 + 2 * k + 1];
+        } else {
+          const int64_t rows = (k0 + q) * kQuarterRows;
+          ws_lo = ScaleTimes(scale_bytes.sc[2 * k] + rows, d[q]);
+          ws_hi = ScaleTimes(scale_bytes.sc[2 * k + 1] + rows, d[q]);
+          wm_lo = ScaleTimes(scale_bytes.mn[2 * k] + rows, dmin[q]);
+          wm_hi = ScaleTimes(scale_bytes.mn[2 * k + 1] + rows, dmin[q]);
+        }
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           const __m256i lo_sum = kQ5 ? lo_dot[q][t] : _mm256_madd_epi16(lo_dot[q][t], ones16);
           const __m256i hi_sum = kQ5 ? hi_dot[q][t] : _mm256_madd_epi16(hi_dot[q][t], ones16);
           __m256 a = acc[q][t];
-          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_sum), _mm256_mul_ps(ws[q][2 * k], _mm256_set1_ps(tok[t].d[s])), a);
-          a = _mm256_fnmadd_ps(wm[q][2 * k], _mm256_set1_ps(tok[t].dsum[s]), a);
-          const __m256 hi_scale = _mm256_mul_ps(ws[q][2 * k + 1], _mm256_set1_ps(tok[t].d[s + 1]));
+          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_sum), _mm256_mul_ps(ws_lo, _mm256_set1_ps(tok[t].d[s])), a);
+          a = _mm256_fnmadd_ps(wm_lo, _mm256_set1_ps(tok[t].dsum[s]), a);
+          const __m256 hi_scale = _mm256_mul_ps(ws_hi, _mm256_set1_ps(tok[t].d[s + 1]));
           a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum), hi_scale, a);
-          acc[q][t] = _mm256_fnmadd_ps(wm[q][2 * k + 1], _mm256_set1_ps(tok[t].dsum[s + 1]), a);
+          acc[q][t] = _mm256_fnmadd_ps(wm_hi, _mm256_set1_ps(tok[t].dsum[s + 1]), a);
         }
+      }
     }
   }
   for (int q = 0; q < kQ; ++q)
