@@ -231,17 +231,23 @@ void BM_Decode(benchmark::State& state, GgmlType type) {
 // group) against the same kind of stack as BM_Decode, in the file's layout
 // or repacked at load (weight panels: the active ISA's panel kernel), with the
 // paired read after each call: how close a few tokens come to one weight read.
-// Repacks every matrix of the stack in place into weight panels; false (and
-// the benchmark marked skipped) where the active ISA has none for the type.
-bool RepackStack(benchmark::State& state, GgmlType type, Stack& stack) {
-  WeightMatrix probe{type, stack.bytes, kRows, kCols, RowBytes(type, kCols)};
-  if (!CanRepack(probe)) {
+// Repacks w (its writable bytes) in place into weight panels; false (and the
+// benchmark marked skipped) where the active ISA has none for the type.
+bool RepackOrSkip(benchmark::State& state, WeightMatrix& w, uint8_t* bytes) {
+  if (!CanRepack(w)) {
     state.SkipWithError("no weight panels for this type on this target");
     return false;
   }
+  RepackInPlace(w, bytes);
+  return true;
+}
+
+// Every matrix of the stack, as RepackOrSkip.
+bool RepackStack(benchmark::State& state, GgmlType type, Stack& stack) {
   for (int64_t c = 0; c < stack.n_copies; ++c) {
-    WeightMatrix w{type, stack.bytes + c * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
-    RepackInPlace(w, stack.bytes + c * stack.matrix_bytes);
+    uint8_t* bytes = stack.bytes + c * stack.matrix_bytes;
+    WeightMatrix w{type, bytes, kRows, kCols, RowBytes(type, kCols)};
+    if (!RepackOrSkip(state, w, bytes)) return false;
   }
   return true;
 }
@@ -270,13 +276,7 @@ void BM_DecodeFromCache(benchmark::State& state, GgmlType type, bool repacked) {
   constexpr int64_t kCachedRows = 64;
   std::vector<uint8_t> matrix = RandomMatrix(type);
   WeightMatrix w{type, matrix.data(), kCachedRows, kCols, RowBytes(type, kCols)};
-  if (repacked) {
-    if (!CanRepack(w)) {
-      state.SkipWithError("no weight panels for this type on this target");
-      return;
-    }
-    RepackInPlace(w, matrix.data());
-  }
+  if (repacked && !RepackOrSkip(state, w, matrix.data())) return;
   const std::vector<float> x = RandomActivations(1);
   std::vector<float> y(kCachedRows);
   ThreadPool one_core(1);
