@@ -398,7 +398,7 @@ BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
 #define RIDGE_DECODE_FROM_CACHE_REPACKED(T) \
   BENCHMARK_CAPTURE(BM_DecodeFromCache, T##_repacked, GgmlType::k##T, true)->UseRealTime()->MinTime(1.0)
 #define RIDGE_PREFILL(T) \
-  BENCHMARK_CAPTURE(BM_Prefill, T, GgmlType::k##T)->Arg(8)->Arg(64)->Arg(512)->UseRealTime()->MinTime(2.0)
+  BENCHMARK_CAPTURE(BM_Prefill, T, GgmlType::k##T)->Arg(8)->Arg(16)->Arg(64)->Arg(512)->UseRealTime()->MinTime(2.0)
 
 #define RIDGE_FEW_TOKENS(T)                                                                                \
   BENCHMARK_CAPTURE(BM_FewTokens, T##_file, GgmlType::k##T, false)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5); \

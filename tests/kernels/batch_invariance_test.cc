@@ -34,25 +34,26 @@ void Repack(Weights& w, Isa isa) {
 // repacked: the weights repacked at load by this CPU's ISA first (whole
 // panels; every ISA then multiplies them, in place or unpacked).
 void CheckInvariant(GgmlType type, int64_t n_rows, int64_t n_cols, uint32_t seed, bool repacked = false,
-                    Isa repack_isa = HardwareIsa()) {
+                    Isa repack_isa = HardwareIsa(), int64_t n_tokens = 70) {
   std::mt19937 rng(seed);
   Weights w = RandomWeights(type, n_rows, n_cols, rng);
   if (repacked) Repack(w, repack_isa);
-  constexpr int64_t kTokens = 70;
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(kTokens * n_cols));
+  std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 97 == 5) ? 20.0f * uniform(rng) : uniform(rng);
 
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
     for (Isa isa : SupportedIsas()) {
       SetIsaOverride(isa);
-      std::vector<float> alone(static_cast<size_t>(kTokens * n_rows));
-      for (int64_t t = 0; t < kTokens; ++t) MatMul(w.matrix, x.data() + t * n_cols, 1, alone.data() + t * n_rows, pool);
+      std::vector<float> alone(static_cast<size_t>(n_tokens * n_rows));
+      for (int64_t t = 0; t < n_tokens; ++t)
+        MatMul(w.matrix, x.data() + t * n_cols, 1, alone.data() + t * n_rows, pool);
       // Sizes around every rows-group and panel threshold, and the whole set.
-      for (int64_t n : std::vector<int64_t>{2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 64, kTokens}) {
-        std::vector<int64_t> order(kTokens);
-        for (int64_t t = 0; t < kTokens; ++t) order[static_cast<size_t>(t)] = t;
+      for (int64_t n : std::vector<int64_t>{2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 64, n_tokens}) {
+        if (n > n_tokens) continue;
+        std::vector<int64_t> order(n_tokens);
+        for (int64_t t = 0; t < n_tokens; ++t) order[static_cast<size_t>(t)] = t;
         std::shuffle(order.begin(), order.end(), rng);
         std::vector<float> xs(static_cast<size_t>(n * n_cols)), ys(static_cast<size_t>(n * n_rows));
         for (int64_t i = 0; i < n; ++i)
@@ -195,6 +196,15 @@ TEST(MatMulBatchInvariance, FloatTypes) {
   for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16})
     for (int64_t n_cols : {7, 33, 50, 288, 1001})  // 50 (AVX-512): a pass, a single step, a tail
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
+}
+
+// Prefill on the AVX2 float kernels converts blocks of rows to f32 once and
+// takes up to 96 tokens a call: rows of 4100 columns (a tail) make blocks of
+// 11 rows, so a task spans several, and 100 tokens take two calls.
+TEST(MatMulBatchInvariance, FloatTypesAcrossConvertedBlocks) {
+  uint32_t seed = 300;
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16})
+    CheckInvariant(type, 40, 4100, seed++, false, HardwareIsa(), 100);
 }
 
 }  // namespace

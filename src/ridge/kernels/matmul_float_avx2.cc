@@ -1,15 +1,23 @@
 // F32, F16 and BF16 MatMul inner kernels for AVX2 + FMA + F16C.
 //
 // The rows path only, for every batch size: weights converted exactly to f32
-// as they stream in (F16 by vcvtph2ps, BF16 by a 16-bit shift), FMA with the
-// f32 activations. The f32 panel kernel that prefill used from 32 tokens on
-// summed in another order (a token's logits depended on what shared its
-// step); it is gone until a prefill kernel sums in this order.
+// (F16 by vcvtph2ps, BF16 by a 16-bit shift), FMA with the f32 activations.
+// Up to kTileTokens tokens (decode) convert the weights as they stream in.
+// With more (prefill) the first tile of tokens also stores a block of rows
+// converted into a per-thread f32 scratch, and every other tile multiplies
+// against that: on a Zen 1 a ymm vcvtph2ps takes the FMA pipe for two FMAs'
+// time, and converting once per tile of 4 tokens held F16 prefill to ~55 % of
+// the FP32 FMA peak (docs/benchmarks.md, 2026-12-05, fifth). The f32 panel
+// kernel that prefill used from 32 tokens on summed in another order (a
+// token's logits depended on what shared its step); it is gone until a
+// prefill kernel sums in this order.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/scratch.h"
 
 namespace ridge::kernels::internal {
 namespace {
@@ -56,23 +64,39 @@ float HorizontalSum(__m256 v) {
 }
 
 // kR rows × kT tokens; the rows kPrefetchRows ahead are prefetched into L2
-// a slice per step (see matmul_float_avx512.cc).
+// a slice per step (see matmul_float_avx512.cc), unless the rows are the f32
+// scratch, already in cache (past its end a prefetch ran into unmapped memory
+// and took 80 % of the time). A step converts the kR rows' weights once and
+// loads each token's activations once for all kR rows (kept in a register:
+// GCC otherwise folds the load into every row's FMA). With kStore it also
+// stores the converted weights there, row i of the tile at
+// f32 + (r + i)·f32_stride (a row's tail padded with zeros to 8 floats).
 //
 // Batch invariance: every (row, token) output is the same chain of FMAs
 // whatever kR and kT are (kU accumulators over interleaved 8-column steps,
-// the tails on the first, summed in a fixed order), so a token's result does
-// not depend on the other tokens of the call. Decode takes 2 rows at a time
-// for more independent FMA chains.
+// the tails on the first, summed in a fixed order), and the same whether its
+// weights were converted on the way or read back converted (both exact), so a
+// token's result does not depend on the other tokens of the call.
 constexpr int kPrefetchRows = 2;
 constexpr int kU = 2;
 constexpr int64_t kStepCols = 8 * kU;
+constexpr int kTileRows = 2;
+constexpr int kTileTokens = 3;  // 2 rows × 3 tokens × kU: 12 accumulators, 2 weights, 1 activation of 16 ymm
+// Tokens a call takes (the driver's pass over a task's rows): a block's
+// conversion serves up to 32 tiles of tokens.
+constexpr int kMaxTokens = 32 * kTileTokens;
+// f32 rows converted at once: they stay in L2 while every tile of tokens
+// passes (the x of a tile, ≤ 3 × 22 KiB for a 5632-column row, with them).
+constexpr int64_t kBlockBytes = 192 << 10;
 
-template <Kind kKind, int kR, int kT>
-void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
+template <Kind kKind, bool kPrefetch, bool kStore, int kR, int kT>
+void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_t y_stride, float* f32,
+              int64_t f32_stride) {
   constexpr int64_t kEb = ElemBytes<kKind>();
   constexpr int kPrefetchLines = static_cast<int>((kR * kStepCols * kEb + 63) / 64);
   const uint8_t* row = w.data + r * w.row_bytes;
   const uint8_t* ahead = row + kPrefetchRows * kR * w.row_bytes;
+  float* out = kStore ? f32 + r * f32_stride : nullptr;
   const float* x[kT];
   for (int t = 0; t < kT; ++t) x[t] = reinterpret_cast<const float*>(acts.data + t * acts.row_stride);
   __m256 acc[kR][kU][kT];
@@ -81,29 +105,39 @@ void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_
       for (int t = 0; t < kT; ++t) acc[i][u][t] = _mm256_setzero_ps();
   int64_t c = 0;
   for (; c + kStepCols <= w.n_cols; c += kStepCols) {
+    if constexpr (kPrefetch) {
 #pragma GCC unroll 8
-    for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + c * kEb * kR + p * 64), _MM_HINT_T1);
+      for (int p = 0; p < kPrefetchLines; ++p)
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + c * kEb * kR + p * 64), _MM_HINT_T1);
+    }
 #pragma GCC unroll 8
     for (int u = 0; u < kU; ++u) {
+      __m256 wv[kR];
 #pragma GCC unroll 4
       for (int i = 0; i < kR; ++i) {
-        const __m256 wv = Load8<kKind>(row + i * w.row_bytes + (c + 8 * u) * kEb);
+        wv[i] = Load8<kKind>(row + i * w.row_bytes + (c + 8 * u) * kEb);
+        if constexpr (kStore) _mm256_storeu_ps(out + i * f32_stride + c + 8 * u, wv[i]);
+      }
 #pragma GCC unroll 4
-        for (int t = 0; t < kT; ++t)
-          acc[i][u][t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[t] + c + 8 * u), acc[i][u][t]);
+      for (int t = 0; t < kT; ++t) {
+        __m256 xv = _mm256_loadu_ps(x[t] + c + 8 * u);
+        if constexpr (kR > 1 && kT > 1) asm("" : "+x"(xv));
+#pragma GCC unroll 4
+        for (int i = 0; i < kR; ++i) acc[i][u][t] = _mm256_fmadd_ps(wv[i], xv, acc[i][u][t]);
       }
     }
   }
   for (; c + 8 <= w.n_cols; c += 8)
     for (int i = 0; i < kR; ++i) {
       const __m256 wv = Load8<kKind>(row + i * w.row_bytes + c * kEb);
+      if constexpr (kStore) _mm256_storeu_ps(out + i * f32_stride + c, wv);
       for (int t = 0; t < kT; ++t) acc[i][0][t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[t] + c), acc[i][0][t]);
     }
   if (c < w.n_cols) {
     const int64_t n = w.n_cols - c;
     for (int i = 0; i < kR; ++i) {
       const __m256 wv = LoadPartial<kKind>(row + i * w.row_bytes + c * kEb, n);
+      if constexpr (kStore) _mm256_storeu_ps(out + i * f32_stride + c, wv);
       for (int t = 0; t < kT; ++t) acc[i][0][t] = _mm256_fmadd_ps(wv, LoadPartialF32(x[t] + c, n), acc[i][0][t]);
     }
   }
@@ -115,30 +149,64 @@ void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_
     }
 }
 
-template <Kind kKind, int kT>
+// Rows [r_begin, r_end) × kT tokens, kTileRows rows a tile.
+template <Kind kKind, bool kPrefetch, bool kStore, int kT>
 void RowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
-                   int64_t y_stride) {
-  constexpr int kR = kT == 1 ? 2 : 1;
+                   int64_t y_stride, float* f32, int64_t f32_stride) {
   int64_t r = r_begin;
-  for (; r + kR <= r_end; r += kR) RowsTile<kKind, kR, kT>(w, acts, r, y, y_stride);
-  for (; r < r_end; ++r) RowsTile<kKind, 1, kT>(w, acts, r, y, y_stride);
+  for (; r + kTileRows <= r_end; r += kTileRows)
+    RowsTile<kKind, kPrefetch, kStore, kTileRows, kT>(w, acts, r, y, y_stride, f32, f32_stride);
+  for (; r < r_end; ++r) RowsTile<kKind, kPrefetch, kStore, 1, kT>(w, acts, r, y, y_stride, f32, f32_stride);
+}
+
+// Up to kTileTokens tokens.
+template <Kind kKind, bool kPrefetch, bool kStore = false>
+void TileOfTokens(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
+                  int64_t y_stride, float* f32 = nullptr, int64_t f32_stride = 0) {
+  switch (n_tokens) {
+    case 1: return RowsForTokens<kKind, kPrefetch, kStore, 1>(w, acts, r_begin, r_end, y, y_stride, f32, f32_stride);
+    case 2: return RowsForTokens<kKind, kPrefetch, kStore, 2>(w, acts, r_begin, r_end, y, y_stride, f32, f32_stride);
+    default:
+      return RowsForTokens<kKind, kPrefetch, kStore, kTileTokens>(w, acts, r_begin, r_end, y, y_stride, f32,
+                                                                  f32_stride);
+  }
 }
 
 template <Kind kKind>
 void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
           int64_t y_stride) {
-  switch (n_tokens) {
-    case 1: return RowsForTokens<kKind, 1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return RowsForTokens<kKind, 2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return RowsForTokens<kKind, 3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return RowsForTokens<kKind, 4>(w, acts, r_begin, r_end, y, y_stride);
+  if (n_tokens <= kTileTokens) return TileOfTokens<kKind, true>(w, acts, n_tokens, r_begin, r_end, y, y_stride);
+  // Prefill, per block of rows: the first tile of tokens reads the rows from
+  // memory, converting F16/BF16 on the way and storing them as f32; every
+  // other tile reads the f32 rows from L2. (A separate conversion pass waited
+  // on memory while nothing else ran: 8 tokens took it at 51 % of the FMA
+  // peak against the 64 % of converting per tile of tokens.)
+  constexpr bool kConvert = kKind != Kind::kF32;
+  const int64_t f32_stride = (w.n_cols + 7) / 8 * 8;
+  const int64_t block_rows = std::max<int64_t>(kTileRows, kBlockBytes / (f32_stride * 4));
+  thread_local ScratchBuffer converted;  // the running thread's
+  float* f32 = kConvert ? reinterpret_cast<float*>(converted.Get(block_rows * f32_stride * 4)) : nullptr;
+  for (int64_t rb = r_begin; rb < r_end; rb += block_rows) {
+    const int64_t n_rows = std::min(block_rows, r_end - rb);
+    const MatView block{w.data + rb * w.row_bytes, n_rows, w.n_cols, w.row_bytes};
+    TileOfTokens<kKind, true, kConvert>(block, acts, kTileTokens, 0, n_rows, y + rb, y_stride, f32, f32_stride);
+    const MatView again = kConvert ? MatView{reinterpret_cast<const uint8_t*>(f32), n_rows, w.n_cols, f32_stride * 4}
+                                   : block;
+    for (int64_t t = kTileTokens; t < n_tokens; t += kTileTokens) {
+      const ActView tile{acts.data + t * acts.row_stride, acts.row_stride};
+      TileOfTokens<Kind::kF32, false>(again, tile, std::min<int64_t>(kTileTokens, n_tokens - t), 0, n_rows,
+                                      y + t * y_stride + rb, y_stride);
+    }
   }
 }
 
 constexpr ActPrep kFloatActs{nullptr, nullptr};
-constexpr TypeKernels kF32Kernels{kFloatActs, 4, Rows<Kind::kF32>, kFloatActs, 0, 0, nullptr, nullptr, nullptr};
-constexpr TypeKernels kF16Kernels{kFloatActs, 4, Rows<Kind::kF16>, kFloatActs, 0, 0, nullptr, nullptr, nullptr};
-constexpr TypeKernels kBf16Kernels{kFloatActs, 4, Rows<Kind::kBF16>, kFloatActs, 0, 0, nullptr, nullptr, nullptr};
+constexpr TypeKernels kF32Kernels{kFloatActs, kMaxTokens, Rows<Kind::kF32>, kFloatActs, 0, 0,
+                                  nullptr, nullptr, nullptr};
+constexpr TypeKernels kF16Kernels{kFloatActs, kMaxTokens, Rows<Kind::kF16>, kFloatActs, 0, 0,
+                                  nullptr, nullptr, nullptr};
+constexpr TypeKernels kBf16Kernels{kFloatActs, kMaxTokens, Rows<Kind::kBF16>, kFloatActs, 0, 0,
+                                  nullptr, nullptr, nullptr};
 
 }  // namespace
 
