@@ -201,12 +201,9 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
 }
 
 constexpr ActPrep kFloatActs{nullptr, nullptr};
-constexpr TypeKernels kF32Kernels{kFloatActs, kMaxTokens, Rows<Kind::kF32>, kFloatActs, 0, 0,
-                                  nullptr, nullptr, nullptr};
-constexpr TypeKernels kF16Kernels{kFloatActs, kMaxTokens, Rows<Kind::kF16>, kFloatActs, 0, 0,
-                                  nullptr, nullptr, nullptr};
-constexpr TypeKernels kBf16Kernels{kFloatActs, kMaxTokens, Rows<Kind::kBF16>, kFloatActs, 0, 0,
-                                  nullptr, nullptr, nullptr};
+constexpr TypeKernels kF32Kernels = RowsOnlyKernels(kFloatActs, kMaxTokens, Rows<Kind::kF32>);
+constexpr TypeKernels kF16Kernels = RowsOnlyKernels(kFloatActs, kMaxTokens, Rows<Kind::kF16>);
+constexpr TypeKernels kBf16Kernels = RowsOnlyKernels(kFloatActs, kMaxTokens, Rows<Kind::kBF16>);
 
 }  // namespace
 

@@ -93,6 +93,12 @@ struct TypeKernels {
                     float* y, int64_t y_stride, int64_t stream_ahead) = nullptr;
 };
 
+// A type with the rows path only (its kernels take f32 activations when
+// row_acts prepares none).
+constexpr TypeKernels RowsOnlyKernels(ActPrep row_acts, int max_row_tokens, decltype(TypeKernels::rows) rows) {
+  return TypeKernels{row_acts, max_row_tokens, rows, ActPrep{nullptr, nullptr}, 0, 0, nullptr, nullptr, nullptr};
+}
+
 // Each returns nullptr for a type it does not handle; the driver then falls
 // back to the scalar reference. Call only when the CPU supports that ISA.
 const TypeKernels* Avx512QuantKernels(GgmlType type);  // Q8_0, Q4_0 (rows and panels on both ISAs)
