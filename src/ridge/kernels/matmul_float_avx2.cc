@@ -64,9 +64,10 @@ float HorizontalSum(__m256 v) {
 }
 
 // kR rows × kT tokens; the rows kPrefetchRows ahead are prefetched into L2
-// a slice per step (see matmul_float_avx512.cc), unless the rows are the f32
-// scratch, already in cache (past its end a prefetch ran into unmapped memory
-// and took 80 % of the time). A step converts the kR rows' weights once and
+// a slice per step (see matmul_float_avx512.cc), unless the rows are already
+// in cache (kPrefetch false: the f32 scratch, or a block an earlier tile of
+// tokens read; past the scratch's end a prefetch ran into unmapped memory and
+// took 80 % of the time). A step converts the kR rows' weights once and
 // loads each token's activations once for all kR rows (kept in a register:
 // GCC otherwise folds the load into every row's FMA). With kStore it also
 // stores the converted weights there, row i of the tile at
