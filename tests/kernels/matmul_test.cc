@@ -11,6 +11,9 @@
 //    and uniform, so their sum has σ = sqrt(Σ W²·d²/12); we allow
 //    min(strict bound, 8σ): a wrong nibble, scale or offset costs O(|y|),
 //    which is far above that.
+//  * BF16 weights on AVX-512 round each activation to BF16 (nearest even),
+//    |x − bf16(x)| ≤ 2⁻⁸·|x|: at most 2⁻⁸·Σ|W·x| (strict), independent errors
+//    within ±2⁻⁸·|x|, σ ≤ sqrt(Σ (W·x)²·2⁻¹⁶/3); again min(strict, 8σ).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,11 +32,12 @@
 namespace ridge::kernels {
 namespace {
 
-enum class ActError { kNone, kInt8Blocks };
+enum class ActError { kNone, kInt8Blocks, kBf16 };
 
 ActError ActErrorOf(GgmlType type, Isa isa) {
   if (isa == Isa::kScalar) return ActError::kNone;
   if (TraitsOf(type).block_elems > 1) return ActError::kInt8Blocks;  // every quantized type's kernels
+  if (type == GgmlType::kBF16 && isa >= Isa::kAvx512) return ActError::kBf16;  // the BF16 dot's operands
   return ActError::kNone;
 }
 
@@ -104,6 +108,13 @@ void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts
               const double d = amax / 127.0;
               strict += d / 2.0 * w_abs;
               variance += w_sq * d * d / 12.0;
+            }
+          } else if (act_error == ActError::kBf16) {
+            const double u = std::ldexp(1.0, -8);  // half a BF16 unit in the last place, relative
+            for (int64_t c = 0; c < p.n_cols; ++c) {
+              const double product = static_cast<double>(wr[c]) * xt[c];
+              strict += u * std::fabs(product);
+              variance += product * product * u * u / 3.0;
             }
           }
           const double tol = std::fmin(strict, 8.0 * std::sqrt(variance)) +
@@ -184,7 +195,7 @@ TEST(MatMul, KQuantRandomBlockBytes) {
 TEST(MatMul, FloatTypesManyShapes) {
   uint32_t seed = 1000;
   for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
-    for (int64_t n_cols : {1, 7, 16, 17, 33, 100, 288, 1001})
+    for (int64_t n_cols : {1, 7, 16, 17, 33, 64, 100, 288, 1001})
       for (int64_t n_rows : {1, 3, 17, 33, 70})
         for (int64_t n_tokens : TokenCounts()) CheckMatMul({type, n_rows, n_cols, n_tokens}, seed++);
   }

@@ -24,16 +24,18 @@ ARCHITECTURES = {
 
 class Model:
     """path: a GGUF file. act_block > 0 rounds the input of every matrix product with a
-    quantized weight to int8 blocks of that many elements (as int8 SIMD kernels do).
+    quantized weight to int8 blocks of that many elements (as int8 SIMD kernels do);
+    bf16_acts rounds the input of every product with a BF16 weight to BF16 (as the
+    AVX-512 BF16 dot does).
     n_ctx: the context in use (Phi-3 LongRoPE picks its factors by it); default the
     model's context_length."""
 
-    def __init__(self, path, act_block=0, n_ctx=None):
+    def __init__(self, path, act_block=0, n_ctx=None, bf16_acts=False):
         self.gguf = GgufFile(path)
         arch = self.gguf.metadata["general.architecture"]
         if arch not in ARCHITECTURES:
             raise ValueError(f"{path}: architecture {arch!r}; the reference knows {sorted(ARCHITECTURES)}")
-        weights = Weights(self.gguf, act_block)
+        weights = Weights(self.gguf, act_block, bf16_acts)
         embd = self.gguf.tensors["token_embd.weight"]
         tokens = self.gguf.metadata.get("tokenizer.ggml.tokens")
         self.n_vocab = len(tokens) if tokens is not None else embd.dims[1]

@@ -2,7 +2,7 @@
 """The reference forward pass: greedy decoding from token ids, with the logits of every step.
 
   python3 tests/reference/reference.py --model M.gguf --tokens 1,2,3 --steps 32 \\
-      [--teacher TOKENS_FILE] [--logits-out F] [--act-quant-block 32] [--ctx N]
+      [--teacher TOKENS_FILE] [--logits-out F] [--act-quant-block 32] [--bf16-acts] [--ctx N]
 
 Prints one JSON line {"n_vocab": V, "tokens": [...], "teacher_forced": bool}: the
 token the reference chooses (argmax, lowest id on ties) at each step. --logits-out
@@ -58,13 +58,15 @@ def main(argv=None):
     parser.add_argument("--act-quant-block", type=int, default=0,
                         help="round the input of each product with a quantized weight to int8 blocks of this "
                              "many elements, as int8 SIMD kernels do (0: exact, the default)")
+    parser.add_argument("--bf16-acts", action="store_true",
+                        help="round the input of each product with a BF16 weight to BF16, as AVX-512's BF16 dot does")
     parser.add_argument("--ctx", type=int, help="context in use (Phi-3 LongRoPE); default the model's context_length")
     args = parser.parse_args(argv)
 
     prompt = parse_ids(args.tokens)
     if not prompt:
         parser.error("--tokens is empty")
-    model = Model(args.model, act_block=args.act_quant_block, n_ctx=args.ctx)
+    model = Model(args.model, act_block=args.act_quant_block, n_ctx=args.ctx, bf16_acts=args.bf16_acts)
     bad = [t for t in prompt if not 0 <= t < model.n_vocab]
     if bad:
         parser.error(f"token ids {bad} are outside the vocabulary [0, {model.n_vocab})")

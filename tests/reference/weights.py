@@ -6,7 +6,7 @@ carries one would compute something the graph does not describe.
 import numpy as np
 
 from dequantize import dequantize
-from ggml_types import is_block_quantized, row_bytes
+from ggml_types import BY_NAME, is_block_quantized, row_bytes
 
 
 def quantize_activations(x, block):
@@ -18,19 +18,30 @@ def quantize_activations(x, block):
     return (np.rint(blocks / safe_d) * d).reshape(x.shape)
 
 
+def round_to_bf16(x):
+    """x rounded as a BF16 dot sees it: to float32, then to BF16 (nearest even), as float64."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
 class Linear:
     """y = x W^T (+ b) for W [n_out, n_in]. With act_block > 0 and a quantized W, x is
-    first rounded to int8 blocks of act_block (quantize_activations)."""
+    first rounded to int8 blocks of act_block (quantize_activations); with bf16_acts and
+    a BF16 W, to BF16 (round_to_bf16)."""
 
-    def __init__(self, values, quantized, act_block, bias=None):
+    def __init__(self, values, ggml_type, act_block, bf16_acts=False, bias=None):
         self.w = values
         self.bias = bias
-        self.quantize_input = quantized and act_block > 0
+        self.quantize_input = is_block_quantized(ggml_type) and act_block > 0
         self.act_block = act_block
+        self.round_input_to_bf16 = bf16_acts and ggml_type == BY_NAME["BF16"]
 
     def __call__(self, x):
         if self.quantize_input:
             x = quantize_activations(x, self.act_block)
+        if self.round_input_to_bf16:
+            x = round_to_bf16(x)
         y = x @ self.w.T
         return y if self.bias is None else y + self.bias
 
@@ -48,9 +59,10 @@ class Embeddings:
 
 
 class Weights:
-    def __init__(self, gguf, act_block=0):
+    def __init__(self, gguf, act_block=0, bf16_acts=False):
         self.gguf = gguf
         self.act_block = act_block
+        self.bf16_acts = bf16_acts
         self.used = set()
 
     def has(self, name):
@@ -81,12 +93,12 @@ class Weights:
         """The matrix `name` [n_out, n_in] as a Linear; `bias` names its [n_out] bias tensor."""
         info, values = self._read(name, (n_in, n_out))
         b = None if bias is None else self.vector(bias, n_out)
-        return Linear(values, is_block_quantized(info.ggml_type), self.act_block, b)
+        return Linear(values, info.ggml_type, self.act_block, self.bf16_acts, b)
 
     def experts(self, name, n_expert, n_out, n_in):
         """A stack of n_expert matrices [n_out, n_in] (GGUF dims [n_in, n_out, n_expert]), one Linear each."""
         info, values = self._read(name, (n_in, n_out, n_expert))
-        return [Linear(values[e], is_block_quantized(info.ggml_type), self.act_block) for e in range(n_expert)]
+        return [Linear(values[e], info.ggml_type, self.act_block, self.bf16_acts) for e in range(n_expert)]
 
     def vectors(self, name, n_stack, n):
         """A stack of n_stack vectors [n] (GGUF dims [n, n_stack]) as [n_stack, n]: per-expert biases."""

@@ -40,7 +40,7 @@ TEST(Hardware, HostRoofFollowsTheKernelArithmetic) {
   p.int8_ops_per_s = 800e9;
   EXPECT_EQ(HostProfile(p, GgmlType::kF32).peak_flops, 200e9);
   EXPECT_EQ(HostProfile(p, GgmlType::kF16).peak_flops, 200e9);  // widened to f32, FMA
-  EXPECT_EQ(HostProfile(p, GgmlType::kBF16).peak_flops, 200e9);  // widened to f32 too (batch invariance)
+  EXPECT_EQ(HostProfile(p, GgmlType::kBF16).peak_flops, 400e9);  // the BF16 dot (AVX-512)
   EXPECT_EQ(HostProfile(p, GgmlType::kQ8_0).peak_flops, 800e9);
   EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0).peak_flops, 800e9);
   EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0).RidgePoint(), 40.0);
@@ -51,7 +51,8 @@ TEST(Hardware, HostRoofFollowsTheKernelArithmetic) {
   // Without int8 dots (AVX2 without VNNI has the maddubs path; scalar has neither).
   p.int8_ops_per_s = 0;
   EXPECT_EQ(HostProfile(p, GgmlType::kQ8_0).peak_flops, 200e9);
-  p.bf16_flops_per_s = 0;  // AVX2: a BF16 cache is widened to f32 too
+  p.bf16_flops_per_s = 0;  // AVX2: a BF16 cache and BF16 weights are widened to f32 too
+  EXPECT_EQ(HostProfile(p, GgmlType::kBF16).peak_flops, 200e9);
   EXPECT_EQ(HostProfile(p, GgmlType::kQ4_0, GgmlType::kBF16).AttentionPeak(), 200e9);
   p.read_bytes_per_s = 0;
   EXPECT_THROW(HostProfile(p, GgmlType::kF16), Error);

@@ -16,6 +16,10 @@ namespace ridge::kernels {
 // y[t, r] = Σ_c W[r, c] · x[t, c]
 //   x: [n_tokens, n_cols] f32, y: [n_tokens, n_rows] f32.
 // n_tokens == 1 is the decode (matrix-vector) case; larger is prefill.
+// What the SIMD targets round first (the scalar twin rounds nothing): for
+// quantized W, x to int8 blocks of 32 (as llama.cpp's CPU kernels); for BF16 W
+// on AVX-512, x to BF16 (nearest even), so that the BF16 dot takes 32 exact
+// products an instruction (F32, F16 and BF16 elsewhere: x as it is).
 void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
 
 // One product of a MatMulGroup call: y = W · x as MatMul computes it.

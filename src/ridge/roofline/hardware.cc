@@ -60,10 +60,13 @@ HardwareProfile HostProfile(const ProbeResult& probe, GgmlType weight_type, Ggml
   if (quantized && probe.int8_ops_per_s > 0) {
     h.peak_flops = probe.int8_ops_per_s;
     h.peak_note = fmt::format("probed int8 dot ({}), for {} weights", probe.int8_kernel, GgmlTypeName(weight_type));
+  } else if (weight_type == GgmlType::kBF16 && probe.bf16_flops_per_s > 0) {
+    // BF16 weights take the BF16 dot where the ISA has one (their activations rounded to BF16).
+    h.peak_flops = probe.bf16_flops_per_s;
+    h.peak_note = fmt::format("probed BF16 dot ({}), for BF16 weights", probe.bf16_kernel);
   } else {
-    // F32, F16 and BF16 weights are all widened to f32 and multiplied with FMA
-    // (the BF16 dot's panels summed in another order than decode: gone for
-    // batch invariance), so their roof is the FP32 FMA peak.
+    // F32 and F16 weights (and BF16 without a BF16 dot) are widened to f32
+    // and multiplied with FMA, so their roof is the FP32 FMA peak.
     h.peak_flops = probe.fp32_flops_per_s;
     h.peak_note = fmt::format("probed FP32 FMA ({}), for {} weights", probe.fp32_kernel, GgmlTypeName(weight_type));
   }
