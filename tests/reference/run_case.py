@@ -28,9 +28,13 @@ Tolerance (max |logit diff| / max |logit|), and why:
     2.7e-2 for Q4_0, 1e-2 for Q8_0 and Q6_K, 5e-3 for Q4_K).
   * BF16_TOLERANCE for BF16 weights under avx512 and amx, whose kernels round
     each activation to BF16 (nearest even) for the BF16 dot (vdpbf16ps). The
-    reference models that rounding (--bf16-acts); what is left is a rounding
-    flipped where ridge's float32 value and the reference's float64 one lie on
-    either side of a BF16 rounding boundary (a 2^-9 step of one element).
+    reference models that rounding (--bf16-acts), and most steps then agree to
+    ~1e-7; in the others a rounding flipped where ridge's float32 value and
+    the reference's float64 one lie on either side of a BF16 rounding boundary
+    (up to 2^-8 of one element, carried through the later layers: measured up
+    to 3.1e-3, where not modelling the rounding at all gives ~5e-3 on every
+    step). So the bound is 1e-2, and at least half the steps must agree to
+    EXACT_TOLERANCE: the rounding is modelled, not only tolerated.
 """
 import argparse
 import json
@@ -59,7 +63,7 @@ INT8_ACTIVATION_TYPES = {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "IQ4_NL", "Q2_K
                          "IQ4_XS", "Q4_K_M", "Q5_K_M", "MXFP4"}  # the mixes: every weight type in them has such a kernel
 # The ISAs whose BF16 MatMul rounds activations to BF16 (src/ridge/kernels/matmul_float_avx512.cc).
 BF16_ACTIVATION_ISAS = {"avx512", "amx"}
-BF16_TOLERANCE = 1e-3
+BF16_TOLERANCE = 1e-2
 SKIP = 77
 
 
@@ -102,6 +106,14 @@ def main():
     print(f"reference: {model.hparams.arch}, {acts}")
     tolerance = INT8_TOLERANCE if int8 else BF16_TOLERANCE if bf16 else EXACT_TOLERANCE
     result = compare(ridge["tokens"], logits, ref_logits, tolerance)
+    if bf16:
+        per_step = np.abs(logits - ref_logits).max(axis=1) / np.abs(ref_logits).max()
+        exact = int((per_step <= EXACT_TOLERANCE).sum())
+        line = f"{exact} of {STEPS} steps agree to {EXACT_TOLERANCE:g} (at least {STEPS // 2} must)"
+        if exact < STEPS // 2:
+            result.fail(line)
+        else:
+            result.lines.append("ok   " + line)
     print("\n".join(result.lines))
     return 0 if result.ok else 1
 
