@@ -43,8 +43,11 @@ constexpr int kByDimChains = V::kLanes == 16 ? 2 : 1;
 // dots[g][r] = q_r·k_p for the positions p of group g (lane j: its position
 // j), kR rows × kG groups, each dimension of a group one load shared by every
 // row. A row sums over c in kByDimChains chains: its bits depend on its q and
-// the keys alone, not on kR, kG or the grouping.
-template <typename V, GgmlType kKType, int kR, int kG>
+// the keys alone, not on kR, kG or the grouping. kWhole: every group holds
+// kLanes positions, so every load is a whole vector (with a branch per load
+// GCC kept the sums on the stack, a store per FMA: decode at depth ran its
+// scores at ~1/3 of the FP32 peak).
+template <typename V, GgmlType kKType, int kR, int kG, bool kWhole>
 void DotsByDim(const float* const* q, int64_t head_dim, int64_t dim_stride, const PositionGroup* groups,
                typename V::R (*dots)[kR]) {
   using R = typename V::R;
@@ -62,7 +65,7 @@ void DotsByDim(const float* const* q, int64_t head_dim, int64_t dim_stride, cons
     for (int ch = 0; ch < kC; ++ch) {
 #pragma GCC unroll 4
       for (int g = 0; g < kG; ++g) {
-        const R k = LoadKv<V, kKType>(groups[g].base + (c + ch) * dim_stride, 0, groups[g].n);
+        const R k = LoadKv<V, kKType>(groups[g].base + (c + ch) * dim_stride, 0, kWhole ? V::kLanes : groups[g].n);
 #pragma GCC unroll 8
         for (int r = 0; r < kR; ++r) sums[ch][g][r] = V::Fma(k, V::Set1(q[r][c + ch]), sums[ch][g][r]);
       }
@@ -71,7 +74,7 @@ void DotsByDim(const float* const* q, int64_t head_dim, int64_t dim_stride, cons
   for (int ch = 0; c < head_dim; ++c, ++ch) {  // fewer than kC dimensions left
 #pragma GCC unroll 4
     for (int g = 0; g < kG; ++g) {
-      const R k = LoadKv<V, kKType>(groups[g].base + c * dim_stride, 0, groups[g].n);
+      const R k = LoadKv<V, kKType>(groups[g].base + c * dim_stride, 0, kWhole ? V::kLanes : groups[g].n);
 #pragma GCC unroll 8
       for (int r = 0; r < kR; ++r) sums[ch][g][r] = V::Fma(k, V::Set1(q[r][c]), sums[ch][g][r]);
     }
@@ -95,8 +98,9 @@ constexpr bool kPairsDot = kKType == GgmlType::kBF16 && V::kBf16Dot;
 // pairs once for every row. q_pairs[r][i] holds q_r[2i] (low half) and
 // q_r[2i + 1] as bf16 (high half 0 past an odd head_dim). A row sums pairs
 // i ≡ 0 and i ≡ 1 (mod 2) in two chains, added at the end: its bits depend on
-// its q and the keys alone, not on kR, kG or the grouping.
-template <typename V, int kR, int kG>
+// its q and the keys alone, not on kR, kG or the grouping. kWhole: as
+// DotsByDim's.
+template <typename V, int kR, int kG, bool kWhole>
 void DotsByDimPairs(const uint32_t* const* q_pairs, int64_t head_dim, int64_t dim_stride, const PositionGroup* groups,
                     typename V::R (*dots)[kR]) {
   using R = typename V::R;
@@ -110,8 +114,8 @@ void DotsByDimPairs(const uint32_t* const* q_pairs, int64_t head_dim, int64_t di
 #pragma GCC unroll 4
     for (int g = 0; g < kG; ++g) {
       const uint8_t* row = groups[g].base + 2 * i * dim_stride;
-      const auto k0 = V::LoadBf16Pairs(row, row + dim_stride, groups[g].n);
-      const auto k1 = V::LoadBf16Pairs(row + 2 * dim_stride, row + 3 * dim_stride, groups[g].n);
+      const auto k0 = V::LoadBf16Pairs(row, row + dim_stride, kWhole ? V::kLanes : groups[g].n);
+      const auto k1 = V::LoadBf16Pairs(row + 2 * dim_stride, row + 3 * dim_stride, kWhole ? V::kLanes : groups[g].n);
 #pragma GCC unroll 8
       for (int r = 0; r < kR; ++r) {
         even[g][r] = V::DotPairs(even[g][r], k0, q_pairs[r][i]);
@@ -125,7 +129,7 @@ void DotsByDimPairs(const uint32_t* const* q_pairs, int64_t head_dim, int64_t di
 #pragma GCC unroll 4
     for (int g = 0; g < kG; ++g) {
       const uint8_t* row = groups[g].base + 2 * i * dim_stride;
-      const auto k = V::LoadBf16Pairs(row, row + dim_stride, groups[g].n);
+      const auto k = V::LoadBf16Pairs(row, row + dim_stride, kWhole ? V::kLanes : groups[g].n);
 #pragma GCC unroll 8
       for (int r = 0; r < kR; ++r) even[g][r] = V::DotPairs(even[g][r], k, q_pairs[r][i]);
     }
@@ -135,7 +139,7 @@ void DotsByDimPairs(const uint32_t* const* q_pairs, int64_t head_dim, int64_t di
     const bool into_odd = i % 2 == 1;
 #pragma GCC unroll 4
     for (int g = 0; g < kG; ++g) {
-      const auto k = V::LoadBf16Pairs(groups[g].base + 2 * i * dim_stride, nullptr, groups[g].n);
+      const auto k = V::LoadBf16Pairs(groups[g].base + 2 * i * dim_stride, nullptr, kWhole ? V::kLanes : groups[g].n);
 #pragma GCC unroll 8
       for (int r = 0; r < kR; ++r) {
         if (into_odd) {
@@ -172,14 +176,24 @@ void ScoresPassByDim(const AttentionRow* rows, const int64_t* active, int64_t he
                      int64_t stride) {
   using R = typename V::R;
   R dots[kG][kR];
+  bool whole = true;
+  for (int g = 0; g < kG; ++g) whole = whole && groups[g].n == V::kLanes;
   if constexpr (kPairsDot<V, kKType>) {
     const uint32_t* q[kR];
     for (int r = 0; r < kR; ++r) q[r] = q_pairs + active[r] * ((head_dim + 1) / 2);
-    DotsByDimPairs<V, kR, kG>(q, head_dim, dim_stride, groups, dots);
+    if (whole) {
+      DotsByDimPairs<V, kR, kG, true>(q, head_dim, dim_stride, groups, dots);
+    } else {
+      DotsByDimPairs<V, kR, kG, false>(q, head_dim, dim_stride, groups, dots);
+    }
   } else {
     const float* q[kR];
     for (int r = 0; r < kR; ++r) q[r] = rows[active[r]].q;
-    DotsByDim<V, kKType, kR, kG>(q, head_dim, dim_stride, groups, dots);
+    if (whole) {
+      DotsByDim<V, kKType, kR, kG, true>(q, head_dim, dim_stride, groups, dots);
+    } else {
+      DotsByDim<V, kKType, kR, kG, false>(q, head_dim, dim_stride, groups, dots);
+    }
   }
   const R vscale = V::Set1(scale);
   int64_t i = i0;

@@ -255,8 +255,9 @@ void WithRowCount(int64_t n, F f) {
 }
 
 // Rows whose V loads are shared in one AccumulateValues pass: as many as keep
-// their 2 · kNv accumulators and weights in registers (32 on AVX-512, 16 on
-// AVX2); an AccumulateValuePairs pass (kNv accumulators a row) up to 8.
+// their 2 · kNv accumulators and weights in registers (32 on AVX-512, at most
+// 4 rows; 16 on AVX2, at most 3); an AccumulateValuePairs pass (kNv
+// accumulators a row) up to 8.
 template <typename V, int kNv, typename W>
 constexpr int ValueRowBlock() {
   if constexpr (std::is_same_v<W, uint32_t>) {
@@ -264,7 +265,8 @@ constexpr int ValueRowBlock() {
     return fit > 8 ? 8 : fit;
   }
   const int fit = (V::kLanes == 16 ? 28 : 12) / (2 * kNv + 2);  // registers left for sums, over one row's
-  return fit < 1 ? 1 : fit > 3 ? 3 : fit;
+  constexpr int kMax = V::kLanes == 16 ? 4 : 3;
+  return fit < 1 ? 1 : fit > kMax ? kMax : fit;
 }
 
 // AccumulateWeighted over positions [p0, p0 + n_r) of kR rows (n_r ≤ kChunkPositions
@@ -365,10 +367,12 @@ template <typename V, GgmlType kVType, typename W>
 void RowsValues(const AttentionRow* rows, int64_t n_rows, const W* w, int64_t w_stride, const KvHeadView& v,
                 int64_t head_dim) {
   constexpr int64_t L = V::kLanes;
-  // The accumulators of 1-3 rows in registers (ValueRowBlock): on AVX2 slices of
-  // 2 vectors, so 2 rows share each converted V vector (the F16 conversions, one
-  // per row with 4-vector slices, were half of the value pass on Zen 3).
-  constexpr int64_t kMaxVectors = L == 16 ? 4 : 2;
+  // Slices of 2 vectors, so that the accumulators of several rows stay in
+  // registers (ValueRowBlock: 2 on AVX2, 4 on AVX-512) and share each converted
+  // V vector. With 4-vector slices AVX2 held one row (the F16 conversions were
+  // half of the value pass on Zen 3) and AVX-512 two: tinyllama's 8-row decode
+  // ran ~10 % slower from L2 on a Zen 5 (BM_AttentionDecode/1024/1/1/8/0).
+  constexpr int64_t kMaxVectors = 2;
   for (int64_t c0 = 0; c0 < head_dim; c0 += kMaxVectors * L) {
     const int64_t c1 = c0 + kMaxVectors * L < head_dim ? c0 + kMaxVectors * L : head_dim;
     const int64_t n_vectors = (c1 - c0 + L - 1) / L;
