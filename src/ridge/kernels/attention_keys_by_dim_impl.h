@@ -176,24 +176,24 @@ void ScoresPassByDim(const AttentionRow* rows, const int64_t* active, int64_t he
                      int64_t stride) {
   using R = typename V::R;
   R dots[kG][kR];
+  auto dots_of = [&](auto whole_tag) {
+    constexpr bool kWhole = decltype(whole_tag)::value;
+    if constexpr (kPairsDot<V, kKType>) {
+      const uint32_t* q[kR];
+      for (int r = 0; r < kR; ++r) q[r] = q_pairs + active[r] * ((head_dim + 1) / 2);
+      DotsByDimPairs<V, kR, kG, kWhole>(q, head_dim, dim_stride, groups, dots);
+    } else {
+      const float* q[kR];
+      for (int r = 0; r < kR; ++r) q[r] = rows[active[r]].q;
+      DotsByDim<V, kKType, kR, kG, kWhole>(q, head_dim, dim_stride, groups, dots);
+    }
+  };
   bool whole = true;
   for (int g = 0; g < kG; ++g) whole = whole && groups[g].n == V::kLanes;
-  if constexpr (kPairsDot<V, kKType>) {
-    const uint32_t* q[kR];
-    for (int r = 0; r < kR; ++r) q[r] = q_pairs + active[r] * ((head_dim + 1) / 2);
-    if (whole) {
-      DotsByDimPairs<V, kR, kG, true>(q, head_dim, dim_stride, groups, dots);
-    } else {
-      DotsByDimPairs<V, kR, kG, false>(q, head_dim, dim_stride, groups, dots);
-    }
+  if (whole) {
+    dots_of(std::true_type{});
   } else {
-    const float* q[kR];
-    for (int r = 0; r < kR; ++r) q[r] = rows[active[r]].q;
-    if (whole) {
-      DotsByDim<V, kKType, kR, kG, true>(q, head_dim, dim_stride, groups, dots);
-    } else {
-      DotsByDim<V, kKType, kR, kG, false>(q, head_dim, dim_stride, groups, dots);
-    }
+    dots_of(std::false_type{});
   }
   const R vscale = V::Set1(scale);
   int64_t i = i0;
