@@ -198,9 +198,11 @@ TEST(MatMulBatchInvariance, FloatTypes) {
       for (int64_t n_rows : {1, 13, 70}) CheckInvariant(type, n_rows, n_cols, seed++);
 }
 
-// Prefill on the AVX2 float kernels converts blocks of rows to f32 once and
-// takes up to 96 tokens a call: rows of 4100 columns (a tail) make blocks of
-// 11 rows, so a task spans several, and 100 tokens take two calls.
+// Prefill on the float kernels goes over blocks of rows (kL2BlockBytes: on
+// AVX2 converted to f32 once, 11 rows of 4100 columns; on AVX-512 the rows as
+// stored, 20 F16/BF16 or 8 F32 rows) and takes up to 96 tokens a call: 40 rows
+// of 4100 columns (a tail) make a task span several blocks, and 100 tokens
+// take two calls.
 TEST(MatMulBatchInvariance, FloatTypesAcrossConvertedBlocks) {
   uint32_t seed = 300;
   for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16})

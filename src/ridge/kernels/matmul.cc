@@ -35,8 +35,6 @@ constexpr int64_t kRowAlign = 16;
 constexpr int64_t kInlineRowsBytes = 64 << 10;
 constexpr double kInlinePanelFlops = 4e6;
 constexpr int64_t kInlinePrepareElems = 32 << 10;
-// Weights a rows-path task keeps in L2 while several token groups pass.
-constexpr int64_t kRowsChunkBytes = 192 << 10;
 // How far ahead a panel kernel prefetches weights repacked at load where it
 // reads one stream a task: about what one core has in flight at ~25 GB/s and ~150 ns of
 // latency, doubled for a busy host.
@@ -91,7 +89,7 @@ ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_
 // of kRowAlign unless the whole matrix is one task).
 int64_t RowsChunk(const TypeKernels& k, const MatView& w, int64_t n_tokens, int n_threads) {
   // About four tasks per thread so a slow thread does not hold the others up.
-  // With several token groups, a task's rows are also capped to ~kRowsChunkBytes
+  // With several token groups, a task's rows are also capped to ~kL2BlockBytes
   // of weights, so that they stay in L2 while every group of tokens passes
   // over them (prefill on the rows path would otherwise stream the whole
   // matrix from memory once per group).
@@ -100,7 +98,7 @@ int64_t RowsChunk(const TypeKernels& k, const MatView& w, int64_t n_tokens, int 
   const int64_t wanted_tasks = 4 * static_cast<int64_t>(n_threads);
   int64_t chunk_rows = std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
   if (passes > 1)
-    chunk_rows = std::min(chunk_rows, std::max(kRowAlign, kRowsChunkBytes / w.row_bytes / kRowAlign * kRowAlign));
+    chunk_rows = std::min(chunk_rows, std::max(kRowAlign, internal::kL2BlockBytes / w.row_bytes / kRowAlign * kRowAlign));
   return chunk_rows;
 }
 

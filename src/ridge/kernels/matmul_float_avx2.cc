@@ -86,9 +86,6 @@ constexpr int kTileTokens = 3;  // 2 rows × 3 tokens × kU: 12 accumulators, 2 
 // Tokens a call takes (the driver's pass over a task's rows): a block's
 // conversion serves up to 32 tiles of tokens.
 constexpr int kMaxTokens = 32 * kTileTokens;
-// f32 rows converted at once: they stay in L2 while every tile of tokens
-// passes (the x of a tile, ≤ 3 × 22 KiB for a 5632-column row, with them).
-constexpr int64_t kBlockBytes = 192 << 10;
 
 template <Kind kKind, bool kPrefetch, bool kStore, int kR, int kT>
 void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_t y_stride, float* f32,
@@ -184,7 +181,7 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
   // peak against the 64 % of converting per tile of tokens.)
   constexpr bool kConvert = kKind != Kind::kF32;
   const int64_t f32_stride = (w.n_cols + 7) / 8 * 8;
-  const int64_t block_rows = std::max<int64_t>(kTileRows, kBlockBytes / (f32_stride * 4));
+  const int64_t block_rows = std::max<int64_t>(kTileRows, kL2BlockBytes / (f32_stride * 4));
   thread_local ScratchBuffer converted;  // the running thread's
   float* f32 = kConvert ? reinterpret_cast<float*>(converted.Get(block_rows * f32_stride * 4)) : nullptr;
   for (int64_t rb = r_begin; rb < r_end; rb += block_rows) {

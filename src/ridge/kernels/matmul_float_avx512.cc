@@ -118,9 +118,6 @@ constexpr int kTileTokens = 6;  // 4 × 6 accumulators, 4 weights and 1 activati
 // Tokens a call takes (the driver's pass over a task's rows): a block of
 // rows read from memory serves up to 16 tiles of tokens from L2.
 constexpr int kMaxTokens = 16 * kTileTokens;
-// Weight bytes of a block: they stay in L2 while every tile of tokens passes
-// (with the tile's activations, ≤ 6 × 22 KiB for a 5632-column row).
-constexpr int64_t kBlockBytes = 192 << 10;
 
 template <Kind kKind, bool kPrefetch, int kR, int kT>
 void RowsTile(const MatView& w, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
@@ -193,7 +190,7 @@ template <Kind kKind>
 void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
           int64_t y_stride) {
   if (n_tokens <= kTileTokens) return TileOfTokens<kKind, true>(w, acts, n_tokens, r_begin, r_end, y, y_stride);
-  const int64_t block_rows = std::max<int64_t>(kRowsPerTile, kBlockBytes / w.row_bytes / kRowsPerTile * kRowsPerTile);
+  const int64_t block_rows = std::max<int64_t>(kRowsPerTile, kL2BlockBytes / w.row_bytes / kRowsPerTile * kRowsPerTile);
   for (int64_t rb = r_begin; rb < r_end; rb += block_rows) {
     const int64_t re = std::min(r_end, rb + block_rows);
     TileOfTokens<kKind, true>(w, acts, kTileTokens, rb, re, y, y_stride);

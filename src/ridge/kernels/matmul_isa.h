@@ -27,6 +27,12 @@
 
 namespace ridge::kernels::internal {
 
+// Weight bytes a call keeps in L2 while several tiles of tokens pass over
+// them (with the tiles' activations: ≤ 6 × 22 KiB for a 5632-column row):
+// the driver caps a rows-path task at this much of a matrix, and the float
+// kernels convert or stream their rows in blocks of this size.
+constexpr int64_t kL2BlockBytes = 192 << 10;
+
 // A weight matrix in place: row r starts at data + r * row_bytes.
 struct MatView {
   const uint8_t* data;
