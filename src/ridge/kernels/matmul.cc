@@ -98,7 +98,8 @@ int64_t RowsChunk(const TypeKernels& k, const MatView& w, int64_t n_tokens, int 
   const int64_t wanted_tasks = 4 * static_cast<int64_t>(n_threads);
   int64_t chunk_rows = std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
   if (passes > 1)
-    chunk_rows = std::min(chunk_rows, std::max(kRowAlign, internal::kL2BlockBytes / w.row_bytes / kRowAlign * kRowAlign));
+    chunk_rows =
+        std::min(chunk_rows, std::max(kRowAlign, internal::kL2BlockBytes / w.row_bytes / kRowAlign * kRowAlign));
   return chunk_rows;
 }
 
