@@ -59,10 +59,15 @@ TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
   EXPECT_DOUBLE_EQ(figures[0].bound_tokens_per_s, 32.0 / prefill.roofline_time_s);
   // Decode of one sequence of a 260K-parameter F32 model: ~1 FLOP per 2 bytes, far below this ridge.
   EXPECT_EQ(figures[1].bound_by, "memory");
-  // tg alone is paired with reads of the weights' memory after each step.
-  EXPECT_EQ(figures[0].paired_percent, 0);
+  // tg is paired with reads of the weights' memory after each step, pp with
+  // the arithmetic peaks probed after each repetition.
+  EXPECT_GT(figures[0].paired_percent, 0);
+  EXPECT_LE(figures[0].paired_percent, 150);  // no step beats the roof it ran under by much
+  EXPECT_GT(figures[0].paired_peak_flops, 1e8);
+  EXPECT_EQ(figures[0].paired_read_bytes_per_s, 0);
   EXPECT_GT(figures[1].paired_percent, 0);
   EXPECT_GT(figures[1].paired_read_bytes_per_s, 1e8);
+  EXPECT_EQ(figures[1].paired_peak_flops, 0);
 
   ModelBenchReport report;
   report.figures = figures;
@@ -71,6 +76,7 @@ TEST(ModelBench, PromptAndGenerationFiguresAgainstTheGivenRoofline) {
   EXPECT_EQ(j["tests"].size(), 2u);
   EXPECT_NEAR(j["tests"][1]["percent_of_roofline"].get<double>(), figures[1].percent_of_bound(), 1e-9);
   EXPECT_NEAR(j["tests"][1]["paired_percent_of_roofline"].get<double>(), figures[1].paired_percent, 1e-9);
+  EXPECT_NEAR(j["tests"][0]["paired_peak_flops"].get<double>(), figures[0].paired_peak_flops, 1e-9);
   EXPECT_NE(FormatMarkdown(report).find("| tg8 |"), std::string::npos);
   EXPECT_NE(FormatMarkdown(report).find("paired roofline"), std::string::npos);
 }
@@ -84,7 +90,7 @@ TEST(ModelBench, WithholdsPercentsWhoseRoofTheProbesDisagreeOn) {
   o.n_gen = 4;
   o.repetitions = 1;
   o.n_threads = 1;
-  o.paired_reads = false;
+  o.paired_roofs = false;
   ModelBenchReport report;
   ProbeResult slow = FakeProbe();
   slow.read_bytes_per_s /= 2;  // a busy host halved the read between start and end

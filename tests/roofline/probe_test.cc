@@ -90,6 +90,21 @@ TEST(Probe, ShortRunGivesPlausibleFigures) {
   EXPECT_NE(text.find("ridge point"), std::string::npos);
 }
 
+// The peaks alone, as `ridge bench` pairs them with each prefill repetition:
+// the arithmetic the full probe measures, no read.
+TEST(Probe, ArithmeticAloneGivesThePeaksAndNoRead) {
+  ThreadPool pool(2);
+  const ProbeResult r = ProbeArithmetic(pool, 0.02);
+  EXPECT_EQ(r.n_threads, 2);
+  EXPECT_EQ(r.isa, IsaName(ActiveIsa()));
+  EXPECT_EQ(r.read_bytes_per_s, 0);
+  EXPECT_GT(r.fp32_flops_per_s, 1e8);
+  EXPECT_EQ(r.bf16_flops_per_s > 0, ActiveIsa() >= Isa::kAvx512);
+  EXPECT_EQ(r.int8_ops_per_s > 0, ActiveIsa() != Isa::kScalar);
+  EXPECT_THROW(ProbeArithmetic(pool, 0), Error);
+  EXPECT_THROW(ProbeArithmetic(pool, 61), Error);
+}
+
 TEST(Probe, RejectsBadOptions) {
   ProbeOptions o;
   o.buffer_bytes = 1000;

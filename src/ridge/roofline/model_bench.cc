@@ -27,6 +27,10 @@ std::vector<TokenId> RandomTokens(int64_t n, int64_t n_vocab, std::mt19937_64& r
   return tokens;
 }
 
+// Each kernel of the probe a prefill repetition is paired with runs this long
+// (3 passes, the best counts): ~0.3 s a repetition for the three peaks.
+constexpr double kPairedComputeSeconds = 0.03;
+
 CostOptions HostCostOptions(GgmlType kv_type) {
   CostOptions o;
   o.kv_bytes_per_element = KvBytesPerElement(kv_type);
@@ -118,7 +122,7 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
 
   const CostOptions costs = HostCostOptions(o.kv_type);
   std::unique_ptr<BandwidthMeter> meter;
-  if (o.paired_reads) meter = std::make_unique<BandwidthMeter>(pool, model.file().memory().bytes());
+  if (o.paired_roofs) meter = std::make_unique<BandwidthMeter>(pool, model.file().memory().bytes());
 
   std::vector<BenchFigure> figures;
   bool warmed_up = false;
@@ -138,7 +142,7 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
         model.Forward(batch, cache, logits.data(), pool);
       }
     }
-    std::vector<double> paired_reads, paired_ratios;
+    std::vector<double> paired_reads, paired_ratios, pp_peaks, pp_ratios;
     BenchFigure pp, tg;
     const std::string at = depth > 0 ? fmt::format(" @ d{}", depth) : "";
     pp.test = fmt::format("pp{}{}", o.n_prompt, at);
@@ -155,7 +159,17 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
           batch.Add(prompt[static_cast<size_t>(i)], depth + i, 0, i == n_prompt - 1);
         Clock::time_point start = Clock::now();
         model.Forward(batch, cache, logits.data(), pool);
-        if (rep >= 0) pp.tokens_per_s.push_back(static_cast<double>(n_prompt) / SecondsSince(start));
+        const double pp_s = SecondsSince(start);
+        if (rep >= 0) pp.tokens_per_s.push_back(static_cast<double>(n_prompt) / pp_s);
+        if (o.paired_roofs && rep >= 0) {  // the roof this prefill ran under: the peaks right after it
+          ProbeResult after = ProbeArithmetic(pool, kPairedComputeSeconds);
+          after.read_bytes_per_s = probe.read_bytes_per_s;
+          const HardwareProfile now = HostProfile(after, shape.main_weight_type, o.kv_type);
+          Workload w{Phase::kPrefill, n_prompt, 1, n_prompt};
+          w.depth = depth;
+          pp_peaks.push_back(now.peak_flops);
+          pp_ratios.push_back(AnalyzePhase(shape, w, now, costs).roofline_time_s / pp_s);
+        }
       }
       {
         // Like llama-bench's tg: generation after the depth, one token per step.
@@ -185,6 +199,10 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
     if (!paired_ratios.empty()) {
       tg.paired_percent = 100.0 * Describe(paired_ratios).p50;
       tg.paired_read_bytes_per_s = Describe(paired_reads).p50;
+    }
+    if (!pp_ratios.empty()) {
+      pp.paired_percent = 100.0 * Describe(pp_ratios).p50;
+      pp.paired_peak_flops = Describe(pp_peaks).p50;
     }
     figures.push_back(pp);
     figures.push_back(tg);
@@ -315,9 +333,11 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
     out += "| test | t/s | roofline t/s | % of roofline | % of paired roofline | bound | roof |\n"
            "|---|---:|---:|---:|---:|---|---|\n";
     for (const BenchFigure& f : r.figures) {
-      const std::string paired = f.paired_percent > 0 ? fmt::format("{:.1f} % (read {:.1f} GB/s)", f.paired_percent,
-                                                                    f.paired_read_bytes_per_s / 1e9)
-                                                      : "-";
+      std::string paired = "-";
+      if (f.paired_percent > 0)
+        paired = f.phase == Phase::kPrefill
+                     ? fmt::format("{:.1f} % (peak {:.0f} G/s)", f.paired_percent, f.paired_peak_flops / 1e9)
+                     : fmt::format("{:.1f} % (read {:.1f} GB/s)", f.paired_percent, f.paired_read_bytes_per_s / 1e9);
       withheld = withheld || f.bound_spread > r.max_probe_spread;
       out += fmt::format("| {} | {:.2f} ± {:.2f} | {:.2f} | {} | {} | {} | {} |\n", f.test, f.mean, f.stddev,
                          f.bound_tokens_per_s, PercentCell(f.percent_of_bound(), f.bound_spread, r.max_probe_spread),
@@ -325,7 +345,8 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
     }
     if (std::any_of(r.figures.begin(), r.figures.end(), [](const BenchFigure& f) { return f.paired_percent > 0; }))
       out += "paired roofline: median over decode steps of the step's roofline time, at the bandwidth of a read of "
-             "the weights' own memory right after it, / its time (bandwidth drifts on shared hosts)\n";
+             "the weights' own memory right after it, / its time; for pp, over repetitions, at the arithmetic peaks "
+             "probed right after each (a shared host's speed drifts)\n";
   }
   if (!r.batches.empty()) {
     out += "| batch | prefill t/s | decode t/s | total t/s | decode roofline t/s | decode % | KV bytes used | KV formula bytes |\n"
@@ -383,7 +404,8 @@ std::string FormatJson(const ModelBenchReport& r) {
                           {"roofline_tokens_per_s", f.bound_tokens_per_s}, {"percent_of_roofline", f.percent_of_bound()},
                           {"roof_spread", f.bound_spread}, {"bound", f.bound_by}, {"roof", f.roof},
                           {"paired_percent_of_roofline", f.paired_percent},
-                          {"paired_read_bytes_per_s", f.paired_read_bytes_per_s}});
+                          {"paired_read_bytes_per_s", f.paired_read_bytes_per_s},
+                          {"paired_peak_flops", f.paired_peak_flops}});
   for (const BatchFigure& f : r.batches)
     j["batches"].push_back({{"batch", f.batch}, {"prefill_tokens_per_s", f.prefill_tokens_per_s},
                             {"decode_tokens_per_s", f.decode_tokens_per_s}, {"total_tokens_per_s", f.total_tokens_per_s},

@@ -31,9 +31,11 @@ struct ModelBenchOptions {
   GgmlType kv_type = GgmlType::kF16;
   int64_t max_batch_tokens = 512;  // batched mode: tokens per prefill pass
   uint64_t seed = 1;            // the random prompt tokens
-  // tg: a read of the model file's memory (the weights themselves) right
-  // after each decode step gives the bandwidth that step ran under.
-  bool paired_reads = true;
+  // The roof each timed step ran under, measured right after it: for tg a
+  // read of the model file's memory (the weights themselves) after each
+  // decode step, for pp a short probe of the arithmetic peaks after each
+  // repetition (BenchFigure::paired_percent).
+  bool paired_roofs = true;
 };
 
 struct BenchFigure {
@@ -46,11 +48,14 @@ struct BenchFigure {
   std::string bound_by;             // "memory" or "compute"
   std::string roof;                 // which peak: "int8 dot 1.2 Tops/s", "read 35 GB/s"
   double bound_spread = 0;          // that roof's spread over the run's probes (ProbeSeries)
-  // tg with paired reads: the median over decode steps of (the step's
-  // roofline time at the bandwidth read right after it) ÷ (its time), in %
-  // (0: not measured).
+  // Paired with the host's speed right after each timed step (0: not
+  // measured), the median over steps of (the step's roofline time then) ÷ (its
+  // time), in %: tg against a read of the weights' own memory after each
+  // decode step, pp against the arithmetic peaks probed after each
+  // repetition (ProbeArithmetic).
   double paired_percent = 0;
-  double paired_read_bytes_per_s = 0;  // median of those reads
+  double paired_read_bytes_per_s = 0;  // tg: median of those reads
+  double paired_peak_flops = 0;        // pp: median of the weights' peak in those probes
   double percent_of_bound() const { return bound_tokens_per_s > 0 ? 100.0 * mean / bound_tokens_per_s : 0; }
 };
 

@@ -111,6 +111,24 @@ double MeasureCompute(const probe::ComputeKernel& kernel, const ProbeOptions& op
   return best;
 }
 
+// Every figure of a probe but the read.
+ProbeResult ArithmeticOnly(const ProbeOptions& options, ThreadPool& pool) {
+  const Isa isa = ActiveIsa();
+  const probe::IsaKernels kernels = probe::KernelsFor(isa);
+  ProbeResult r;
+  r.cpu_name = CpuName();
+  r.isa = IsaName(isa);
+  r.n_threads = pool.n_threads();
+  r.measured_at = UtcNow();
+  r.fp32_kernel = kernels.fp32_fma.name;
+  r.bf16_kernel = kernels.bf16_dot.run ? kernels.bf16_dot.name : "none";
+  r.int8_kernel = kernels.int8_dot.run ? kernels.int8_dot.name : "none";
+  r.fp32_flops_per_s = MeasureCompute(kernels.fp32_fma, options, pool);
+  r.bf16_flops_per_s = MeasureCompute(kernels.bf16_dot, options, pool);
+  r.int8_ops_per_s = MeasureCompute(kernels.int8_dot, options, pool);
+  return r;
+}
+
 template <typename T>
 T Field(const nlohmann::json& j, const char* key, const std::string& where) {
   if (!j.contains(key)) Fail("{}: field '{}' is missing", where, key);
@@ -141,23 +159,20 @@ ProbeResult RunProbe(const ProbeOptions& options, ThreadPool* pool) {
     own_pool = std::make_unique<ThreadPool>(options.n_threads > 0 ? options.n_threads : HardwareThreads());
     pool = own_pool.get();
   }
-  const Isa isa = ActiveIsa();
-  const probe::IsaKernels kernels = probe::KernelsFor(isa);
-
-  ProbeResult r;
-  r.cpu_name = CpuName();
-  r.isa = IsaName(isa);
-  r.n_threads = pool->n_threads();
+  int64_t buffer_bytes = 0;
+  const double read_bytes_per_s = MeasureBandwidth(options, *pool, buffer_bytes);
+  ProbeResult r = ArithmeticOnly(options, *pool);
   r.passes = options.passes;
-  r.measured_at = UtcNow();
-  r.fp32_kernel = kernels.fp32_fma.name;
-  r.bf16_kernel = kernels.bf16_dot.run ? kernels.bf16_dot.name : "none";
-  r.int8_kernel = kernels.int8_dot.run ? kernels.int8_dot.name : "none";
-  r.read_bytes_per_s = MeasureBandwidth(options, *pool, r.buffer_bytes);
-  r.fp32_flops_per_s = MeasureCompute(kernels.fp32_fma, options, *pool);
-  r.bf16_flops_per_s = MeasureCompute(kernels.bf16_dot, options, *pool);
-  r.int8_ops_per_s = MeasureCompute(kernels.int8_dot, options, *pool);
+  r.buffer_bytes = buffer_bytes;
+  r.read_bytes_per_s = read_bytes_per_s;
   return r;
+}
+
+ProbeResult ProbeArithmetic(ThreadPool& pool, double seconds) {
+  if (!(seconds > 0 && seconds <= 60)) Fail("host probe: compute seconds must be in (0, 60], got {}", seconds);
+  ProbeOptions options;
+  options.compute_seconds = seconds;
+  return ArithmeticOnly(options, pool);
 }
 
 std::string DefaultProbePath() {

@@ -56,6 +56,12 @@ struct ProbeResult {
 // allocated.
 ProbeResult RunProbe(const ProbeOptions& options, ThreadPool* pool = nullptr);
 
+// The arithmetic peaks alone (FP32, BF16, int8; the read left 0), each the
+// best of 3 passes of `seconds` on `pool`: a short probe a benchmark takes
+// right after a timed step, so that the step is measured against the roof it
+// ran under (the host's speed drifts from minute to minute).
+ProbeResult ProbeArithmetic(ThreadPool& pool, double seconds);
+
 // Several probes of one run (`ridge bench` takes one at its start and one at
 // its end): each figure's best, and how far apart the probes were. On a
 // shared host a figure can halve between two probes minutes apart; a "% of
