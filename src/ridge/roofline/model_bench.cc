@@ -38,6 +38,13 @@ CostOptions HostCostOptions(GgmlType kv_type) {
   return o;
 }
 
+// One prompt of n_prompt tokens after `depth` tokens already in the cache.
+Workload PrefillWorkload(int64_t n_prompt, int64_t depth) {
+  Workload w{Phase::kPrefill, n_prompt, 1, n_prompt};
+  w.depth = depth;
+  return w;
+}
+
 void SetBound(BenchFigure& f, const PhaseCost& cost, const HardwareProfile& hw) {
   f.bound_tokens_per_s = static_cast<double>(cost.tokens) / cost.roofline_time_s;
   const bool compute = cost.compute_bound;
@@ -165,10 +172,8 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
           ProbeResult after = ProbeArithmetic(pool, kPairedComputeSeconds);
           after.read_bytes_per_s = probe.read_bytes_per_s;
           const HardwareProfile now = HostProfile(after, shape.main_weight_type, o.kv_type);
-          Workload w{Phase::kPrefill, n_prompt, 1, n_prompt};
-          w.depth = depth;
           pp_peaks.push_back(now.peak_flops);
-          pp_ratios.push_back(AnalyzePhase(shape, w, now, costs).roofline_time_s / pp_s);
+          pp_ratios.push_back(AnalyzePhase(shape, PrefillWorkload(n_prompt, depth), now, costs).roofline_time_s / pp_s);
         }
       }
       {
@@ -300,8 +305,7 @@ void SetRooflineBounds(const Model& model, const ProbeSeries& probes, const Mode
   const HardwareProfile hw = HostProfile(probes.best, shape.main_weight_type, o.kv_type);
   const CostOptions costs = HostCostOptions(o.kv_type);
   for (BenchFigure& f : figures) {
-    Workload w{Phase::kPrefill, o.n_prompt, 1, o.n_prompt};
-    w.depth = f.depth;
+    Workload w = PrefillWorkload(o.n_prompt, f.depth);
     // The average decode step attends over the depth and half the generated tokens.
     if (f.phase == Phase::kDecode) w = {Phase::kDecode, 1, 1, std::max<int64_t>(1, f.depth + o.n_gen / 2)};
     const PhaseCost cost = AnalyzePhase(shape, w, hw, costs);

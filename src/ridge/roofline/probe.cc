@@ -146,14 +146,17 @@ double RateField(const nlohmann::json& j, const char* key, const std::string& wh
   return v;
 }
 
+void CheckComputeSeconds(double seconds) {
+  if (!(seconds > 0 && seconds <= 60)) Fail("host probe: compute seconds must be in (0, 60], got {}", seconds);
+}
+
 }  // namespace
 
 ProbeResult RunProbe(const ProbeOptions& options, ThreadPool* pool) {
   if (options.n_threads < 0 || options.n_threads > 4096) Fail("host probe: thread count {} is out of range", options.n_threads);
   if (options.buffer_bytes < (int64_t{1} << 20)) Fail("host probe: the buffer must be at least 1 MiB");
   if (options.passes < 1 || options.passes > 1000) Fail("host probe: passes must be in 1..1000, got {}", options.passes);
-  if (!(options.compute_seconds > 0 && options.compute_seconds <= 60))
-    Fail("host probe: compute seconds must be in (0, 60], got {}", options.compute_seconds);
+  CheckComputeSeconds(options.compute_seconds);
   std::unique_ptr<ThreadPool> own_pool;
   if (!pool) {
     own_pool = std::make_unique<ThreadPool>(options.n_threads > 0 ? options.n_threads : HardwareThreads());
@@ -169,7 +172,7 @@ ProbeResult RunProbe(const ProbeOptions& options, ThreadPool* pool) {
 }
 
 ProbeResult ProbeArithmetic(ThreadPool& pool, double seconds) {
-  if (!(seconds > 0 && seconds <= 60)) Fail("host probe: compute seconds must be in (0, 60], got {}", seconds);
+  CheckComputeSeconds(seconds);
   ProbeOptions options;
   options.compute_seconds = seconds;
   return ArithmeticOnly(options, pool);
