@@ -18,6 +18,9 @@
 //   batched: n_tokens (8-64) against repacked weights, from memory (each
 //            call on the next matrix of the stack) or from cache (the same
 //            one): GFLOP/s and % of the int8 peak;
+//   paired with Q4_0: n_tokens (16, 64) against a repacked matrix and a
+//            repacked Q4_0 one in cache, calls alternated: the median ratio
+//            of the two, robust to the host's drift (compare kernels here);
 //   prefill: n_tokens against one matrix: GFLOP/s (2 per weight per token),
 //            and % of the peak of the arithmetic the kernel uses (int8 dot
 //            for the quantized types, BF16 dot for BF16 on AVX-512, FP32 FMA
@@ -379,6 +382,45 @@ void BM_Batched(benchmark::State& state, GgmlType type, bool from_memory) {
   Label(state);
 }
 
+// n_tokens against a repacked matrix of `type` and against a repacked Q4_0
+// one (both in cache), the two calls back to back in alternating order: the
+// median over pairs of (Q4_0's time / type's time) is the type's speed
+// relative to Q4_0 in the same seconds. Each pair sees the same host, so
+// the ratio does not follow the host's speed as separate runs' GFLOP/s do
+// (10-20 % apart within minutes); it still moves ~10 % between runs, with
+// what else shares the cores. To compare two versions of one kernel, build
+// both into one binary behind a switch and alternate them the same way
+// (docs/benchmarks.md, "Issue 15 on a Zen 5: calls alternated in one process").
+void BM_PairedWithQ4_0(benchmark::State& state, GgmlType type) {
+  const int64_t n_tokens = state.range(0);
+  std::vector<uint8_t> bytes = RandomMatrix(type), q4_0_bytes = RandomMatrix(GgmlType::kQ4_0);
+  WeightMatrix w{type, bytes.data(), kRows, kCols, RowBytes(type, kCols)};
+  WeightMatrix q4_0{GgmlType::kQ4_0, q4_0_bytes.data(), kRows, kCols, RowBytes(GgmlType::kQ4_0, kCols)};
+  if (!RepackOrSkip(state, w, bytes.data()) || !RepackOrSkip(state, q4_0, q4_0_bytes.data())) return;
+  const std::vector<float> x = RandomActivations(n_tokens);
+  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
+  const auto call_s = [&](const WeightMatrix& m) {
+    const auto start = std::chrono::steady_clock::now();
+    MatMul(m, x.data(), n_tokens, y.data(), Pool());
+    benchmark::DoNotOptimize(y.data());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<double> ratios;
+  double best_s = 1e30;
+  for (auto _ : state) {
+    const bool q4_0_first = ratios.size() % 2 == 1;
+    const double q4_0_before = q4_0_first ? call_s(q4_0) : 0;
+    const double type_s = call_s(w);
+    const double q4_0_s = q4_0_first ? q4_0_before : call_s(q4_0);
+    ratios.push_back(q4_0_s / type_s);
+    best_s = std::min(best_s, type_s);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  state.counters["best_GFLOP/s"] = 2.0 * kRows * kCols * static_cast<double>(n_tokens) / best_s / 1e9;
+  state.counters["vs_Q4_0%"] = ratios.empty() ? 0 : ratios[ratios.size() / 2] * 100;
+  Label(state);
+}
+
 void BM_Prefill(benchmark::State& state, GgmlType type) {
   const double peak = PeakFor(type);
   const int64_t n_tokens = state.range(0);
@@ -408,6 +450,14 @@ BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
   BENCHMARK_CAPTURE(BM_Batched, T##_memory, GgmlType::k##T, true)->Arg(8)->Arg(16)->Arg(64)->UseRealTime()->MinTime(1.0); \
   BENCHMARK_CAPTURE(BM_Batched, T##_cache, GgmlType::k##T, false)->Arg(8)->Arg(16)->Arg(64)->UseRealTime()->MinTime(1.0)
 
+#define RIDGE_PAIRED_WITH_Q4_0(T) \
+  BENCHMARK_CAPTURE(BM_PairedWithQ4_0, T, GgmlType::k##T)->Arg(16)->Arg(64)->UseRealTime()->MinTime(1.0)
+
+RIDGE_PAIRED_WITH_Q4_0(Q8_0);
+RIDGE_PAIRED_WITH_Q4_0(Q4_K);
+RIDGE_PAIRED_WITH_Q4_0(Q5_K);
+RIDGE_PAIRED_WITH_Q4_0(Q6_K);
+RIDGE_PAIRED_WITH_Q4_0(IQ4_NL);
 RIDGE_BATCHED(Q8_0);
 RIDGE_BATCHED(Q4_0);
 RIDGE_BATCHED(Q4_K);
