@@ -11,12 +11,17 @@
 //            then the merge); 30 layers at 4096 stream from memory, 1 layer at
 //            1024 sits in L2 (what the arithmetic alone allows);
 //   prefill: a 15-row tile (5 tokens × 3 heads of one group, the tile
-//            Model::Attend makes) at depth D, one layer per call in turn.
+//            Model::Attend makes) at depth D, one layer per call in turn;
+//   prompt:  a whole prompt's attention on one KV head at depth 0, in the
+//            tiles Model::Attend makes (8 heads a group: tinyllama's), K and
+//            V in cache: prefill's attention arithmetic, in GFLOP/s (compare
+//            BM_Peak/0 of ridge_kernels_bench on as many threads).
 // Reported: ns per KV-head position (K and V of one head at one position:
 // 256 bytes, read once for every row of the call), per row-position, and GB/s
 // of K and V, from thread CPU time (the host is shared; see README.md).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -183,7 +188,35 @@ void BM_AttentionPrefillTile(benchmark::State& state) {
   Report(state, cache, depth + tokens, row_positions);
 }
 
+// state.range(0): prompt tokens, range(1): query heads per KV head. One KV
+// head's attention over a whole prompt at depth 0, as Model::Attend tiles it
+// (kMaxAttentionRows / group tokens a tile, token t seeing t + 1 positions),
+// K and V of one layer in cache: prefill's attention, FP32 arithmetic from L2.
+// Reported as GFLOP/s (4 · head_dim a row-position: q·k and p·v).
+void BM_AttentionPrompt(benchmark::State& state) {
+  const int64_t tokens = state.range(0), group = state.range(1);
+  const int64_t tile_tokens = std::max<int64_t>(1, kMaxAttentionRows / group);
+  const Cache cache(tokens, 1);
+  std::vector<Rows> tiles;
+  int64_t row_positions = 0;
+  for (int64_t t0 = 0; t0 < tokens; t0 += tile_tokens) {
+    tiles.emplace_back(std::min(tile_tokens, tokens - t0), t0, group);
+    for (const AttentionRow& row : tiles.back().rows) row_positions += row.n_positions;
+  }
+  for (auto _ : state) {
+    for (Rows& tile : tiles)
+      AttendRows(tile.rows.data(), static_cast<int64_t>(tile.rows.size()), kHeadDim, cache.View(true, 0, 0),
+                 cache.View(false, 0, 0), 0.125f, 0.0f, tile.scores.data());
+    benchmark::DoNotOptimize(tiles.back().out.data());
+  }
+  Report(state, cache, tokens, row_positions);
+  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(row_positions) * 4 * kHeadDim *
+                                                     static_cast<double>(state.iterations()) * 1e-9,
+                                                 benchmark::Counter::kIsRate);
+}
+
 BENCHMARK(BM_AttentionReadKv)->Args({4096, 30})->MinTime(1.0);
+BENCHMARK(BM_AttentionPrompt)->Args({512, 8})->Args({512, 3})->MinTime(1.0);
 BENCHMARK(BM_AttentionDecode)
     ->Args({1024, 1, 1, kGroup, 0})
     ->Args({1024, 1, 0, kGroup, 0})
