@@ -63,26 +63,19 @@ const TypeKernels* FindKernels(Isa isa, GgmlType type) {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Bytes from one prepared token row to the next: the row's bytes, one cache
-// line more where they are a multiple of 4 KiB. Rows 4 KiB apart fall in the
-// same L1 set, and a tile reads 4-6 tokens' rows at the same offset every
-// step (BF16 on a 2048-column matrix: a row of exactly 4096 bytes; a line
-// apart, its prefill tile ran 4-7 % faster on a Zen 5, docs/benchmarks.md).
-int64_t ActRowStride(int64_t row_bytes) { return row_bytes % 4096 == 0 ? row_bytes + 64 : row_bytes; }
-
 // Activations prepared for one call into buffer (prep.row_bytes == nullptr:
 // the float rows themselves).
 ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_t n_cols, int64_t n_tokens,
                            ThreadPool& pool, ScratchBuffer& buffer) {
   if (prep.row_bytes == nullptr) return ActView{reinterpret_cast<const uint8_t*>(x), n_cols * 4};
-  const int64_t stride = ActRowStride(prep.row_bytes(n_cols));
-  uint8_t* acts = buffer.Get(stride * n_tokens);
+  const int64_t row_bytes = prep.row_bytes(n_cols);
+  uint8_t* acts = buffer.Get(row_bytes * n_tokens);
   if (n_tokens * n_cols <= kInlinePrepareElems) {
-    for (int64_t t = 0; t < n_tokens; ++t) prep.prepare(x + t * n_cols, n_cols, acts + t * stride);
+    for (int64_t t = 0; t < n_tokens; ++t) prep.prepare(x + t * n_cols, n_cols, acts + t * row_bytes);
   } else {
-    pool.ParallelFor(n_tokens, [&](int64_t t, int) { prep.prepare(x + t * n_cols, n_cols, acts + t * stride); });
+    pool.ParallelFor(n_tokens, [&](int64_t t, int) { prep.prepare(x + t * n_cols, n_cols, acts + t * row_bytes); });
   }
-  return ActView{acts, stride};
+  return ActView{acts, row_bytes};
 }
 
 // Prepared activations for this call, owned by the calling thread.
