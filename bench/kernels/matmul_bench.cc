@@ -47,6 +47,7 @@
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/kernels/ops.h"
+#include "ridge/metrics/stats.h"
 #include "ridge/roofline/probe.h"
 #include "ridge/roofline/probe_kernels.h"
 
@@ -208,8 +209,7 @@ PairedCalls TimePairedCalls(benchmark::State& state, const Stack& stack, GgmlTyp
     ratios.push_back(PairedReadSeconds(stack, m) / kernel_s);
     state.ResumeTiming();
   }
-  std::sort(ratios.begin(), ratios.end());
-  return {timer.best_s, ratios.empty() ? 0 : ratios[ratios.size() / 2]};
+  return {timer.best_s, Describe(ratios).p50};
 }
 
 // Each decode call is followed by a read of another matrix of the stack
@@ -415,9 +415,8 @@ void BM_PairedWithQ4_0(benchmark::State& state, GgmlType type) {
     ratios.push_back(q4_0_s / type_s);
     best_s = std::min(best_s, type_s);
   }
-  std::sort(ratios.begin(), ratios.end());
   state.counters["best_GFLOP/s"] = 2.0 * kRows * kCols * static_cast<double>(n_tokens) / best_s / 1e9;
-  state.counters["vs_Q4_0%"] = ratios.empty() ? 0 : ratios[ratios.size() / 2] * 100;
+  state.counters["vs_Q4_0%"] = Describe(ratios).p50 * 100;
   Label(state);
 }
 
