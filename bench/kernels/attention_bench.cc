@@ -190,12 +190,12 @@ void BM_AttentionPrefillTile(benchmark::State& state) {
 
 // state.range(0): prompt tokens, range(1): query heads per KV head. One KV
 // head's attention over a whole prompt at depth 0, as Model::Attend tiles it
-// (kMaxAttentionRows / group tokens a tile, token t seeing t + 1 positions),
+// (AttentionTileTokens(group) tokens a tile, token t seeing t + 1 positions),
 // K and V of one layer in cache: prefill's attention, FP32 arithmetic from L2.
 // Reported as GFLOP/s (4 · head_dim a row-position: q·k and p·v).
 void BM_AttentionPrompt(benchmark::State& state) {
   const int64_t tokens = state.range(0), group = state.range(1);
-  const int64_t tile_tokens = std::max<int64_t>(1, kMaxAttentionRows / group);
+  const int64_t tile_tokens = AttentionTileTokens(group);
   const Cache cache(tokens, 1);
   std::vector<Rows> tiles;
   int64_t row_positions = 0;

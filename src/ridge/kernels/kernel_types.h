@@ -55,6 +55,13 @@ struct AttentionRow {
 // in parts of this many).
 constexpr int64_t kMaxAttentionRows = 16;
 
+// Tokens of a prompt whose rows share one pass over a KV head that serves
+// `group` query heads (each token brings `group` rows): the model's tiling of
+// a step's tokens for attention.
+constexpr int64_t AttentionTileTokens(int64_t group) {
+  return group >= kMaxAttentionRows ? 1 : kMaxAttentionRows / group;
+}
+
 // A row over more than kAttentionSplitPositions positions is attended in
 // splits, positions [j·S, (j + 1)·S) of its view (S = kAttentionSplitPositions):
 // each split's unnormalized softmax gives a partial state (max score, Σ exp,

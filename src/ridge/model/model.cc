@@ -494,7 +494,7 @@ void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, Thre
 void Model::RunLayers(const Batch& batch, PagedKvCache& cache, float* x, ThreadPool& pool) {
   Scratch& s = *scratch_;
   const ModelConfig& c = local_;
-  TileTokens(batch, std::max<int64_t>(1, kernels::kMaxAttentionRows / (c.n_heads / c.n_kv_heads)), s.attention_tiles);
+  TileTokens(batch, kernels::AttentionTileTokens(c.n_heads / c.n_kv_heads), s.attention_tiles);
   if (c.sliding_window > 0) TileTokens(batch, 1, s.window_tiles);
   for (int64_t l = first_layer_; l < end_layer_; ++l) {
     const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
