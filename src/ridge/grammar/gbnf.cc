@@ -1,6 +1,8 @@
 #include "ridge/grammar/gbnf.h"
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "ridge/base/error.h"
 #include "ridge/grammar/grammar_builder.h"
@@ -28,7 +30,10 @@ int HexValue(char c) {
 // Recursive descent over the text, one rule at a time, straight into the builder.
 class GbnfParser {
  public:
-  explicit GbnfParser(std::string_view text) : text_(text) {}
+  explicit GbnfParser(std::string_view text) : text_(text) {
+    for (size_t i = 0; i < text_.size(); ++i)
+      if (text_[i] == '\n') line_starts_.push_back(i + 1);
+  }
 
   std::shared_ptr<const Grammar> Parse() {
     SkipSpace(true);
@@ -43,17 +48,14 @@ class GbnfParser {
   bool AtEnd() const { return pos_ >= text_.size(); }
   char Peek(size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
 
+  // Line and column of a byte offset (past the end: of the end). A lookup in
+  // the lines' starts: every element records where it came from, and a scan
+  // from the start each time made a grammar of one long line (a JSON schema's
+  // enum of 10^5 values) quadratic, a minute of a server thread.
   SourcePos PosOf(size_t offset) const {
-    SourcePos p;
-    for (size_t i = 0; i < offset && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++p.line;
-        p.col = 1;
-      } else {
-        ++p.col;
-      }
-    }
-    return p;
+    offset = std::min(offset, text_.size());
+    const auto line = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) - 1;
+    return SourcePos{static_cast<int>(line - line_starts_.begin()) + 1, static_cast<int>(offset - *line) + 1};
   }
   SourcePos Here() const { return PosOf(pos_); }
 
@@ -346,6 +348,7 @@ class GbnfParser {
   }
 
   std::string_view text_;
+  std::vector<size_t> line_starts_{0};  // offset of each line's first byte
   size_t pos_ = 0;
   GrammarBuilder builder_;
 };
