@@ -177,6 +177,34 @@ TEST(GrammarEngineAloneTest, EndOfGrammarEndsTheRequestEvenWithIgnoreEos) {
   EXPECT_TRUE(text == "yes" || text == "no") << text;
 }
 
+// A grammar too ambiguous to mask within TokenMasker::kMaxStepsPerMask ends
+// its own request with that error; the request beside it runs to its end.
+TEST(GrammarEngineAloneTest, TooAmbiguousGrammarEndsOnlyItsRequest) {
+  const testing::LoadedModel& m = testing::ConstrainedTestModel("llama-spm");
+  Engine engine(*m.model, *m.tokenizer, SmallPoolOptions());
+  std::string ambiguous = "root ::= a0";
+  for (int i = 1; i < 1000; ++i) ambiguous += " | a" + std::to_string(i);
+  ambiguous += "\n";
+  for (int i = 0; i < 1000; ++i) ambiguous += "a" + std::to_string(i) + " ::= [a-z ]* \"q\" [a-z ]*\n";
+  RequestParams p;
+  p.prompt = m.tokenizer->Encode("Answer:", true);
+  p.max_new_tokens = 8;
+  p.grammar = grammar::ParseGbnf(ambiguous);
+  auto ambiguous_stream = engine.Submit(p);
+  p.grammar = grammar::ParseGbnf("root ::= \"yes\" | \"no\"");
+  auto plain_stream = engine.Submit(p);
+  engine.RunUntilIdle();
+  const auto [ambiguous_ids, ambiguous_kind, ambiguous_error] = testing::DrainStream(*ambiguous_stream);
+  EXPECT_EQ(ambiguous_kind, FinishKind::kError);
+  EXPECT_TRUE(ambiguous_ids.empty());
+  EXPECT_NE(ambiguous_error.find("too ambiguous to constrain generation"), std::string::npos) << ambiguous_error;
+  const auto [ids, kind, error] = testing::DrainStream(*plain_stream);
+  EXPECT_EQ(kind, FinishKind::kStop) << error;
+  const std::string text = OutputText(*m.tokenizer, ids, false);
+  EXPECT_TRUE(text == "yes" || text == "no") << text;
+  EXPECT_EQ(engine.Stats().kv.blocks_used, 0);
+}
+
 TEST(GrammarEngineAloneTest, ChatAnswerSeesTheFirstTokenWithoutItsSpace) {
   // SentencePiece: "▁{" decodes to "{" at the start of a chat answer, so the
   // grammar allows it there; as a completion it would be " {" and is refused.

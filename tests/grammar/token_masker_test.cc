@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "grammars.h"
+#include "ridge/base/error.h"
 #include "ridge/grammar/gbnf.h"
 #include "ridge/grammar/matcher.h"
 #include "ridge/grammar/token_masker.h"
@@ -168,6 +169,40 @@ TEST(TokenMaskerTest, CacheIsReusedAcrossContexts) {
   // Only the remainders (tokens that close the string) were walked.
   EXPECT_LT(masker.stats().nodes_walked - walked, 2000);
   EXPECT_GT(mask.Count(), 20000);  // nearly every token can continue a string
+}
+
+// Many overlapping alternatives keep many parses alive, each walked along
+// every token it survives: past kMaxStepsPerMask the mask fails with an error
+// naming the cause (the engine ends that request), where it took the engine
+// thread seconds before. A long alternation of distinct literals, the shape of
+// a JSON schema enum, stays within the budget.
+TEST(TokenMaskerTest, TooAmbiguousGrammarFailsWithinItsBudget) {
+  auto vocab = SharedVocabulary(kLlamaSpm);
+  std::string ambiguous = "root ::= a0";
+  for (int i = 1; i < 1000; ++i) ambiguous += " | a" + std::to_string(i);
+  ambiguous += "\n";
+  for (int i = 0; i < 1000; ++i) ambiguous += "a" + std::to_string(i) + " ::= [a-z ]* \"q\" [a-z ]*\n";
+  auto grammar = ParseGbnf(ambiguous);
+  TokenMasker masker(grammar, vocab);
+  GrammarMatcher matcher(grammar);
+  TokenBitmask mask;
+  try {
+    masker.FillMask(matcher, false, &mask);
+    ADD_FAILURE() << "the mask of " << matcher.stacks().size() << " parses was filled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too ambiguous to constrain generation"), std::string::npos) << e.what();
+  }
+
+  std::string enumeration = "root ::= \"\\\"v0\\\"\"";
+  for (int i = 1; i < 2000; ++i) enumeration += " | \"\\\"v" + std::to_string(i) + "\\\"\"";
+  auto listed = ParseGbnf(enumeration + "\n");
+  TokenMasker list_masker(listed, vocab);
+  GrammarMatcher list_matcher(listed);
+  EXPECT_NO_THROW(list_masker.FillMask(list_matcher, false, &mask));
+  EXPECT_GT(mask.Count(), 0);
+  ASSERT_TRUE(list_matcher.AcceptBytes("\"v1"));
+  EXPECT_NO_THROW(list_masker.FillMask(list_matcher, false, &mask));
+  EXPECT_GT(mask.Count(), 0);
 }
 
 TEST(TokenMaskerTest, ApplyTokenMaskSetsMinusInfinityOutside) {

@@ -451,7 +451,12 @@ std::shared_ptr<grammar::TokenMasker> Engine::MaskerFor(const std::shared_ptr<co
 
 bool Engine::ConstrainLogits(Sequence& seq, std::span<float> logits) {
   const bool first = seq.n_generated == 0 && seq.grammar_strips_first_space;
-  seq.masker->FillMask(*seq.matcher, first, &grammar_mask_);
+  try {
+    seq.masker->FillMask(*seq.matcher, first, &grammar_mask_);
+  } catch (const Error& e) {  // the grammar too ambiguous to mask in bounded time: this request's error
+    Finish(seq, FinishKind::kError, e.what());
+    return false;
+  }
   if (grammar_mask_.Count() == 0) {
     Finish(seq, FinishKind::kError,
            fmt::format("the grammar allows no token of this vocabulary after {} generated tokens (the bytes it "

@@ -27,6 +27,13 @@ void TokenMasker::Walk(const TokenTrie& trie, int32_t root, const std::vector<St
     const int32_t depth = node.depth - base_depth;
     const std::vector<Stack>& parent = depth == 1 ? start : walk_states_[depth - 1];
     std::vector<Stack>& here = walk_states_[depth];
+    steps_left_ -= static_cast<int64_t>(parent.size());
+    if (steps_left_ < 0) {
+      Fail("the grammar is too ambiguous to constrain generation: {} parses of it are alive at once, and the "
+           "tokens that may follow take more than {} automaton steps to find (a pattern or schema with many "
+           "overlapping alternatives?)",
+           parses_alive_, kMaxStepsPerMask);
+    }
     AdvanceStacks(*grammar_, parent, node.byte, &here);
     ++stats_.nodes_walked;
     if (here.empty()) {
@@ -77,6 +84,8 @@ const TokenMasker::Entry& TokenMasker::EntryFor(const std::vector<Stack>& keys) 
 
 void TokenMasker::FillMask(const GrammarMatcher& matcher, bool first_token, TokenBitmask* mask) {
   RIDGE_CHECK(&matcher.grammar() == grammar_.get());
+  steps_left_ = kMaxStepsPerMask;
+  parses_alive_ = matcher.stacks().size();
   mask->Reset(vocabulary_->n_vocab());
   if (first_token && vocabulary_->strips_first_space()) {
     FillFirstTokenMask(matcher, mask);
