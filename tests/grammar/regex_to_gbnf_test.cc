@@ -101,6 +101,51 @@ TEST(RegexToGbnfTest, JsonStringContentUsesEscapes) {
   EXPECT_FALSE(MatchesWhole(*grammar, "a\\\"x"));
 }
 
+std::string Repeated(std::string_view piece, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += piece;
+  return out;
+}
+
+// A piece that may match nothing is written as itself and as its non-empty
+// part, and a repetition holds its item in both: nested quantifiers once
+// doubled the text at every level (500 levels never finished, and a server
+// thread grew to gigabytes), and a run of optional pieces copied the run at
+// every step (20,000 "a?" took 16 s). Both are now linear in the pattern.
+TEST(RegexToGbnfTest, NestedAndOptionalPiecesStayLinear) {
+  EXPECT_LT(RegexToGbnf(Repeated("(", 500) + "a" + Repeated(")*", 500)).size(), 100u * 500);
+  EXPECT_LT(RegexToGbnf(Repeated("(", 500) + "ab" + Repeated(")+", 500)).size(), 100u * 500);
+  EXPECT_LT(RegexToGbnf(Repeated("a?", 20000)).size(), 100u * 20000);
+  // The same shapes, small enough to match, match what they should.
+  const auto nested = ParseGbnf(RegexToGbnf(Repeated("(", 6) + "a" + Repeated(")*", 6)));
+  EXPECT_TRUE(MatchesWhole(*nested, "aaaa"));
+  EXPECT_TRUE(MatchesWhole(*nested, ""));
+  EXPECT_FALSE(MatchesWhole(*nested, "ab"));
+  const auto plus = ParseGbnf(RegexToGbnf(Repeated("(", 6) + "ab" + Repeated(")+", 6)));
+  EXPECT_TRUE(MatchesWhole(*plus, "ababab"));
+  EXPECT_FALSE(MatchesWhole(*plus, "aba"));
+  EXPECT_FALSE(MatchesWhole(*plus, ""));
+  const auto optional = ParseGbnf(RegexToGbnf(Repeated("a?", 30) + "b"));
+  EXPECT_TRUE(MatchesWhole(*optional, Repeated("a", 30) + "b"));
+  EXPECT_TRUE(MatchesWhole(*optional, "b"));
+  EXPECT_FALSE(MatchesWhole(*optional, Repeated("a", 31) + "b"));
+}
+
+// Parses alive at once are bounded (kMaxStacks): "a?" × 2000 could place one
+// 'a' in any of its 2000 slots, and the rest of the pattern after each.
+TEST(RegexToGbnfTest, TooManyParsesFailWithAClearError) {
+  GrammarMatcher matcher(ParseGbnf(RegexToGbnf(Repeated("a?", 2000))));
+  const std::vector<Stack> before = matcher.stacks();
+  try {
+    matcher.AcceptBytes("a");
+    ADD_FAILURE() << "accepted, " << matcher.stacks().size() << " parses alive";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too ambiguous to constrain generation"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(matcher.stacks(), before);  // all or nothing, as for a rejected byte
+  EXPECT_TRUE(MatchesWhole(*ParseGbnf(RegexToGbnf(Repeated("a?", 100))), Repeated("a", 60)));
+}
+
 TEST(RegexToGbnfTest, RefusesWhatItCannotMatch) {
   struct Case {
     std::string regex, message;

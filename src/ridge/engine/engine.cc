@@ -453,7 +453,7 @@ bool Engine::ConstrainLogits(Sequence& seq, std::span<float> logits) {
   const bool first = seq.n_generated == 0 && seq.grammar_strips_first_space;
   try {
     seq.masker->FillMask(*seq.matcher, first, &grammar_mask_);
-  } catch (const Error& e) {  // the grammar too ambiguous to mask in bounded time: this request's error
+  } catch (const Error& e) {  // the grammar too ambiguous to mask in bounded time or memory: this request's error
     Finish(seq, FinishKind::kError, e.what());
     return false;
   }
@@ -470,7 +470,14 @@ bool Engine::ConstrainLogits(Sequence& seq, std::span<float> logits) {
 
 bool Engine::AdvanceGrammar(Sequence& seq, TokenId token) {
   const bool first = seq.n_generated == 0 && seq.grammar_strips_first_space;
-  if (!seq.masker->AcceptToken(&*seq.matcher, token, first)) {
+  bool accepted = false;
+  try {
+    accepted = seq.masker->AcceptToken(&*seq.matcher, token, first);
+  } catch (const Error& e) {  // too many parses alive after the token (grammar::kMaxStacks)
+    Finish(seq, FinishKind::kError, e.what());
+    return false;
+  }
+  if (!accepted) {
     // The mask made this impossible: a bug, reported as this request's error.
     Finish(seq, FinishKind::kError, fmt::format("internal error: the sampled token {} is not allowed by the grammar", token));
     return false;

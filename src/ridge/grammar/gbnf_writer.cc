@@ -187,8 +187,13 @@ std::string GbnfRules::FreshName(std::string_view hint) {
   std::string base;
   for (char c : hint) base += IsNameChar(c) ? c : '-';
   if (base.empty()) base = "r";
+  // The next free suffix of this base, from where the last call left off (a
+  // scan from 2 each time made a converter that names thousands of rules
+  // quadratic).
   std::string name = base;
-  for (int k = 2; bodies_.count(name); ++k) name = fmt::format("{}-{}", base, k);
+  int64_t& k = next_suffix_[base];
+  if (k < 2) k = 2;
+  while (bodies_.count(name)) name = fmt::format("{}-{}", base, k++);
   bodies_[name];  // reserve it
   order_.push_back(name);
   return name;

@@ -70,6 +70,7 @@ class GbnfRules {
  private:
   std::vector<std::string> order_;
   std::map<std::string, std::string> bodies_;
+  std::map<std::string, int64_t> next_suffix_;  // FreshName's next suffix to try, by base
 };
 
 }  // namespace ridge::grammar

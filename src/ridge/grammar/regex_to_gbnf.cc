@@ -76,23 +76,30 @@ std::string Utf8(uint32_t cp) {
 
 const std::string kEmpty = "\"\"";
 
-// A piece of regex as GBNF. `non_empty` matches the same strings but the
-// empty one (nullopt: the piece matches only the empty string). GBNF refuses
-// x* when x can match the empty string (left recursion, for its parser), so
-// a repetition of such a piece is written over `non_empty`: (x)* = (x')*.
+// A piece of regex as GBNF. For a piece that may match the empty string,
+// `non_empty` matches the same strings but the empty one (nullopt: it
+// matches only the empty string); a piece that may not is its own non-empty
+// part, and keeps no copy of it. GBNF refuses x* when x can match the empty
+// string (left recursion, for its parser), so a repetition of such a piece
+// is written over its non-empty part: (x)* = (x')*.
 struct Fragment {
   std::string text;
   bool nullable = false;
-  std::optional<std::string> non_empty;
+  std::optional<std::string> non_empty;  // only for a nullable piece
 
-  static Fragment Char(std::string text) { return {text, false, text}; }
+  static Fragment Char(std::string text) { return {std::move(text), false, std::nullopt}; }
   static Fragment Empty() { return {kEmpty, true, std::nullopt}; }
+  bool MatchesOnlyEmpty() const { return nullable && !non_empty; }
+  const std::string& NonEmpty() const { return nullable ? *non_empty : text; }  // not MatchesOnlyEmpty()
 };
 
-std::string Concat(const std::string& a, const std::string& b) {
+// a b, appended to a in place (a pattern of n pieces is built in O(n)).
+std::string Concat(std::string a, const std::string& b) {
   if (a == kEmpty) return b;
   if (b == kEmpty) return a;
-  return a + " " + b;
+  a += ' ';
+  a += b;
+  return a;
 }
 
 std::string JoinAlternatives(const std::vector<std::string>& alternatives) {
@@ -102,17 +109,18 @@ std::string JoinAlternatives(const std::vector<std::string>& alternatives) {
   return "(" + out + ")";
 }
 
-Fragment Sequence(const Fragment& a, const Fragment& b) {
-  Fragment out{Concat(a.text, b.text), a.nullable && b.nullable, std::nullopt};
-  if (!out.nullable) {
-    out.non_empty = out.text;
-  } else {  // both nullable: (ab)' = a' b | b'
+Fragment Sequence(Fragment a, const Fragment& b) {
+  std::optional<std::string> non_empty;
+  if (a.nullable && b.nullable) {  // (ab)' = a' b | b'
     std::vector<std::string> alts;
     if (a.non_empty) alts.push_back(Concat(GbnfGroup(*a.non_empty), b.text));
     if (b.non_empty) alts.push_back(*b.non_empty);
-    if (!alts.empty()) out.non_empty = JoinAlternatives(alts);
+    if (!alts.empty()) non_empty = JoinAlternatives(alts);
   }
-  return out;
+  a.text = Concat(std::move(a.text), b.text);
+  a.nullable = a.nullable && b.nullable;
+  a.non_empty = std::move(non_empty);
+  return a;
 }
 
 Fragment Alternation(const std::vector<Fragment>& parts) {
@@ -122,10 +130,10 @@ Fragment Alternation(const std::vector<Fragment>& parts) {
   for (const auto& p : parts) {
     texts.push_back(p.text);
     out.nullable = out.nullable || p.nullable;
-    if (p.non_empty) non_empty.push_back(*p.non_empty);
+    if (!p.MatchesOnlyEmpty()) non_empty.push_back(p.NonEmpty());
   }
   out.text = JoinAlternatives(texts);
-  if (!non_empty.empty()) out.non_empty = JoinAlternatives(non_empty);
+  if (out.nullable && !non_empty.empty()) out.non_empty = JoinAlternatives(non_empty);
   return out;
 }
 
@@ -193,12 +201,29 @@ class RegexConverter {
     return any_rule_;
   }
 
+  // f, or a failure where its text passes kMaxRegexGbnfBytes: a piece that
+  // may match nothing is written twice (as itself and as its non-empty part),
+  // so text can double with each nested quantifier or nullable neighbour.
+  Fragment Bounded(Fragment f) const {
+    const size_t bytes = f.text.size() + (f.non_empty ? f.non_empty->size() : 0);
+    if (static_cast<int64_t>(bytes) > kMaxRegexGbnfBytes)
+      Fail(fmt::format("the pattern's grammar would pass {} bytes", kMaxRegexGbnfBytes));
+    return f;
+  }
+
+  // A fresh rule of this body, by name.
+  std::string Named(std::string body, std::string_view what) {
+    const std::string name = rules_->FreshName(std::string(name_hint_) + "-" + std::string(what));
+    rules_->Define(name, std::move(body));
+    return name;
+  }
+
   Fragment Disjunction() {
     std::vector<Fragment> alternatives;
     do {
       alternatives.push_back(Alternative(false));
     } while (Take('|'));
-    return Alternation(alternatives);
+    return Bounded(Alternation(alternatives));
   }
 
   Fragment Alternative(bool top_level) {
@@ -207,7 +232,12 @@ class RegexConverter {
       if (Peek() == '$' && top_level && (Peek(1) == kEnd || Peek(1) == '|')) break;
       if (Peek() == '^' || Peek() == '$') Fail(fmt::format("anchor '{}' is supported only at the ends of the pattern",
                                                            static_cast<char>(Peek())));
-      out = Sequence(out, Quantified(Atom()));
+      Fragment piece = Quantified(Atom());
+      // A run of pieces that may match nothing writes the run so far into its
+      // non-empty part at every step: name that part once it is long.
+      if (piece.nullable && out.nullable && out.non_empty && out.non_empty->size() > 24)
+        out.non_empty = Named(std::move(*out.non_empty), "seq");
+      out = Bounded(Sequence(std::move(out), piece));
     }
     return out;
   }
@@ -237,20 +267,18 @@ class RegexConverter {
       pos_ = start;
       Fail(fmt::format("repetition count above {} is not supported", kMaxRegexRepeat));
     }
-    if (max == 0 || !atom.non_empty) return Fragment::Empty();
+    if (max == 0 || atom.MatchesOnlyEmpty()) return Fragment::Empty();
     // A piece that may match nothing repeats as its non-empty part, any number
     // of times up to max (its m required copies may each be empty).
-    std::string item = atom.nullable ? *atom.non_empty : atom.text;
+    std::string item = atom.NonEmpty();
     if (atom.nullable) min = 0;
-    // Bounded repetitions copy the item: give a long item a rule of its own.
-    if (max > 1 && item.size() > 24) {
-      const std::string name = rules_->FreshName(std::string(name_hint_) + "-item");
-      rules_->Define(name, item);
-      item = name;
-    }
+    // Repetitions copy the item (a bounded one max times, and the text and
+    // its non-empty part each hold it): give a long item a rule of its own, or
+    // nested quantifiers, "((a)*)*", double the text at every level.
+    if (item.size() > 24) item = Named(std::move(item), "item");
     Fragment out{GbnfRepeat(item, min, max), min == 0, std::nullopt};
-    out.non_empty = min == 0 ? GbnfRepeat(item, 1, max) : out.text;
-    return out;
+    if (min == 0) out.non_empty = GbnfRepeat(item, 1, max);
+    return Bounded(out);
   }
 
   bool LooksLikeBraces() {

@@ -10,8 +10,9 @@
 // and $ at the start and end of a top-level alternative.
 // Refused with a ridge::Error naming the construct and its offset:
 // backreferences (\1, \k<name>), lookahead and lookbehind, \b \B, \p{…},
-// inline flags, anchors elsewhere, and repetition counts above
-// kMaxRegexRepeat (each count becomes grammar text).
+// inline flags, anchors elsewhere, repetition counts above kMaxRegexRepeat
+// (each count becomes grammar text), and patterns whose grammar text would
+// pass kMaxRegexGbnfBytes.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 namespace ridge::grammar {
 
 inline constexpr int64_t kMaxRegexRepeat = 1000;
+inline constexpr int64_t kMaxRegexGbnfBytes = int64_t{1} << 20;
 
 struct RegexGbnfOptions {
   // JSON Schema's `pattern` semantics: the regex may match anywhere in the

@@ -18,15 +18,27 @@ namespace ridge::grammar {
 
 using Stack = std::vector<int32_t>;
 
+// Stacks one state may hold (counted before duplicates are removed). An
+// ambiguous grammar keeps many parses alive at once: a regex of 800 nested
+// stars, "((…(a)*…)*)*", had 320,000 after one byte, 2.6 GB of stacks and a
+// minute of the engine's thread. JSON schemas stay far below it (an enum or
+// anyOf of n values: about n).
+inline constexpr size_t kMaxStacks = size_t{1} << 16;
+// And the stack elements one expansion (of a stack, or all of one byte's)
+// may copy on its way: deep nesting copies a stack at every level it passes
+// (32 M int32, 128 MB, ~0.1 s).
+inline constexpr int64_t kMaxExpansionElements = int64_t{1} << 25;
+
 // Appends the expansions of `stack` (its top may be a rule, an alternative's
-// end is never on a stack) to `out`.
+// end is never on a stack) to `out`. Fails (ridge::Error) past kMaxStacks in
+// `out`, which then holds that many, or past kMaxExpansionElements.
 void ExpandStack(const Grammar& grammar, Stack stack, std::vector<Stack>* out);
 
 // The stacks at the start of the root rule.
 std::vector<Stack> InitialStacks(const Grammar& grammar);
 
 // The stacks after `byte`, sorted and without duplicates (empty: the byte is
-// rejected from every stack).
+// rejected from every stack). Fails as ExpandStack does.
 void AdvanceStacks(const Grammar& grammar, const std::vector<Stack>& stacks, uint8_t byte, std::vector<Stack>* out);
 
 // Sorts and removes duplicates.

@@ -41,7 +41,8 @@ class TokenMasker {
  public:
   TokenMasker(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const GrammarVocabulary> vocabulary);
 
-  // Automaton steps (one stack advanced by one byte) a FillMask may take. An
+  // Automaton steps (one stack advanced by one byte, or 8 elements of the
+  // stacks that makes) a FillMask may take. An
   // ambiguous grammar keeps many parses alive at once (a JSON schema pattern
   // "a|a|…" of 1,000 alternatives: 44,000 stacks), each advanced along every
   // trie path it survives: one mask took ~1 s of the engine's thread, which
