@@ -9,13 +9,13 @@
 
 namespace ridge::grammar {
 
-namespace {
-
-[[noreturn]] void FailTooAmbiguous(std::string_view what) {
+void FailTooAmbiguous(std::string_view what) {
   Fail("the grammar is too ambiguous to constrain generation: {} (a pattern or schema with many overlapping "
        "alternatives, or nested repetitions?)",
        what);
 }
+
+namespace {
 
 // The expansions of one AdvanceStacks or InitialStacks, with their budget.
 struct Expansion {
@@ -25,7 +25,8 @@ struct Expansion {
 
   void Expand(Stack stack) {
     if (stack.empty() || grammar.elements[stack.back()].kind == Element::Kind::kBytes) {
-      if (out->size() >= kMaxStacks) FailTooAmbiguous(fmt::format("more than {} parses of it are alive at once", kMaxStacks));
+      if (out->size() >= kMaxStacks)
+        FailTooAmbiguous(fmt::format("more than {} parses of it are alive at once", kMaxStacks));
       out->push_back(std::move(stack));
       return;
     }

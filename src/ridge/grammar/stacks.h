@@ -10,6 +10,7 @@
 // follows it" (dropped when nothing does, so right recursion and repetition
 // do not grow the stack) plus the first element of each alternative.
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "ridge/grammar/grammar.h"
@@ -28,6 +29,10 @@ inline constexpr size_t kMaxStacks = size_t{1} << 16;
 // may copy on its way: deep nesting copies a stack at every level it passes
 // (32 M int32, 128 MB, ~0.1 s).
 inline constexpr int64_t kMaxExpansionElements = int64_t{1} << 25;
+
+// Throws the ridge::Error of a grammar too ambiguous to follow within these
+// bounds (or TokenMasker's), `what` saying which.
+[[noreturn]] void FailTooAmbiguous(std::string_view what);
 
 // Appends the expansions of `stack` (its top may be a rule, an alternative's
 // end is never on a stack) to `out`. Fails (ridge::Error) past kMaxStacks in

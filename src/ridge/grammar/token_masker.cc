@@ -1,5 +1,7 @@
 #include "ridge/grammar/token_masker.h"
 
+#include <fmt/format.h>
+
 #include "ridge/base/error.h"
 
 namespace ridge::grammar {
@@ -36,10 +38,9 @@ void TokenMasker::Walk(const TokenTrie& trie, int32_t root, const std::vector<St
     for (const Stack& stack : here) elements += static_cast<int64_t>(stack.size());
     steps_left_ -= static_cast<int64_t>(parent.size()) + elements / 8;
     if (steps_left_ < 0) {
-      Fail("the grammar is too ambiguous to constrain generation: {} parses of it are alive at once, and the "
-           "tokens that may follow take more than {} automaton steps to find (a pattern or schema with many "
-           "overlapping alternatives?)",
-           parses_alive_, kMaxStepsPerMask);
+      FailTooAmbiguous(fmt::format("{} parses of it are alive at once, and the tokens that may follow take more "
+                                   "than {} automaton steps to find",
+                                   parses_alive_, kMaxStepsPerMask));
     }
     if (here.empty()) {
       i = node.subtree_end;  // no token with this prefix can be accepted
