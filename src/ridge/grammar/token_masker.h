@@ -42,14 +42,14 @@ class TokenMasker {
   TokenMasker(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const GrammarVocabulary> vocabulary);
 
   // Automaton steps (one stack advanced by one byte, or 8 elements of the
-  // stacks that makes) a FillMask may take. An
-  // ambiguous grammar keeps many parses alive at once (a JSON schema pattern
-  // "a|a|…" of 1,000 alternatives: 44,000 stacks), each advanced along every
-  // trie path it survives: one mask took ~1 s of the engine's thread, which
-  // every other request waited for, and the same grammar with a 128k-token
-  // vocabulary far longer. ~50 ns a step: the budget is under a second of
-  // one core, where a 20,000-value enum takes ~5 M steps a mask and a
-  // JSON schema's masks ~1 M at their first (uncached) walk.
+  // stacks that makes) a FillMask may take. An ambiguous grammar keeps many
+  // parses alive at once (a JSON schema pattern "a|a|…" of 1,000
+  // alternatives: 44,000 stacks), each advanced along every trie path it
+  // survives: one mask took ~1 s of the engine's thread, which every other
+  // request waited for, and the same grammar with a 128k-token vocabulary far
+  // longer. ~50 ns a step: the budget is under a second of one core, where a
+  // 20,000-value enum takes ~5 M steps a mask and a JSON schema's masks ~1 M
+  // at their first (uncached) walk.
   static constexpr int64_t kMaxStepsPerMask = int64_t{16} << 20;
 
   // `mask` := the tokens that may follow the matcher's bytes: tokens whose
@@ -57,7 +57,8 @@ class TokenMasker {
   // end. `first_token`: the token will start a text (see
   // GrammarVocabulary::FirstTokenBytes); that one step walks the whole trie
   // uncached. Fails (ridge::Error, the mask and the cache as they were or
-  // partly filled, the matcher untouched) past kMaxStepsPerMask.
+  // partly filled, the matcher untouched) past kMaxStepsPerMask or the
+  // bounds of stacks.h.
   void FillMask(const GrammarMatcher& matcher, bool first_token, TokenBitmask* mask);
 
   // Advances `matcher` by `token`'s bytes; false, unchanged, when the token is
