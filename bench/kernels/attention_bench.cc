@@ -41,24 +41,23 @@ constexpr int64_t kHeadDim = 64;
 constexpr int64_t kBlockTokens = 16;
 
 // K and V of every layer for `depth` positions of one sequence, and the
-// block tables of each layer.
-// How the blocks are laid out: by dimension is [kv head, head_dim, token], token-major [token, kv head, head_dim].
+// block tables of each (layer, KV head), laid out as PagedKvCache lays them.
+// How a head's part of a block is laid out: by dimension [head_dim, token], token-major [token, head_dim].
 enum class Layout { kTokenMajor = 0, kKeysByDim = 1, kKeysAndValuesByDim = 2 };
 
 struct Cache {
   Layout layout = Layout::kKeysByDim;
   GgmlType type = GgmlType::kF16;
-  int64_t depth = 0, layers = 0, head_bytes = 0, token_bytes = 0, block_bytes = 0, n_blocks = 0;
-  HugePageBuffer k, v;  // [layer, block, token, kv head, head_bytes], in 2 MiB pages like PagedKvCache's pools
-  std::vector<const uint8_t*> k_blocks, v_blocks;  // [layer, block]
+  int64_t depth = 0, layers = 0, head_bytes = 0, head_block_bytes = 0, n_blocks = 0;
+  HugePageBuffer k, v;  // [layer, kv head, block, a head's part], in 2 MiB pages like PagedKvCache's pools
+  std::vector<const uint8_t*> k_blocks, v_blocks;  // [layer, kv head, block]
   Cache(int64_t depth_positions, int64_t n_layers, Layout kv_layout = Layout::kKeysByDim,
         GgmlType kv_type = GgmlType::kF16)
       : layout(kv_layout), type(kv_type), depth(depth_positions), layers(n_layers) {
     head_bytes = RowBytes(type, kHeadDim);
-    token_bytes = kKvHeads * head_bytes;
-    block_bytes = kBlockTokens * token_bytes;
+    head_block_bytes = kBlockTokens * head_bytes;
     n_blocks = (depth + kBlockTokens - 1) / kBlockTokens;
-    const auto total = static_cast<size_t>(layers * n_blocks * block_bytes);
+    const auto total = static_cast<size_t>(layers * kKvHeads * n_blocks * head_block_bytes);
     k = HugePageBuffer::Allocate(total, /*prefault=*/true, "keys");
     v = HugePageBuffer::Allocate(total, /*prefault=*/true, "values");
     std::mt19937 rng(7);
@@ -70,23 +69,21 @@ struct Cache {
       for (auto& x : head) x = normal(rng);
       QuantizeRow(type, head.data(), v.data() + off, kHeadDim);
     }
-    for (int64_t l = 0; l < layers; ++l)
-      for (int64_t b = 0; b < n_blocks; ++b) {
-        k_blocks.push_back(k.data() + (l * n_blocks + b) * block_bytes);
-        v_blocks.push_back(v.data() + (l * n_blocks + b) * block_bytes);
-      }
+    for (int64_t b = 0; b < layers * kKvHeads * n_blocks; ++b) {
+      k_blocks.push_back(k.data() + b * head_block_bytes);
+      v_blocks.push_back(v.data() + b * head_block_bytes);
+    }
   }
   KvHeadView View(bool keys, int64_t layer, int64_t kv_head) const {
     KvHeadView view;
     view.type = type;
-    view.blocks = (keys ? k_blocks : v_blocks).data() + layer * n_blocks;
+    view.blocks = (keys ? k_blocks : v_blocks).data() + (layer * kKvHeads + kv_head) * n_blocks;
     view.block_tokens = kBlockTokens;
     // The same bytes either way: random halves.
     const bool by_dim = keys ? layout != Layout::kTokenMajor : layout == Layout::kKeysAndValuesByDim;
     const int64_t elem = head_bytes / kHeadDim;
-    view.token_stride_bytes = by_dim ? elem : token_bytes;
+    view.token_stride_bytes = by_dim ? elem : head_bytes;
     view.dim_stride_bytes = by_dim ? kBlockTokens * elem : 0;
-    view.head_offset_bytes = kv_head * (by_dim ? kBlockTokens * head_bytes : head_bytes);
     return view;
   }
 };
@@ -144,7 +141,7 @@ void BM_AttentionReadKv(benchmark::State& state) {
 // before), range(3): query heads per KV head (the rows of each call),
 // range(4): 1 for a BF16 cache (its keys take the BF16 dot on AVX-512), 0 F16. As
 // Model::AttendSplit runs a decode step on one thread: for each split of 256
-// positions every KV head in turn (one contiguous stretch of the cache), then
+// positions every KV head in turn (each head's split one stretch of memory), then
 // the merge.
 void BM_AttentionDecode(benchmark::State& state) {
   const int64_t depth = state.range(0), layers = state.range(1), group = state.range(3);

@@ -255,7 +255,8 @@ TEST(GeGlu, MatchesDoubleReferenceOnEveryTarget) {
 }
 
 // Store rows of uint8 in a paged layout: position p in blocks[p / block_tokens],
-// token stride with room for other heads, this head at an offset. by_dim (F32,
+// token stride with room for other heads, this head at an offset into each
+// block's storage (where blocks[b] points). by_dim (F32,
 // F16, BF16): each block holds 3 heads as [head_dim, block_tokens], this one
 // the second (PagedKvCache's keys, and its values where ValuesByDimension),
 // one element further on (unaligned).
@@ -272,8 +273,8 @@ struct PagedKv {
     const int64_t block_bytes = by_dim ? 3 * head_dim * dim_stride : block_tokens * stride;
     const int64_t n_blocks = (n_positions + block_tokens - 1) / block_tokens;
     for (int64_t b = 0; b < n_blocks; ++b) storage.emplace_back(static_cast<size_t>(block_bytes), 0xCD);
-    for (auto& s : storage) blocks.push_back(s.data());
-    view = KvHeadView{type, blocks.data(), block_tokens, stride, offset, 0, dim_stride};
+    for (auto& s : storage) blocks.push_back(s.data() + offset);
+    view = KvHeadView{type, blocks.data(), block_tokens, stride, 0, dim_stride};
     dequantized->resize(static_cast<size_t>(n_positions * head_dim));
     std::vector<uint8_t> head(static_cast<size_t>(head_bytes));
     for (int64_t p = 0; p < n_positions; ++p) {
@@ -521,8 +522,8 @@ TEST(AttendHead, SlidingWindowSoftCapAndSinkMatchDoubleReference) {
 
 TEST(AttendHead, ZeroPositionsGivesZeros) {
   const uint8_t* blocks[1] = {nullptr};
-  const KvHeadView view{GgmlType::kF16, blocks, 16, 128, 0};
-  const KvHeadView by_dim{GgmlType::kF16, blocks, 16, 2, 0, 0, 32};
+  const KvHeadView view{GgmlType::kF16, blocks, 16, 128};
+  const KvHeadView by_dim{GgmlType::kF16, blocks, 16, 2, 0, 32};
   ForEachIsa([&](Isa isa) {
     for (const KvHeadView& v : {view, by_dim}) {
       std::vector<float> q(64, 1.0f), out(64, 3.0f);

@@ -4,7 +4,9 @@
 // back through LoadKv and through the views attention reads.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "ridge/base/cpu_features.h"
@@ -17,8 +19,7 @@ namespace {
 
 // Element c of the view's position p, dequantized (a whole Q8_0 head: token-major).
 float ViewElement(const kernels::KvHeadView& view, int64_t p, int64_t c, int64_t head_dim) {
-  const uint8_t* head = view.blocks[p / view.block_tokens] + (p % view.block_tokens) * view.token_stride_bytes +
-                        view.head_offset_bytes;
+  const uint8_t* head = view.blocks[p / view.block_tokens] + (p % view.block_tokens) * view.token_stride_bytes;
   std::vector<float> out(static_cast<size_t>(head_dim));
   if (view.dim_stride_bytes == 0) {
     DequantizeRow(view.type, head, out.data(), head_dim);
@@ -101,6 +102,43 @@ TEST(PagedKvLayout, ValuesByDimensionFollowsTheTarget) {
       EXPECT_EQ(kernels::ValuesByDimension(type), want) << GgmlTypeName(type) << " " << IsaName(isa);
     EXPECT_FALSE(kernels::ValuesByDimension(GgmlType::kQ8_0)) << IsaName(isa);
     ClearIsaOverride();
+  }
+}
+
+// Attention reads a head at a time: a sequence's blocks of one (layer, head)
+// lie back to back where their ids are consecutive (those of a fresh cache
+// are), and no two heads or layers share a byte.
+TEST(PagedKvLayout, AHeadsBlocksAreOneStretchOfMemory) {
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0}) {
+    KvCacheShape shape;
+    shape.n_layers = 2;
+    shape.n_kv_heads = 3;
+    shape.head_dim = 64;
+    shape.type = type;
+    shape.block_tokens = 16;
+    const int64_t n_blocks = 5, head_block_bytes = shape.block_tokens * RowBytes(type, shape.head_dim);
+    PagedKvCache cache(shape, n_blocks);
+    ASSERT_TRUE(cache.Reserve(0, n_blocks * shape.block_tokens));
+    std::vector<const uint8_t*> k_blocks, v_blocks;
+    std::vector<std::pair<const uint8_t*, bool>> starts;  // every head's first block, K or V
+    for (int64_t layer = 0; layer < shape.n_layers; ++layer)
+      for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
+        kernels::KvHeadView k, v;
+        cache.HeadViews(0, layer, h, k_blocks, v_blocks, k, v);
+        for (int64_t b = 1; b < n_blocks; ++b) {
+          EXPECT_EQ(k.blocks[b], k.blocks[0] + b * head_block_bytes) << GgmlTypeName(type) << " K block " << b;
+          EXPECT_EQ(v.blocks[b], v.blocks[0] + b * head_block_bytes) << GgmlTypeName(type) << " V block " << b;
+        }
+        starts.emplace_back(k.blocks[0], false);
+        starts.emplace_back(v.blocks[0], true);
+      }
+    // Each head's stretch is n_blocks · head_block_bytes: stretches of one pool do not overlap.
+    for (size_t i = 0; i < starts.size(); ++i)
+      for (size_t j = i + 1; j < starts.size(); ++j) {
+        if (starts[i].second != starts[j].second) continue;
+        const int64_t apart = std::abs(starts[i].first - starts[j].first);
+        EXPECT_GE(apart, n_blocks * head_block_bytes) << GgmlTypeName(type) << " heads " << i << ", " << j;
+      }
   }
 }
 

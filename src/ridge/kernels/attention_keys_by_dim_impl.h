@@ -27,7 +27,7 @@ PositionGroup GroupAt(const KvHeadView& view, int64_t i, int64_t end) {
   const int64_t p = view.first_position + i, bt = view.block_tokens, slot = p % bt;
   int64_t n = bt - slot < kLanes ? bt - slot : kLanes;
   n = end - i < n ? end - i : n;
-  return {view.blocks[p / bt] + view.head_offset_bytes + slot * view.token_stride_bytes, n};
+  return {view.blocks[p / bt] + slot * view.token_stride_bytes, n};
 }
 
 // How many chains a row's sum over dimensions runs in on V: dimension c goes
@@ -272,8 +272,7 @@ void RowsScoresByDim(const AttentionRow* rows, int64_t n_rows, int64_t head_dim,
       // A group starting a block prefetches the block kKeyPrefetchPositions
       // on, if the view reaches it (the table may end with the view).
       if (const int64_t ahead = i + kKeyPrefetchPositions; slot == 0 && ahead < longest) {
-        const char* block =
-            reinterpret_cast<const char*>(k.blocks[(k.first_position + ahead) / bt] + k.head_offset_bytes);
+        const char* block = reinterpret_cast<const char*>(k.blocks[(k.first_position + ahead) / bt]);
 #pragma GCC unroll 1
         for (int64_t b = 0; b < head_run_bytes; b += 64) __builtin_prefetch(block + b, 0, 3);
       }

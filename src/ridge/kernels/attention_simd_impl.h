@@ -22,10 +22,10 @@ struct KvCursor {
   const uint8_t* ptr = nullptr;
   explicit KvCursor(const KvHeadView& v)
       : view(v), block(v.first_position / v.block_tokens), in_block(v.first_position % v.block_tokens) {
-    if (in_block != 0) ptr = view.blocks[block] + view.head_offset_bytes + in_block * view.token_stride_bytes;
+    if (in_block != 0) ptr = view.blocks[block] + in_block * view.token_stride_bytes;
   }
   const uint8_t* Next() {
-    if (in_block == 0) ptr = view.blocks[block] + view.head_offset_bytes;
+    if (in_block == 0) ptr = view.blocks[block];
     const uint8_t* p = ptr;
     ptr += view.token_stride_bytes;
     if (++in_block == view.block_tokens) {

@@ -23,20 +23,19 @@ struct WeightMatrix {
 };
 
 // Cached keys or values of one KV head, possibly spread over fixed-size blocks
-// (paged KV cache). Cache position p lives in blocks[p / block_tokens] at byte
-// (p % block_tokens) · token_stride_bytes + head_offset_bytes, as head_dim
-// elements of `type` (F32, F16, BF16 or Q8_0): one after the other
-// (dim_stride_bytes = 0), or element c dim_stride_bytes · c further on (F32,
-// F16, BF16: a block holds each head as [head_dim, block_tokens], the layout
-// of PagedKvCache's keys, so that one vector load reads a dimension of
-// consecutive positions). The view's position i is cache position
+// (paged KV cache; blocks[b] points at this head's part of block b). Cache
+// position p lives in blocks[p / block_tokens] at byte
+// (p % block_tokens) · token_stride_bytes, as head_dim elements of `type`
+// (F32, F16, BF16 or Q8_0): one after the other (dim_stride_bytes = 0), or
+// element c dim_stride_bytes · c further on (F32, F16, BF16: a head's part
+// of a block as [head_dim, block_tokens], the layout of PagedKvCache's keys,
+// so that one vector load reads a dimension of consecutive positions). The view's position i is cache position
 // first_position + i (a sliding window starts past 0).
 struct KvHeadView {
   GgmlType type = GgmlType::kF16;
   const uint8_t* const* blocks = nullptr;
   int64_t block_tokens = 0;
   int64_t token_stride_bytes = 0;
-  int64_t head_offset_bytes = 0;
   int64_t first_position = 0;
   int64_t dim_stride_bytes = 0;
 };

@@ -90,8 +90,7 @@ namespace {
 // The head_dim elements of the view's position as floats.
 void LoadKvHead(const KvHeadView& view, int64_t position, int64_t head_dim, float* out) {
   const int64_t p = view.first_position + position;
-  const uint8_t* head =
-      view.blocks[p / view.block_tokens] + (p % view.block_tokens) * view.token_stride_bytes + view.head_offset_bytes;
+  const uint8_t* head = view.blocks[p / view.block_tokens] + (p % view.block_tokens) * view.token_stride_bytes;
   if (view.dim_stride_bytes == 0) return DequantizeRow(view.type, head, out, head_dim);
   for (int64_t c = 0; c < head_dim; ++c) DequantizeRow(view.type, head + c * view.dim_stride_bytes, out + c, 1);
 }

@@ -57,12 +57,12 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, int64_t n_blocks) : shape_
   CheckShape(shape);
   if (n_blocks < 1) Fail("the KV cache needs at least one block; the budget gives {}", n_blocks);
   head_bytes_ = RowBytes(shape.type, shape.head_dim);
-  token_bytes_ = shape.n_kv_heads * head_bytes_;
-  block_bytes_per_layer_ = shape.block_tokens * token_bytes_;
   keys_by_dim_ = shape.type != GgmlType::kQ8_0;
   values_by_dim_ = kernels::ValuesByDimension(shape.type);
   elem_bytes_ = keys_by_dim_ ? head_bytes_ / shape.head_dim : 0;
   dim_stride_bytes_ = shape.block_tokens * elem_bytes_;
+  head_block_bytes_ = shape.block_tokens * head_bytes_;
+  block_bytes_per_layer_ = shape.n_kv_heads * head_block_bytes_;
   size_t pool_bytes = static_cast<size_t>(shape.n_layers * n_blocks * block_bytes_per_layer_);
   k_pool_ = HugePageBuffer::Allocate(pool_bytes, /*prefault=*/true, "the KV cache's keys");
   v_pool_ = HugePageBuffer::Allocate(pool_bytes, /*prefault=*/true, "the KV cache's values");
@@ -260,19 +260,20 @@ const PagedKvCache::Sequence& PagedKvCache::SeqOrDie(SeqId seq) const {
   return it->second;
 }
 
-int64_t PagedKvCache::BlockOffset(SeqId seq, int64_t layer, int64_t position) const {
+BlockId PagedKvCache::BlockOf(SeqId seq, int64_t layer, int64_t position) const {
   const Sequence& s = SeqOrDie(seq);
   int64_t index = position / shape_.block_tokens;
   RIDGE_CHECK(position >= 0 && index < static_cast<int64_t>(s.blocks.size()));
   RIDGE_CHECK(layer >= 0 && layer < shape_.n_layers);
-  return PoolOffset(layer, s.blocks[static_cast<size_t>(index)]);
+  return s.blocks[static_cast<size_t>(index)];
 }
 
-void PagedKvCache::StoreHeads(const float* x, bool by_dim, int64_t slot, uint8_t* block) const {
+void PagedKvCache::StoreHeads(const float* x, bool by_dim, int64_t layer, BlockId block, int64_t slot,
+                              uint8_t* pool) const {
   const int64_t hd = shape_.head_dim;
   if (!by_dim) {
     for (int64_t h = 0; h < shape_.n_kv_heads; ++h)
-      kernels::StoreKv(x + h * hd, hd, shape_.type, block + slot * token_bytes_ + h * head_bytes_);
+      kernels::StoreKv(x + h * hd, hd, shape_.type, pool + HeadOffset(layer, h, block) + SlotOffset(false, 0, slot));
     return;
   }
   // Each head converted whole, then its elements spread over the dimension rows.
@@ -281,27 +282,31 @@ void PagedKvCache::StoreHeads(const float* x, bool by_dim, int64_t slot, uint8_t
   const auto e = static_cast<size_t>(elem_bytes_);
   for (int64_t h = 0; h < shape_.n_kv_heads; ++h) {
     kernels::StoreKv(x + h * hd, hd, shape_.type, head.data());
-    for (int64_t c = 0; c < hd; ++c) std::memcpy(block + DimOffset(h, c, slot), head.data() + c * elem_bytes_, e);
+    uint8_t* part = pool + HeadOffset(layer, h, block);
+    for (int64_t c = 0; c < hd; ++c) std::memcpy(part + SlotOffset(true, c, slot), head.data() + c * elem_bytes_, e);
   }
 }
 
 void PagedKvCache::StoreKv(SeqId seq, int64_t layer, int64_t position, const float* k, const float* v) {
-  const int64_t slot = position % shape_.block_tokens, offset = BlockOffset(seq, layer, position);
-  StoreHeads(k, keys_by_dim_, slot, k_pool_.data() + offset);
-  StoreHeads(v, values_by_dim_, slot, v_pool_.data() + offset);
+  const int64_t slot = position % shape_.block_tokens;
+  const BlockId block = BlockOf(seq, layer, position);
+  StoreHeads(k, keys_by_dim_, layer, block, slot, k_pool_.data());
+  StoreHeads(v, values_by_dim_, layer, block, slot, v_pool_.data());
 }
 
 void PagedKvCache::LoadKv(bool value, SeqId seq, int64_t layer, int64_t position, float* out) const {
   const int64_t hd = shape_.head_dim, slot = position % shape_.block_tokens;
-  const uint8_t* block = (value ? v_pool_ : k_pool_).data() + BlockOffset(seq, layer, position);
+  const BlockId block = BlockOf(seq, layer, position);
+  const uint8_t* pool = (value ? v_pool_ : k_pool_).data();
   std::vector<uint8_t> head(static_cast<size_t>(head_bytes_));
   const bool by_dim = value ? values_by_dim_ : keys_by_dim_;
   for (int64_t h = 0; h < shape_.n_kv_heads; ++h) {
+    const uint8_t* part = pool + HeadOffset(layer, h, block);
     if (!by_dim) {
-      std::memcpy(head.data(), block + slot * token_bytes_ + h * head_bytes_, head.size());
+      std::memcpy(head.data(), part + SlotOffset(false, 0, slot), head.size());
     } else {
       const auto e = static_cast<size_t>(elem_bytes_);
-      for (int64_t c = 0; c < hd; ++c) std::memcpy(head.data() + c * elem_bytes_, block + DimOffset(h, c, slot), e);
+      for (int64_t c = 0; c < hd; ++c) std::memcpy(head.data() + c * elem_bytes_, part + SlotOffset(true, c, slot), e);
     }
     DequantizeRow(shape_.type, head.data(), out + h * hd, hd);
   }
@@ -314,8 +319,8 @@ void PagedKvCache::HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vec
   k_blocks.clear();
   v_blocks.clear();
   for (BlockId b : s.blocks) {
-    k_blocks.push_back(k_pool_.data() + PoolOffset(layer, b));
-    v_blocks.push_back(v_pool_.data() + PoolOffset(layer, b));
+    k_blocks.push_back(k_pool_.data() + HeadOffset(layer, kv_head, b));
+    v_blocks.push_back(v_pool_.data() + HeadOffset(layer, kv_head, b));
   }
   struct Side {
     kernels::KvHeadView* view;
@@ -327,8 +332,7 @@ void PagedKvCache::HeadViews(SeqId seq, int64_t layer, int64_t kv_head, std::vec
     view.type = shape_.type;
     view.blocks = side.blocks->data();
     view.block_tokens = shape_.block_tokens;
-    view.token_stride_bytes = side.by_dim ? elem_bytes_ : token_bytes_;
-    view.head_offset_bytes = side.by_dim ? DimOffset(kv_head, 0, 0) : kv_head * head_bytes_;
+    view.token_stride_bytes = side.by_dim ? elem_bytes_ : head_bytes_;
     view.dim_stride_bytes = side.by_dim ? dim_stride_bytes_ : 0;
   }
 }

@@ -4,12 +4,18 @@
 // accounted for: the pool is allocated once, up front, from a budget, and
 // blocks move between the free list and sequences.
 //
-// Layout of one block of one layer:
-//   K: [n_kv_heads, head_dim, block_tokens] for F32, F16 and BF16 ("by
-//      dimension": one vector load reads a dimension of consecutive
-//      positions, so attention's q·k needs no sum across a vector's lanes);
-//      [block_tokens, n_kv_heads, head_dim] ("token-major") for Q8_0, whose
-//      scales belong to 32 elements of one position
+// A pool holds each (layer, KV head) apart: [n_layers, n_kv_heads, n_blocks,
+// one head's part of a block], so that a head's blocks, which attention reads
+// one head at a time, are one stretch of memory wherever the block ids are
+// consecutive (a sequence's usually are). Interleaving the heads inside each
+// block made every head's pass read 1 line in n_kv_heads: decode at depth
+// 4096 ran 8-10 % slower a step (docs/benchmarks.md, 2026-12-06, twelfth).
+// One head's part of a block:
+//   K: [head_dim, block_tokens] for F32, F16 and BF16 ("by dimension": one
+//      vector load reads a dimension of consecutive positions, so
+//      attention's q·k needs no sum across a vector's lanes);
+//      [block_tokens, head_dim] ("token-major") for Q8_0, whose scales
+//      belong to 32 elements of one position
 //   V: by dimension as K where kernels::ValuesByDimension says the kernel
 //      target in use when the cache is made reads it faster (each converted
 //      value vector then serves every query row with one FMA), else
@@ -175,20 +181,21 @@ class PagedKvCache {
     uint64_t last_use = 0;
   };
   const Sequence& SeqOrDie(SeqId seq) const;
-  // Bytes from a pool's start to the block of `layer` numbered `block` (the
-  // same in the K and the V pool).
-  int64_t PoolOffset(int64_t layer, BlockId block) const {
-    return (layer * n_blocks_ + block) * block_bytes_per_layer_;
+  // Bytes from a pool's start to the part of block `block` that holds head
+  // `head` of `layer` (the same in the K and the V pool).
+  int64_t HeadOffset(int64_t layer, int64_t head, BlockId block) const {
+    return ((layer * shape_.n_kv_heads + head) * n_blocks_ + block) * head_block_bytes_;
   }
-  // PoolOffset of the block holding (seq, layer, position); checks all three.
-  int64_t BlockOffset(SeqId seq, int64_t layer, int64_t position) const;
-  // By dimension: bytes from a block's start to element c of head h at slot.
-  int64_t DimOffset(int64_t h, int64_t c, int64_t slot) const {
-    return (h * shape_.head_dim + c) * dim_stride_bytes_ + slot * elem_bytes_;
+  // The block holding (seq, layer, position); checks all three.
+  BlockId BlockOf(SeqId seq, int64_t layer, int64_t position) const;
+  // Bytes from a head's part of a block to its slot (token-major) or to
+  // element c of its slot (by dimension).
+  int64_t SlotOffset(bool by_dim, int64_t c, int64_t slot) const {
+    return by_dim ? c * dim_stride_bytes_ + slot * elem_bytes_ : slot * head_bytes_;
   }
   // Stores the n_kv_heads heads of x ([n_kv_heads, head_dim] floats) at `slot`
-  // of a K or V block laid out by dimension or not.
-  void StoreHeads(const float* x, bool by_dim, int64_t slot, uint8_t* block) const;
+  // of block `block` of `layer` in `pool`, laid out by dimension or not.
+  void StoreHeads(const float* x, bool by_dim, int64_t layer, BlockId block, int64_t slot, uint8_t* pool) const;
   BlockId TakeBlock();
   void Release(BlockId block);
   std::optional<BlockId> FindCached(uint64_t hash, uint64_t parent_hash, std::span<const int32_t> tokens) const;
@@ -196,13 +203,13 @@ class PagedKvCache {
   KvCacheShape shape_;
   int64_t n_blocks_ = 0;
   int64_t head_bytes_ = 0;
-  int64_t token_bytes_ = 0;  // one position, one layer, K or V: n_kv_heads × head_bytes
-  int64_t block_bytes_per_layer_ = 0;
+  int64_t block_bytes_per_layer_ = 0;  // K or V: n_kv_heads × head_block_bytes_
   bool keys_by_dim_ = false;
   bool values_by_dim_ = false;
   int64_t elem_bytes_ = 0;        // by dimension: bytes of one element
   int64_t dim_stride_bytes_ = 0;  // by dimension: one dimension's row, block_tokens elements
-  // [n_layers, n_blocks, block_tokens, n_kv_heads, head_bytes] each, in 2 MiB
+  int64_t head_block_bytes_ = 0;  // one head's part of a block: block_tokens × head_bytes
+  // [n_layers, n_kv_heads, n_blocks, one head's part of a block] each, in 2 MiB
   // pages (attention streams them every step, like the weights), faulted in
   // when the cache is made: the budget is really there, and no request stalls
   // on a page fault later. (In this VM first touch runs at ~0.5 GB/s: a

@@ -233,10 +233,9 @@ void Model::Attend(const LayerWeights& w, int64_t layer, const Batch& batch, Pag
 // Flash-decoding: a task per (tile, split of its positions), any thread
 // taking any, each leaving its rows' partial states; then every group's states
 // merged here in split order. The same bits as AttendRows on the group. A task
-// takes every KV head of its split in turn: a token's heads lie side by side
-// in the cache, so the task reads one contiguous stretch (a task per head
-// reads a third of each token's lines; one-thread decode at depth 4096 took
-// 22.7-22.9 ms of attention a step that way against 19.5-20.2 ms).
+// takes every KV head of its split in turn, each head's split one stretch of
+// the cache (PagedKvCache keeps a head's blocks together). Tasks of one head
+// and a run of its splits (longer streams) measured level against these.
 void Model::AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache,
                         ThreadPool& pool, int64_t window) {
   const ModelConfig& c = local_;
