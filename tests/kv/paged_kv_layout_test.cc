@@ -29,18 +29,24 @@ float ViewElement(const kernels::KvHeadView& view, int64_t p, int64_t c, int64_t
   return out[0];
 }
 
+// 2 layers of 3 KV heads of 64 dimensions.
+KvCacheShape TwoLayersThreeHeads(GgmlType type, int64_t block_tokens) {
+  KvCacheShape shape;
+  shape.n_layers = 2;
+  shape.n_kv_heads = 3;
+  shape.head_dim = 64;
+  shape.type = type;
+  shape.block_tokens = block_tokens;
+  return shape;
+}
+
 TEST(PagedKvLayout, StoredHeadsComeBackThroughLoadKvAndTheViewsOnEveryTarget) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
   for (Isa isa : SupportedIsas()) {
     SetIsaOverride(isa);
     for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
-      KvCacheShape shape;
-      shape.n_layers = 2;
-      shape.n_kv_heads = 3;
-      shape.head_dim = 64;
-      shape.type = type;
-      shape.block_tokens = 5;
+      const KvCacheShape shape = TwoLayersThreeHeads(type, 5);
       PagedKvCache cache(shape, 4);
       const std::string what = std::string(GgmlTypeName(type)) + " " + IsaName(isa);
       EXPECT_EQ(cache.keys_by_dim(), type != GgmlType::kQ8_0) << what;
@@ -110,12 +116,7 @@ TEST(PagedKvLayout, ValuesByDimensionFollowsTheTarget) {
 // are), and no two heads or layers share a byte.
 TEST(PagedKvLayout, AHeadsBlocksAreOneStretchOfMemory) {
   for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0}) {
-    KvCacheShape shape;
-    shape.n_layers = 2;
-    shape.n_kv_heads = 3;
-    shape.head_dim = 64;
-    shape.type = type;
-    shape.block_tokens = 16;
+    const KvCacheShape shape = TwoLayersThreeHeads(type, 16);
     const int64_t n_blocks = 5, head_block_bytes = shape.block_tokens * RowBytes(type, shape.head_dim);
     PagedKvCache cache(shape, n_blocks);
     ASSERT_TRUE(cache.Reserve(0, n_blocks * shape.block_tokens));
