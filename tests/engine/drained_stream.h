@@ -14,6 +14,7 @@ struct DrainedStream {
   std::vector<TokenId> tokens;  // every token the stream carried
   FinishKind kind = FinishKind::kNone;
   std::string error;
+  bool request_fault = false;  // StreamUpdate::request_fault
 };
 
 inline DrainedStream DrainStream(RequestStream& stream) {
@@ -25,6 +26,7 @@ inline DrainedStream DrainStream(RequestStream& stream) {
     if (update.finished) {
       out.kind = update.finish_kind;
       out.error = update.error;
+      out.request_fault = update.request_fault;
       return out;
     }
   }

@@ -128,6 +128,7 @@ TEST_F(EngineFaultsTest, SamplingFaultEndsOnlyThatRequest) {
       EXPECT_EQ(o.kind, FinishKind::kError);
       EXPECT_NE(o.error.find("injected sampling fault"), std::string::npos) << o.error;
       EXPECT_EQ(o.tokens.size(), 9u);  // the nine sampled before the fault
+      EXPECT_FALSE(o.request_fault);  // the server's fault, not the request's
     } else {
       EXPECT_EQ(o.kind, FinishKind::kLength) << "request " << i;
       EXPECT_EQ(o.tokens, reference[i]) << "request " << i;

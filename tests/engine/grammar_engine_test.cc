@@ -108,7 +108,7 @@ TEST_P(GrammarEngineTest, BatchedPreemptedOutputsStayInTheirGrammars) {
   engine.RunUntilIdle();
   int n_stopped = 0;
   for (const Submitted& s : submitted) {
-    const auto [ids, kind, error] = testing::DrainStream(*s.stream);
+    const auto [ids, kind, error, request_fault] = testing::DrainStream(*s.stream);
     ASSERT_NE(kind, FinishKind::kError) << error << "\n" << s.what;
     ExpectInGrammar(*s.grammar, OutputText(*m.tokenizer, ids, s.fresh), kind, s.what);
     n_stopped += kind == FinishKind::kStop;
@@ -171,7 +171,7 @@ TEST(GrammarEngineAloneTest, EndOfGrammarEndsTheRequestEvenWithIgnoreEos) {
   p.grammar = grammar::ParseGbnf("root ::= \"yes\" | \"no\"");
   auto stream = engine.Submit(p);
   engine.RunUntilIdle();
-  const auto [ids, kind, error] = testing::DrainStream(*stream);
+  const auto [ids, kind, error, request_fault] = testing::DrainStream(*stream);
   EXPECT_EQ(kind, FinishKind::kStop);
   const std::string text = OutputText(*m.tokenizer, ids, false);
   EXPECT_TRUE(text == "yes" || text == "no") << text;
@@ -194,14 +194,42 @@ TEST(GrammarEngineAloneTest, TooAmbiguousGrammarEndsOnlyItsRequest) {
   p.grammar = grammar::ParseGbnf("root ::= \"yes\" | \"no\"");
   auto plain_stream = engine.Submit(p);
   engine.RunUntilIdle();
-  const auto [ambiguous_ids, ambiguous_kind, ambiguous_error] = testing::DrainStream(*ambiguous_stream);
+  const auto [ambiguous_ids, ambiguous_kind, ambiguous_error, ambiguous_fault] =
+      testing::DrainStream(*ambiguous_stream);
   EXPECT_EQ(ambiguous_kind, FinishKind::kError);
   EXPECT_TRUE(ambiguous_ids.empty());
   EXPECT_NE(ambiguous_error.find("too ambiguous to constrain generation"), std::string::npos) << ambiguous_error;
-  const auto [ids, kind, error] = testing::DrainStream(*plain_stream);
+  EXPECT_TRUE(ambiguous_fault);  // the request's own doing, not the server's
+  const auto [ids, kind, error, request_fault] = testing::DrainStream(*plain_stream);
   EXPECT_EQ(kind, FinishKind::kStop) << error;
+  EXPECT_FALSE(request_fault);
   const std::string text = OutputText(*m.tokenizer, ids, false);
   EXPECT_TRUE(text == "yes" || text == "no") << text;
+  EXPECT_EQ(engine.Stats().kv.blocks_used, 0);
+}
+
+// A grammar whose first parses are already past grammar::kMaxStacks is
+// refused at Submit, as the request's mistake (GrammarRefusedError), and the
+// engine goes on serving.
+TEST(GrammarEngineAloneTest, GrammarPastItsBoundsFromTheStartIsRefusedAtSubmit) {
+  const testing::LoadedModel& m = testing::ConstrainedTestModel("llama-spm");
+  Engine engine(*m.model, *m.tokenizer, SmallPoolOptions());
+  std::string wide = "root ::= \"w0\"";
+  for (int i = 1; i < 100000; ++i) wide += " | \"w" + std::to_string(i) + "\"";
+  RequestParams p;
+  p.prompt = m.tokenizer->Encode("Answer:", true);
+  p.max_new_tokens = 4;
+  p.grammar = grammar::ParseGbnf(wide + "\n");
+  try {
+    engine.Submit(p);
+    ADD_FAILURE() << "a grammar of 100000 first parses was admitted";
+  } catch (const GrammarRefusedError& e) {
+    EXPECT_NE(std::string(e.what()).find("too ambiguous to constrain generation"), std::string::npos) << e.what();
+  }
+  p.grammar = grammar::ParseGbnf("root ::= \"yes\" | \"no\"");
+  auto stream = engine.Submit(p);
+  engine.RunUntilIdle();
+  EXPECT_EQ(testing::DrainStream(*stream).kind, FinishKind::kStop);
   EXPECT_EQ(engine.Stats().kv.blocks_used, 0);
 }
 
@@ -227,7 +255,7 @@ TEST(GrammarEngineAloneTest, ChatAnswerSeesTheFirstTokenWithoutItsSpace) {
     engine.RunUntilIdle();
     bool saw_spaced_brace = false;
     for (auto& stream : streams) {
-      const auto [ids, kind, error] = testing::DrainStream(*stream);
+      const auto [ids, kind, error, request_fault] = testing::DrainStream(*stream);
       ASSERT_NE(kind, FinishKind::kError) << error;
       ASSERT_FALSE(ids.empty());
       saw_spaced_brace = saw_spaced_brace || ids[0] == spaced_brace;

@@ -85,7 +85,7 @@ TEST_P(JsonSchemaEngineTest, EveryFinishedOutputValidates) {
 
   std::vector<std::pair<std::string, std::string>> finished;  // (schema, output)
   for (const Submitted& s : submitted) {
-    const auto [ids, kind, error] = testing::DrainStream(*s.stream);
+    const auto [ids, kind, error, request_fault] = testing::DrainStream(*s.stream);
     std::string text;
     for (TokenId id : ids) text += m.tokenizer->TokenBytes(id);
     ASSERT_NE(kind, FinishKind::kError) << error << "\nschema: " << s.schema << "\ntext: " << text;

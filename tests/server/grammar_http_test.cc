@@ -1,7 +1,7 @@
 // The `grammar` request field (GBNF, as llama.cpp's server takes it) over
 // real HTTP on stories260K: completions and chat, streamed or not, give text
 // in the grammar's language; a malformed or mistyped grammar is a 400 naming
-// the field and the grammar's line and column.
+// the field and the grammar's line and column, and so is one too ambiguous to follow.
 #include <gtest/gtest.h>
 
 #include "ridge/grammar/gbnf.h"
@@ -96,6 +96,48 @@ TEST_F(GrammarHttp, BadGrammarIsA400NamingLineAndColumn) {
       EXPECT_NE(error["message"].get<std::string>().find(c.expected), std::string::npos) << res->body;
     }
   }
+}
+
+// A grammar that cannot be followed within the grammar module's bounds is
+// the client's error, named by its field: refused at admission when its
+// first parses are already too many, or ended during generation when the
+// parses after a token are; streamed, the error event says the same.
+TEST_F(GrammarHttp, GrammarPastItsBoundsIsA400NamingItsField) {
+  std::string wide = "root ::= \"w0\"";
+  for (int i = 1; i < 70000; ++i) wide += " | \"w" + std::to_string(i) + "\"";
+  std::string optional_as;  // one 'a' could sit in any of 2000 slots: ~2 M parses after it
+  for (int i = 0; i < 2000; ++i) optional_as += "a?";
+  struct Case {
+    const char* field;
+    std::string value;
+  };
+  for (const Case& c : {Case{"grammar", wide}, Case{"regex", optional_as}}) {
+    for (bool stream : {false, true}) {
+      const json body = {{"prompt", "Once"}, {"max_tokens", 5}, {"stream", stream}, {c.field, c.value}};
+      auto res = Post(port(), "/v1/completions", body.dump());
+      ASSERT_TRUE(res);
+      const bool admitted = std::string(c.field) == "regex";  // a stream's status then went out before the error
+      json error;
+      if (stream && admitted) {
+        EXPECT_EQ(res->status, 200) << res->body;
+        const size_t at = res->body.find("data: {\"error\"");
+        ASSERT_NE(at, std::string::npos) << res->body;
+        const size_t start = at + 6;
+        error = json::parse(res->body.substr(start, res->body.find('\n', start) - start))["error"];
+      } else {
+        EXPECT_EQ(res->status, 400) << c.field << (stream ? " streamed" : "");
+        error = json::parse(res->body)["error"];
+      }
+      EXPECT_EQ(error["type"], "invalid_request_error") << error.dump();
+      EXPECT_EQ(error["param"], c.field) << error.dump();
+      EXPECT_NE(error["message"].get<std::string>().find("too ambiguous to constrain generation"), std::string::npos)
+          << error.dump();
+    }
+  }
+  // And the server goes on serving.
+  auto res = Post(port(), "/v1/completions", json{{"prompt", "Once"}, {"max_tokens", 3}}.dump());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace ridge::server {
 namespace {
 
 std::shared_ptr<const grammar::Grammar> FromBody(const std::string& body) {
-  return ParseStructuredOutput(ParseJsonObject(body), body);
+  return ParseStructuredOutput(ParseJsonObject(body), body).grammar;
 }
 
 TEST(StructuredOutputTest, NoneTextAndJsonObject) {
@@ -46,14 +46,22 @@ TEST(StructuredOutputTest, Regex) {
   EXPECT_FALSE(grammar::MatchesWhole(*g, "maybe.42"));
 }
 
-TEST(StructuredOutputTest, RequestParsersCarryTheGrammar) {
+// The grammar and the field that set it, which errors of following it name.
+TEST(StructuredOutputTest, RequestParsersCarryTheGrammarAndItsField) {
   const std::string body = R"({"prompt": "x", "regex": "a+"})";
-  EXPECT_NE(ParseCompletionRequest(ParseJsonObject(body), body).grammar, nullptr);
+  const CompletionRequest completion = ParseCompletionRequest(ParseJsonObject(body), body);
+  EXPECT_NE(completion.grammar, nullptr);
+  EXPECT_EQ(completion.grammar_param, "regex");
+  const std::string gbnf = R"({"prompt": "x", "grammar": "root ::= \"a\""})";
+  EXPECT_EQ(ParseCompletionRequest(ParseJsonObject(gbnf), gbnf).grammar_param, "grammar");
   const std::string chat = R"({"messages": [{"role": "user", "content": "hi"}],
                                "response_format": {"type": "json_object"}})";
-  EXPECT_NE(ParseChatRequest(ParseJsonObject(chat), chat).grammar, nullptr);
-  EXPECT_EQ(ParseChatRequest(ParseJsonObject(R"({"messages": [{"role": "user", "content": "hi"}]})")).grammar,
-            nullptr);
+  const ChatRequest constrained = ParseChatRequest(ParseJsonObject(chat), chat);
+  EXPECT_NE(constrained.grammar, nullptr);
+  EXPECT_EQ(constrained.grammar_param, "response_format");
+  const ChatRequest free = ParseChatRequest(ParseJsonObject(R"({"messages": [{"role": "user", "content": "hi"}]})"));
+  EXPECT_EQ(free.grammar, nullptr);
+  EXPECT_EQ(free.grammar_param, "");
 }
 
 TEST(StructuredOutputTest, BadRequestsNameTheFieldAndTheProblem) {

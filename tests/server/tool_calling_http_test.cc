@@ -165,6 +165,7 @@ TEST(ToolCallGrammar, RequiredSchemaKeepsEachToolsReferencesPointingIntoItsOwnSc
   const ChatRequest r = ParseChatRequest(ParseJsonObject(body), body);
   ASSERT_EQ(r.tool_choice, ToolChoice::kRequired);
   ASSERT_TRUE(r.grammar);
+  EXPECT_EQ(r.grammar_param, "tool_choice");
   const nlohmann::ordered_json schema = ForcedToolCallSchema(r);
   EXPECT_EQ(schema["maxItems"], 1);
   EXPECT_EQ(schema["$defs"]["tool0"]["properties"]["root"]["$ref"], "#/$defs/tool0/$defs/node");

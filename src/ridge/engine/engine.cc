@@ -107,7 +107,11 @@ std::shared_ptr<RequestStream> Engine::Submit(RequestParams params) {
   seq->sampler.emplace(params.sampling, static_cast<int32_t>(c.n_vocab));  // validates the sampling fields
   if (params.grammar) {
     seq->masker = MaskerFor(params.grammar);
-    seq->matcher.emplace(params.grammar);
+    try {
+      seq->matcher.emplace(params.grammar);
+    } catch (const Error& e) {  // its first parses already past the bounds (grammar::kMaxStacks)
+      throw GrammarRefusedError(e.what());
+    }
     seq->grammar_strips_first_space = params.text_starts_fresh;
   }
   seq->tokens = params.prompt;
@@ -147,7 +151,7 @@ void Engine::TakeInbox() {
   }
 }
 
-void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error) {
+void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error, bool request_fault) {
   // Everything a client could look at next (KV blocks, gauges, histograms) is
   // settled before the stream tells it the request is over.
   const int64_t kv_blocks = observer_ ? cache_.SequenceBlocks(seq.id) : 0;
@@ -165,7 +169,7 @@ void Engine::Finish(Sequence& seq, FinishKind kind, const std::string& error) {
     if (metrics_) metrics_->ObserveFinished(Summarize(trace));
     if (observer_) observer_->OnFinished(seq.id, trace, kv_blocks);
   }
-  seq.stream->Finish(kind, now, error);
+  seq.stream->Finish(kind, now, error, request_fault);
 }
 
 void Engine::DropCancelled() {
@@ -454,14 +458,16 @@ bool Engine::ConstrainLogits(Sequence& seq, std::span<float> logits) {
   try {
     seq.masker->FillMask(*seq.matcher, first, &grammar_mask_);
   } catch (const Error& e) {  // the grammar too ambiguous to mask in bounded time or memory: this request's error
-    Finish(seq, FinishKind::kError, e.what());
+    Finish(seq, FinishKind::kError, e.what(), /*request_fault=*/true);
     return false;
   }
   if (grammar_mask_.Count() == 0) {
+    const char* no_end = seq.matcher->CanEnd() ? ", and the vocabulary has no end-of-generation token" : "";
     Finish(seq, FinishKind::kError,
            fmt::format("the grammar allows no token of this vocabulary after {} generated tokens (the bytes it "
                        "needs next start no token{})",
-                       seq.n_generated, seq.matcher->CanEnd() ? ", and the vocabulary has no end-of-generation token" : ""));
+                       seq.n_generated, no_end),
+           /*request_fault=*/true);
     return false;
   }
   grammar::ApplyTokenMask(grammar_mask_, logits);
@@ -474,7 +480,7 @@ bool Engine::AdvanceGrammar(Sequence& seq, TokenId token) {
   try {
     accepted = seq.masker->AcceptToken(&*seq.matcher, token, first);
   } catch (const Error& e) {  // too many parses alive after the token (grammar::kMaxStacks)
-    Finish(seq, FinishKind::kError, e.what());
+    Finish(seq, FinishKind::kError, e.what(), /*request_fault=*/true);
     return false;
   }
   if (!accepted) {

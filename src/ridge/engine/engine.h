@@ -148,6 +148,14 @@ class QueueFullError : public Error {
   using Error::Error;
 };
 
+// Submit's refusal of a request whose grammar cannot be followed from its
+// start within the grammar module's bounds (too many parses alive at once):
+// the request's mistake, in the field that set the grammar (HTTP 400).
+class GrammarRefusedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Submit's refusal once the engine is stopping or stopped after a fatal
 // fault: the server's condition, not the request's (HTTP 503).
 class EngineStoppedError : public Error {
@@ -182,6 +190,7 @@ class Engine {
   // Thread-safe. Validates and queues a request. Throws ridge::Error for one
   // that can never run (empty prompt, a prompt filling the whole context, a
   // prompt larger than the whole KV pool, bad sampling parameters),
+  // GrammarRefusedError for a grammar that cannot be followed from its start,
   // QueueFullError when max_waiting requests are already queued, and
   // EngineStoppedError once Stop() was called or a fatal fault stopped it.
   std::shared_ptr<RequestStream> Submit(RequestParams params);
@@ -235,7 +244,8 @@ class Engine {
   void SchedulePrefill(Batch& batch, std::vector<Sequence*>& fed, int64_t budget);
   bool Admit(Sequence& seq);
   void Preempt(Sequence& seq);
-  void Finish(Sequence& seq, FinishKind kind, const std::string& error = {});
+  // request_fault: a kError of the request's own making (StreamUpdate::request_fault).
+  void Finish(Sequence& seq, FinishKind kind, const std::string& error = {}, bool request_fault = false);
   // False if the forward pass failed; its batch has then been ended with errors.
   bool RunForward(const Batch& batch, const std::vector<Sequence*>& fed, int64_t n_logit_rows);
   void SampleAndStream(const std::vector<Sequence*>& fed, const std::vector<int64_t>& logit_rows);

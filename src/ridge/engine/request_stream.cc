@@ -35,7 +35,7 @@ void RequestStream::PushToken(const sampling::SampledToken& token, Clock::time_p
   changed_.notify_all();
 }
 
-void RequestStream::Finish(FinishKind kind, Clock::time_point t, const std::string& error) {
+void RequestStream::Finish(FinishKind kind, Clock::time_point t, const std::string& error, bool request_fault) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (finished_) return;
@@ -43,6 +43,7 @@ void RequestStream::Finish(FinishKind kind, Clock::time_point t, const std::stri
     pending_.finished = true;
     pending_.finish_kind = kind;
     pending_.error = error;
+    pending_.request_fault = request_fault;
     trace_.MarkFinish(t, kind);
   }
   changed_.notify_all();

@@ -23,6 +23,9 @@ struct StreamUpdate {
   bool finished = false;
   FinishKind finish_kind = FinishKind::kNone;
   std::string error;  // why, when finish_kind is kError
+  // A kError the request brought on itself (its grammar cannot be followed),
+  // not a fault of the server's: a server answers it as the client's error.
+  bool request_fault = false;
 };
 
 class RequestStream {
@@ -45,7 +48,7 @@ class RequestStream {
 
   // Engine side.
   void PushToken(const sampling::SampledToken& token, Clock::time_point t);
-  void Finish(FinishKind kind, Clock::time_point t, const std::string& error = {});
+  void Finish(FinishKind kind, Clock::time_point t, const std::string& error = {}, bool request_fault = false);
   void MarkScheduled(Clock::time_point t);
   void MarkArrival(Clock::time_point t, int64_t n_prompt_tokens);
   // A speculative step verified `drafted` tokens and gave `emitted`.

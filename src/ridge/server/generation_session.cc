@@ -53,6 +53,7 @@ bool GenerationSession::Next(GenerationDelta& out, std::chrono::milliseconds tim
     out.finished = true;
     out.finish_kind = update.finish_kind;
     out.error = update.error;
+    out.request_fault = update.request_fault;
     if (update.finish_kind == FinishKind::kStop || update.finish_kind == FinishKind::kLength) {
       // The held-back tail can no longer become a stop string.
       out.text += stop_.Push(detokenizer_.Flush());

@@ -38,6 +38,7 @@ struct GenerationDelta {
   bool finished = false;
   FinishKind finish_kind = FinishKind::kNone;   // kStop (EOS or stop string), kLength, kAbort, kError
   std::string error;                            // for kError
+  bool request_fault = false;                   // a kError of the request's making (StreamUpdate::request_fault)
 };
 
 class GenerationSession {

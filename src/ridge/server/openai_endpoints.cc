@@ -51,6 +51,7 @@ struct OpenAiEndpoints::Generation {
   bool stream = false;
   bool include_usage = false;
   bool want_logprobs = false;
+  std::string grammar_param;  // the request field that set its grammar (GenerationFields::grammar_param)
   std::string echo_text;
   bool started = false;   // the first event (role / echo) went out
   std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();  // streams: for pings
@@ -83,9 +84,11 @@ struct OpenAiEndpoints::Generation {
     return d.finished && d.finish_kind != FinishKind::kStop && d.finish_kind != FinishKind::kLength;
   }
 
-  static ApiError FailureOf(const GenerationDelta& d) {
+  ApiError FailureOf(const GenerationDelta& d) const {
     if (d.finish_kind == FinishKind::kAbort)
       return ApiError(503, "server_error", "the request was cancelled: the server is shutting down", "", "cancelled");
+    if (d.request_fault)  // its grammar could not be followed: the client's to change
+      return ApiError(400, "invalid_request_error", "generation failed: " + d.error, grammar_param);
     return ApiError(500, "server_error", "generation failed: " + (d.error.empty() ? std::string("unknown") : d.error));
   }
 
@@ -310,6 +313,8 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
     throw ApiError(429, "rate_limit_error", e.what(), "", "queue_full");
   } catch (const EngineStoppedError& e) {
     throw ApiError(503, "server_error", e.what(), "", "unavailable");
+  } catch (const GrammarRefusedError& e) {
+    ThrowInvalid(f.grammar_param, e.what());
   } catch (const ApiError&) {
     throw;
   } catch (const Error& e) {
@@ -321,6 +326,7 @@ void OpenAiEndpoints::Generate(ApiKind kind, const GenerationFields& f, std::vec
   g->stream = f.stream;
   g->include_usage = f.include_usage;
   g->want_logprobs = f.sampling.wants_logprobs();
+  g->grammar_param = f.grammar_param;
   g->echo_text = std::move(echo_text);
   g->text_offset = static_cast<int64_t>(g->echo_text.size());
   if (tools && tools->tool_choice != ToolChoice::kNone) {
@@ -364,7 +370,7 @@ void OpenAiEndpoints::AnswerWhole(Generation& g, httplib::Response& res) {
       if (!got) continue;
       g.Absorb(d);
       if (!d.finished) continue;
-      if (Generation::Failed(d)) throw Generation::FailureOf(d);
+      if (Generation::Failed(d)) throw g.FailureOf(d);
       res.set_content(g.FinalBody(d), "application/json");
       return;
     }

@@ -51,6 +51,13 @@ void ParseStop(const JsonFields& f, std::vector<std::string>& stop) {
   }
 }
 
+// The request's output constraint (structured_output.h) and the field that set it.
+void ParseConstraint(const json& body, std::string_view raw_body, GenerationFields& out) {
+  StructuredOutput constraint = ParseStructuredOutput(body, raw_body);
+  out.grammar = std::move(constraint.grammar);
+  out.grammar_param = std::move(constraint.param);
+}
+
 void ParseGenerationFields(const JsonFields& f, GenerationFields& out) {
   RejectUnsupported(f);
   out.model = f.String("model").value_or("");
@@ -310,7 +317,7 @@ CompletionRequest ParseCompletionRequest(const nlohmann::json& body, std::string
   JsonFields f(body, "");
   CompletionRequest out;
   ParseGenerationFields(f, out);
-  out.grammar = ParseStructuredOutput(body, raw_body);
+  ParseConstraint(body, raw_body, out);
   ParsePrompt(f, out);
   out.echo = f.Bool("echo").value_or(false);
   out.parse_special = f.Bool("parse_special").value_or(true);
@@ -332,7 +339,7 @@ ChatRequest ParseChatRequest(const nlohmann::json& body, std::string_view raw_bo
   JsonFields f(body, "");
   ChatRequest out;
   ParseGenerationFields(f, out);
-  out.grammar = ParseStructuredOutput(body, raw_body);
+  ParseConstraint(body, raw_body, out);
   // The newer name wins when both are given.
   if (auto n = f.Integer("max_completion_tokens", 1, kMaxTokensLimit)) out.max_tokens = n;
   ParseTools(f, out);
@@ -342,6 +349,7 @@ ChatRequest ParseChatRequest(const nlohmann::json& body, std::string_view raw_bo
       ThrowInvalid("tool_choice", "a 'tool_choice' that forces a call excludes 'response_format', 'grammar' and "
                                   "'regex': the call's arguments follow the function's parameters");
     out.grammar = ForcedToolCallGrammar(out);
+    out.grammar_param = "tool_choice";
   }
   out.messages = ParseMessages(f);
   out.add_generation_prompt = f.Bool("add_generation_prompt").value_or(true);

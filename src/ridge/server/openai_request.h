@@ -68,6 +68,9 @@ struct GenerationFields {
   // What `grammar` (GBNF), `response_format` or `regex` constrain the output
   // to (structured_output.h: at most one of them); null: free text.
   std::shared_ptr<const grammar::Grammar> grammar;
+  // The field that set `grammar` (one of those, or `tool_choice` for a forced
+  // call), which errors of following it name; "" without one.
+  std::string grammar_param;
 };
 
 struct CompletionRequest : GenerationFields {

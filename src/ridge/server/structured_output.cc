@@ -78,7 +78,7 @@ std::shared_ptr<const grammar::Grammar> CompileJsonSchemaGrammar(const std::stri
   return Compile("json_schema", schema_text, param, [&] { return grammar::JsonSchemaToGbnf(schema_text); });
 }
 
-std::shared_ptr<const grammar::Grammar> ParseStructuredOutput(const json& body, std::string_view raw_body) {
+StructuredOutput ParseStructuredOutput(const json& body, std::string_view raw_body) {
   JsonFields f(body, "");
   std::shared_ptr<const grammar::Grammar> result;
   const char* source = nullptr;
@@ -99,8 +99,9 @@ std::shared_ptr<const grammar::Grammar> ParseStructuredOutput(const json& body, 
   if (auto regex = f.String("regex")) {
     if (source) ThrowInvalid("regex", fmt::format("'regex' and '{}' exclude each other", source));
     result = Compile("regex", *regex, "regex", [&] { return grammar::RegexToGbnf(*regex); });
+    source = "regex";
   }
-  return result;
+  return {std::move(result), source ? source : ""};
 }
 
 }  // namespace ridge::server

@@ -25,11 +25,16 @@
 
 namespace ridge::server {
 
+// A request's output constraint, and the field that set it.
+struct StructuredOutput {
+  std::shared_ptr<const grammar::Grammar> grammar;  // null: the request sets none
+  std::string param;                                // "grammar", "response_format" or "regex"; "" with none
+};
+
 // `body` is the parsed request; `raw_body` its text, parsed again here (only
 // when a schema is present) to keep the schema's property order, which
-// nlohmann::json's sorted objects lose (empty: the sorted order). Returns
-// null when the request sets no constraint.
-std::shared_ptr<const grammar::Grammar> ParseStructuredOutput(const nlohmann::json& body, std::string_view raw_body);
+// nlohmann::json's sorted objects lose (empty: the sorted order).
+StructuredOutput ParseStructuredOutput(const nlohmann::json& body, std::string_view raw_body);
 
 // A JSON Schema's text compiled (through the same cache); a schema the
 // converter refuses is a 400 naming `param`.
