@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "ridge/base/error.h"
@@ -40,6 +41,23 @@ int64_t WindowStart(const Batch& batch, int64_t t, int64_t window) {
 void AddBias(const float* bias, int64_t dim, int64_t n, float* y) {
   for (int64_t t = 0; t < n; ++t)
     for (int64_t i = 0; i < dim; ++i) y[t * dim + i] += bias[i];
+}
+
+// Batches from this many tokens run their per-token steps (norms, RoPE and
+// the KV store, the FFN's activation, residual adds) on the pool: a hand-off
+// costs a few µs, a token's steps ~1-3 µs on the tinyllama shape, so a
+// prompt's steps would otherwise keep every other thread waiting (~2 % of a
+// 2-thread pp512, perf). Decode steps stay on the calling thread.
+constexpr int64_t kParallelTokenStepsFrom = 16;
+
+// fn(t0, t1) over ranges covering tokens [0, n) in order, on the pool's
+// threads for a batch of kParallelTokenStepsFrom tokens or more. Each token's
+// result is computed as it would be alone, so the bits do not depend on it.
+void ForTokenRanges(int64_t n, ThreadPool& pool, const std::function<void(int64_t t0, int64_t t1)>& fn) {
+  if (n < kParallelTokenStepsFrom || pool.n_threads() == 1) return fn(0, n);
+  const int64_t per_task = std::max<int64_t>(4, (n + 4 * pool.n_threads() - 1) / (4 * pool.n_threads()));
+  pool.ParallelFor((n + per_task - 1) / per_task,
+                   [&](int64_t task, int) { fn(task * per_task, std::min(n, (task + 1) * per_task)); });
 }
 
 }  // namespace
@@ -143,26 +161,31 @@ void Model::ProjectQkv(const LayerWeights& w, int64_t n, ThreadPool& pool) {
   if (!w.v_bias.empty()) AddBias(w.v_bias.data(), local_.kv_dim(), n, s.v.data());
 }
 
-void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache) {
+void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache,
+                                 ThreadPool& pool) {
   const ModelConfig& c = local_;
   Scratch& s = *scratch_;
   const int64_t hd = c.head_dim, q_dim = c.q_dim(), kv_dim = c.kv_dim();
   const RopeTable& rope = c.IsSlidingLayer(layer) ? weights_.rope_sliding : weights_.rope_global;
   const kernels::RopeFrequencies freqs{rope.inv_freq.data(), static_cast<int64_t>(rope.inv_freq.size()), rope.mscale,
                                        arch_.rope_style};
-  for (int64_t t = 0; t < batch.size(); ++t) {
-    const int64_t pos = batch.positions[static_cast<size_t>(t)];
-    float* q = s.q.data() + t * q_dim;  // [n_heads, head_dim]
-    float* k = s.k.data() + t * kv_dim;  // [n_kv_heads, head_dim]
-    if (!w.q_norm.empty())
-      for (int64_t h = 0; h < c.n_heads; ++h) kernels::RmsNorm(q + h * hd, w.q_norm.data(), hd, c.rms_eps, q + h * hd);
-    if (!w.k_norm.empty())
-      for (int64_t h = 0; h < c.n_kv_heads; ++h)
-        kernels::RmsNorm(k + h * hd, w.k_norm.data(), hd, c.rms_eps, k + h * hd);
-    kernels::Rope(q, c.n_heads, hd, freqs, pos);
-    kernels::Rope(k, c.n_kv_heads, hd, freqs, pos);
-    cache.StoreKv(batch.seq_ids[static_cast<size_t>(t)], layer - first_layer_, pos, k, s.v.data() + t * kv_dim);
-  }
+  // Each token writes its own slots of the cache (PagedKvCache::StoreKv), so ranges may run at once.
+  ForTokenRanges(batch.size(), pool, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t pos = batch.positions[static_cast<size_t>(t)];
+      float* q = s.q.data() + t * q_dim;  // [n_heads, head_dim]
+      float* k = s.k.data() + t * kv_dim;  // [n_kv_heads, head_dim]
+      if (!w.q_norm.empty())
+        for (int64_t h = 0; h < c.n_heads; ++h)
+          kernels::RmsNorm(q + h * hd, w.q_norm.data(), hd, c.rms_eps, q + h * hd);
+      if (!w.k_norm.empty())
+        for (int64_t h = 0; h < c.n_kv_heads; ++h)
+          kernels::RmsNorm(k + h * hd, w.k_norm.data(), hd, c.rms_eps, k + h * hd);
+      kernels::Rope(q, c.n_heads, hd, freqs, pos);
+      kernels::Rope(k, c.n_kv_heads, hd, freqs, pos);
+      cache.StoreKv(batch.seq_ids[static_cast<size_t>(t)], layer - first_layer_, pos, k, s.v.data() + t * kv_dim);
+    }
+  });
 }
 
 // The attention rows of query heads [h0, h0 + n_q) of tokens [t0, t0 + n_tokens)
@@ -283,12 +306,23 @@ void Model::AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch
                                   s.split_states.data() + gr.first_state);
 }
 
-void Model::AddResidual(const std::vector<float>& post_norm, int64_t n, float* x) {
+void Model::AddResidual(const std::vector<float>& post_norm, int64_t n, float* x, ThreadPool& pool) {
   const int64_t e = config_.n_embd;
   float* proj = scratch_->proj.data();  // [n, n_embd]
-  if (!post_norm.empty())
-    for (int64_t t = 0; t < n; ++t) kernels::RmsNorm(proj + t * e, post_norm.data(), e, config_.rms_eps, proj + t * e);
-  for (int64_t i = 0; i < n * e; ++i) x[i] += proj[i];
+  ForTokenRanges(n, pool, [&](int64_t t0, int64_t t1) {
+    if (!post_norm.empty())
+      for (int64_t t = t0; t < t1; ++t)
+        kernels::RmsNorm(proj + t * e, post_norm.data(), e, config_.rms_eps, proj + t * e);
+    for (int64_t i = t0 * e; i < t1 * e; ++i) x[i] += proj[i];
+  });
+}
+
+void Model::NormTokens(const float* x, const std::vector<float>& norm, int64_t n, ThreadPool& pool) {
+  const int64_t e = config_.n_embd;
+  float* xn = scratch_->xn.data();  // [n, n_embd]
+  ForTokenRanges(n, pool, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) kernels::RmsNorm(x + t * e, norm.data(), e, config_.rms_eps, xn + t * e);
+  });
 }
 
 void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, float* x,
@@ -296,15 +330,14 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
   const int64_t n = batch.size();
-  for (int64_t t = 0; t < n; ++t)
-    kernels::RmsNorm(x + t * c.n_embd, w.attn_norm.data(), c.n_embd, c.rms_eps, s.xn.data() + t * c.n_embd);
+  NormTokens(x, w.attn_norm, n, pool);
   ProjectQkv(w, n, pool);
-  PositionQkAndStoreKv(w, layer, batch, cache);
+  PositionQkAndStoreKv(w, layer, batch, cache, pool);
   Attend(w, layer, batch, cache, pool);
   kernels::MatMul(w.wo, s.attn.data(), n, s.proj.data(), pool);  // [n, n_embd]
   if (partition_.kind == ModelPartition::Kind::kTensor && link_) link_->AllReduceSum(s.proj.data(), n * c.n_embd);
   if (!w.o_bias.empty()) AddBias(w.o_bias.data(), c.n_embd, n, s.proj.data());
-  AddResidual(w.post_attn_norm, n, x);
+  AddResidual(w.post_attn_norm, n, x, pool);
 }
 
 void Model::GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up,
@@ -315,7 +348,9 @@ void Model::GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMat
   const kernels::MatMulJob gate_up[] = {{&gate, xn, n, s.gate.data()},  // [n, ff]
                                         {&up, xn, n, s.up.data()}};     // [n, ff]
   kernels::MatMulGroup(gate_up, pool);
-  ActivateFfn(biases, ff, n, s.gate.data(), s.up.data());
+  ForTokenRanges(n, pool, [&](int64_t t0, int64_t t1) {
+    ActivateFfn(biases, ff, t1 - t0, s.gate.data() + t0 * ff, s.up.data() + t0 * ff);
+  });
   kernels::MatMul(down, s.gate.data(), n, out, pool);  // [n, n_embd]
   if (biases.down) AddBias(biases.down, down.n_rows, n, out);
 }
@@ -453,15 +488,14 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
 void Model::FeedForwardBlock(const LayerWeights& w, int64_t layer, int64_t n, float* x, ThreadPool& pool) {
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
-  for (int64_t t = 0; t < n; ++t)
-    kernels::RmsNorm(x + t * c.n_embd, w.ffn_norm.data(), c.n_embd, c.rms_eps, s.xn.data() + t * c.n_embd);
+  NormTokens(x, w.ffn_norm, n, pool);
   if (c.is_moe()) {
     MixtureOfExperts(w, layer, n, pool);
   } else {
     GatedFfn(w.w_gate, w.w_up, w.w_down, s.xn.data(), n, s.proj.data(), pool);
     if (partition_.kind == ModelPartition::Kind::kTensor && link_) link_->AllReduceSum(s.proj.data(), n * c.n_embd);
   }
-  AddResidual(w.post_ffw_norm, n, x);
+  AddResidual(w.post_ffw_norm, n, x, pool);
 }
 
 void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, ThreadPool& pool) {

@@ -174,7 +174,8 @@ class Model {
   void AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, float* x,
                       ThreadPool& pool);
   void ProjectQkv(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
-  void PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache);
+  void PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache,
+                            ThreadPool& pool);
   void Attend(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool);
   void AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool,
                    int64_t window);
@@ -191,7 +192,9 @@ class Model {
   void ActivateFfn(const FfnBiases& biases, int64_t ff, int64_t n, float* gate, float* up) const;
   void MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n_tokens, ThreadPool& pool);
   // x[t] += norm(proj[t]) (post_norm empty: x[t] += proj[t]) for every token.
-  void AddResidual(const std::vector<float>& post_norm, int64_t n_tokens, float* x);
+  void AddResidual(const std::vector<float>& post_norm, int64_t n_tokens, float* x, ThreadPool& pool);
+  // scratch xn[t] = RmsNorm(x[t]) · norm for t < n_tokens; x: [n_tokens, n_embd].
+  void NormTokens(const float* x, const std::vector<float>& norm, int64_t n_tokens, ThreadPool& pool);
   // The final norm and LM head over the rows that want logits (split: this
   // rank's vocabulary rows, gathered to rank 0's logits).
   void ComputeLogits(const Batch& batch, const float* x, float* logits, ThreadPool& pool);
