@@ -26,6 +26,7 @@
 #include "ridge/base/half.h"
 #include "ridge/base/thread_pool.h"
 #include "ridge/gguf/dequantize.h"
+#include "ridge/kernels/matmul_isa.h"
 #include "ridge/kernels/ops.h"
 #include "random_weights.h"
 
@@ -134,6 +135,29 @@ void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts
 
 // 1..4 and 5 (= 4 + 1) cover the rows path's token groups, 8, 9 and 64 the
 // panel path with whole and partial token tiles.
+// The panel kernels' tiles: as few as max_tile allows, sizes one apart at most.
+TEST(EvenTokenTilesTest, FewestTilesWithSizesOneApart) {
+  EXPECT_EQ(internal::EvenTokenTiles(0, 6).n_tiles, 0);
+  for (int64_t max_tile : {1, 4, 6}) {
+    for (int64_t n = 1; n <= 80; ++n) {
+      const internal::TokenTiles tiles = internal::EvenTokenTiles(n, max_tile);
+      EXPECT_EQ(tiles.n_tiles, (n + max_tile - 1) / max_tile) << n;
+      int64_t sum = 0;
+      for (int64_t k = 0; k < tiles.n_tiles; ++k) {
+        const int64_t size = tiles.base + (k < tiles.n_big ? 1 : 0);
+        EXPECT_GE(size, 1) << n;
+        EXPECT_LE(size, max_tile) << n;
+        sum += size;
+      }
+      EXPECT_EQ(sum, n) << n;
+    }
+  }
+  const internal::TokenTiles eight = internal::EvenTokenTiles(8, 6);  // 4 + 4, not 6 + 2
+  EXPECT_EQ(eight.n_tiles, 2);
+  EXPECT_EQ(eight.base, 4);
+  EXPECT_EQ(eight.n_big, 0);
+}
+
 std::vector<int64_t> TokenCounts() { return {1, 2, 3, 5, 8, 9, 64}; }
 
 TEST(MatMul, QuantizedTypesManyShapes) {

@@ -343,4 +343,15 @@ void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool) {
   }
 }
 
+namespace internal {
+
+TokenTiles EvenTokenTiles(int64_t n_tokens, int64_t max_tile) {
+  RIDGE_CHECK(n_tokens >= 0 && max_tile >= 1);
+  const int64_t n_tiles = CeilDiv(n_tokens, max_tile);
+  if (n_tiles == 0) return {0, 0, 0};
+  return {n_tiles, n_tokens / n_tiles, n_tokens % n_tiles};
+}
+
+}  // namespace internal
+
 }  // namespace ridge::kernels

@@ -56,6 +56,16 @@ struct ActPrep {
   void (*prepare)(const float* x, int64_t n_cols, uint8_t* dst);
 };
 
+// Tiles of at most max_tile tokens over n_tokens, as even as they go:
+// n_tiles = ⌈n_tokens / max_tile⌉, the first n_big of them base + 1 tokens,
+// the rest base (8 tokens in tiles of up to 6: 4 + 4, not 6 + 2). A short
+// last tile reads the whole panel again for a few products and issues its
+// share of the next panel's prefetches in a fraction of a full tile's time.
+struct TokenTiles {
+  int64_t n_tiles, base, n_big;
+};
+TokenTiles EvenTokenTiles(int64_t n_tokens, int64_t max_tile);  // in matmul.cc, an ordinary file
+
 // Weight rows a panel kernel may prefetch while it computes: n_rows rows
 // from first (n_rows == 0: none).
 struct PanelPrefetch {
