@@ -245,17 +245,20 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<__m256*>(scale_scratch.Get(n * kQuarters * 16 * 32));
   PanelScales<kQ5>(panel, n, scales);
-  for (int64_t t = 0; t < n_tokens; t += 4) {
+  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
+  for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
+    const int64_t size = tiles.base + (k < tiles.n_big ? 1 : 0);
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
     for (int q = 0; q < kQuarters; ++q) {
-      switch (n_tokens - t) {
+      switch (size) {
         case 1: Tile<kQ5, 1, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
         case 2: Tile<kQ5, 2, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
         case 3: Tile<kQ5, 3, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
         default: Tile<kQ5, 4, 1>(panel, n, q, layout, a, s, yt, y_stride, scales); break;
       }
     }
+    t += size;
   }
 }
 

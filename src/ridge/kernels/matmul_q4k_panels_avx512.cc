@@ -196,8 +196,9 @@ NextSlice NextPanelSlice(const PanelPrefetch& next, int64_t n_super, int64_t k, 
 
 // One whole panel (weights repacked at load) × every token: up to 4 tokens
 // take both halves in one pass over the panel (decode, speculation's
-// verifying passes; Tile prefetches its own stream), more tokens 4 at a time
-// on scales decoded once, each tile prefetching a slice of the next panel.
+// verifying passes; Tile prefetches its own stream), more tokens in tiles of
+// up to 4 (EvenTokenTiles: 5 as 3 + 2, 9 as 3 + 3 + 3) on scales decoded
+// once, each tile prefetching a slice of the next panel.
 template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
@@ -214,17 +215,19 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<HalfScales*>(scale_scratch.Get(n * kHalves * 4 * sizeof(HalfScales)));
   PanelScales<kQ5>(panel, n, scales);
-  const int64_t n_tiles = (n_tokens + 3) / 4;
-  for (int64_t t = 0, k = 0; t < n_tokens; t += 4, ++k) {
+  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
+  for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
+    const int64_t size = tiles.base + (k < tiles.n_big ? 1 : 0);
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
-    const NextSlice slice = NextPanelSlice(next, n, k, n_tiles);
-    switch (n_tokens - t) {
+    const NextSlice slice = NextPanelSlice(next, n, k, tiles.n_tiles);
+    switch (size) {
       case 1: Tile<kQ5, 1>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
       case 2: Tile<kQ5, 2>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
       case 3: Tile<kQ5, 3>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
       default: Tile<kQ5, 4>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
     }
+    t += size;
   }
 }
 

@@ -267,7 +267,8 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
 // One panel × every token. Up to 4 tokens (decode, speculation's verifying
 // passes) run Tile1 once per token: the panel streams from memory once and is
 // read again from L2. From 5 tokens on, a stretch of decoded codes at a time,
-// one quarter × 4 tokens a tile, where arithmetic, not memory, bounds it.
+// one quarter × up to 4 tokens a tile (EvenTokenTiles), where arithmetic, not
+// memory, bounds it.
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   using namespace panels::q6k;
@@ -284,14 +285,16 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   // BM_Batched/Q6_K_memory/8 ran ~40 % below the same from cache (Zen 3).
   constexpr int64_t kStretchBytes = kStretchSuper * kSuperBytes;
   const bool streams = next.stream_ahead_bytes > 0;
-  const int64_t n_tiles = (n_tokens + 3) / 4 * kQuarters;
+  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
+  const int64_t n_tiles = tiles.n_tiles * kQuarters;
   alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
   for (int64_t sb0 = 0; sb0 < n; sb0 += kStretchSuper) {
     const int64_t sb_end = std::min(n, sb0 + kStretchSuper);
     DecodeStretch(panel, sb0, sb_end, codes);
     const uint8_t* ahead = panel + sb_end * kSuperBytes;
     int64_t tile = 0;
-    for (int64_t t = 0; t < n_tokens; t += 4) {
+    for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
+      const int64_t size = tiles.base + (k < tiles.n_big ? 1 : 0);
       const uint8_t* a = acts.data + t * s;
       float* yt = y + t * y_stride;
       for (int q = 0; q < kQuarters; ++q, ++tile) {
@@ -299,13 +302,14 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
           for (int64_t l = tile * kStretchBytes / n_tiles / 64; l < (tile + 1) * kStretchBytes / n_tiles / 64; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
         }
-        switch (n_tokens - t) {
+        switch (size) {
           case 1: TileDecoded<1>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
           case 2: TileDecoded<2>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
           case 3: TileDecoded<3>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
           default: TileDecoded<4>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
         }
       }
+      t += size;
     }
   }
 }

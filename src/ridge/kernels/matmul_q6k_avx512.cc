@@ -236,26 +236,29 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
                    int64_t n_tokens, float* y, int64_t y_stride, int64_t n_valid_rows, bool streams) {
   using namespace panels::q6k;
   constexpr int64_t kStretchBytes = kStretchSuper * kSuperBytes;
-  const int64_t n_tiles = (n_tokens + 3) / 4;
+  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
+  const int64_t n_tiles = tiles.n_tiles;
   alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
   const int64_t s = acts.row_stride;
   for (int64_t sb0 = 0; sb0 < n_super; sb0 += kStretchSuper) {
     const int64_t sb_end = std::min(n_super, sb0 + kStretchSuper);
     DecodeStretch(panel, sb0, sb_end, codes);
     const uint8_t* ahead = panel + sb_end * kSuperBytes;
-    for (int64_t t = 0, tile = 0; t < n_tokens; t += 4, ++tile) {
+    for (int64_t t = 0, tile = 0; tile < n_tiles; ++tile) {
+      const int64_t size = tiles.base + (tile < tiles.n_big ? 1 : 0);
       if (streams) {
         for (int64_t l = tile * kStretchBytes / n_tiles / 64; l < (tile + 1) * kStretchBytes / n_tiles / 64; ++l)
           _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
       }
       const uint8_t* a = acts.data + t * s;
       float* yt = y + t * y_stride;
-      switch (n_tokens - t) {
+      switch (size) {
         case 1: TileDecoded<1>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
         case 2: TileDecoded<2>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
         case 3: TileDecoded<3>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
         default: TileDecoded<4>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
       }
+      t += size;
     }
   }
 }
@@ -265,7 +268,7 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
 // read again from L2, and Tile1's order streams faster than a tile of tokens
 // (2 tokens: 29 against 16 GB/s, 2 threads, Zen 4). From 5 tokens on, the
 // codes are decoded a stretch at a time and every token multiplied against
-// them, 4 at a time (the register budget of 32 zmm).
+// them, up to 4 at a time (the register budget of 32 zmm; EvenTokenTiles).
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
