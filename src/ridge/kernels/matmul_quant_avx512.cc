@@ -198,7 +198,11 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
-// Rows of the next panel a tile prefetches into L2, a slice of each per block.
+// Rows of the next panel a tile prefetches, a slice of each per block, into
+// L1: on a Zen 5 the model's 8-token steps ran 1.05-1.21 × (Q8_0) and
+// 1.16-1.22 × (Q4_0) faster than with the slices sent to L2, 5 tokens 1.06 ×,
+// 16 tokens 1.02-1.07 ×, 64 1.01-1.02 × (prefill's one-panel tasks prefetch
+// no next panel). Zen 4 and Intel cores (32 KiB of L1 on Zen 4) not measured.
 struct TilePrefetch {
   const uint8_t* rows[kPanelRows];
   int n = 0;
@@ -242,7 +246,7 @@ void PanelTile(const uint8_t* const panel[kP], int64_t n_blocks, int64_t n_valid
   for (int64_t b = 0; b < n_blocks; ++b) {
     const uint8_t* p[kP];
     for (int q = 0; q < kP; ++q) p[q] = panel[q] + b * kPanelBlockBytes<kQ4>;
-    for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T1);
+    for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T0);
     if (pf.ahead > 0) {
 #pragma GCC unroll 4
       for (int q = 0; q < kP; ++q) {
