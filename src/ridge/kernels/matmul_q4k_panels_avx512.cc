@@ -131,16 +131,33 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
         for (int t = 0; t < kT; ++t) lo_dot[h][t] = hi_dot[h][t] = _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
-        // The next super-block into L2, its bytes spread over this one's 32
-        // steps (3 lines a step for Q4_K's 4608 and Q5_K's 5632), in a loop
-        // kept rolled as Q6_K's Tile1 (matmul_q6k_avx512.cc). T1 rather than
-        // T0: on an Intel Xeon BM_FewTokens/Q4_K_repacked/1-4 paired read
-        // 71-89 % -> 77-95 % (Zen 4 not measured again).
-        constexpr int64_t kLinesPerStep = (f.super_bytes / 32 + 63) / 64;
-        const uint8_t* ahead = p + f.super_bytes + (k * 8 + g) * kLinesPerStep * 64;
+        // The stream ahead, spread over this super-block's 32 steps in a loop
+        // kept rolled as Q6_K's Tile1 (matmul_q6k_avx512.cc).
+        if (scales == nullptr) {
+          // One pass (decode): each line once, a super-block and a half ahead,
+          // into L1 (2-3 lines a step). Zen 5, tg in one process, ABBA against
+          // the tiles' way below: Q4_K 111 -> 120 t/s and Q5_K 87-90 -> 94-99
+          // t/s (1.08-1.10) when the host's read ran at ~83 GB/s, 0.99-1.01
+          // at ~54 GB/s; one super-block ahead gained 1.02-1.05 at either,
+          // two lost 0.96 at ~54 GB/s, and no prefetch 0.64-0.80. Intel not
+          // measured with it: there T1 one super-block ahead had beaten T0
+          // (BM_FewTokens/Q4_K_repacked/1-4 paired read 71-89 % -> 77-95 %).
+          constexpr int64_t kLines = f.super_bytes / 64;  // 72 (Q4_K), 88 (Q5_K)
+          static_assert(f.super_bytes % 128 == 0);  // whole lines, a super-block and a half ahead
+          const int64_t step = k * 8 + g;
 #pragma GCC unroll 1
-        for (int l = 0; l < kLinesPerStep; ++l)
-          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+          for (int64_t l = step * kLines / 32; l < (step + 1) * kLines / 32; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(p + 3 * f.super_bytes / 2 + 64 * l), _MM_HINT_T0);
+        } else {
+          // Tiles over one panel (prefill): the next super-block into L2, 3
+          // lines a step, besides the next panel's slice (without it 8
+          // tokens ran 0.92 ×).
+          constexpr int64_t kLinesPerStep = (f.super_bytes / 32 + 63) / 64;
+          const uint8_t* ahead = p + f.super_bytes + (k * 8 + g) * kLinesPerStep * 64;
+#pragma GCC unroll 1
+          for (int l = 0; l < kLinesPerStep; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+        }
 #pragma GCC unroll 2
         for (int h = 0; h < kH; ++h) {
           const __m512i wv = _mm512_loadu_si512(p + f.quant_offset + ((k * 8 + g) * kPanelRows + h * kHalfRows) * 4);
