@@ -73,15 +73,23 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
           for (int h = 0; h < kH; ++h) sum[m][h] = _mm512_set1_epi32(tok.gbias[2 * (b0 + m) + gi]);
 #pragma GCC unroll 4
         for (int k = 4 * gi; k < 4 * gi + 4; ++k) {
-          // The next super-block into L2, 7 lines a step (its 6720 bytes over
-          // this one's 16 steps), in a loop kept rolled: measured
-          // (BM_FewTokens/Q6_K_repacked/1, 2 threads, Zen 4), no software
-          // prefetch streamed 18-23 GB/s, the 7 prefetches unrolled back to back
-          // 18, this loop 48-50. Into L2 (T1) rather than L1 (T0): on an Intel
-          // Xeon paired read 72-76 % -> 83-86 % (Zen 4 not measured again).
-          const uint8_t* ahead = p + kSuperBytes + (fh * 8 + k) * 448;
+          // Each line of the stream once, a super-block and a half ahead, into
+          // L1: 6-7 lines a step (its 105 over 16 steps), in a loop kept
+          // rolled: measured (BM_FewTokens/Q6_K_repacked/1, 2 threads, Zen 4),
+          // no software prefetch streamed 18-23 GB/s, 7 prefetches unrolled
+          // back to back 18, this loop 48-50. Zen 5, tg in one process, ABBA
+          // against the next super-block's lines into L2, 7 a step (112, some
+          // twice): 79.6 -> 86.5 t/s (1.09) when the host's read ran at ~83
+          // GB/s, 1.05 at ~54 GB/s; one super-block ahead 1.08 and 1.06.
+          // Intel not measured with it: there T1 had beaten T0, one
+          // super-block ahead (paired read 72-76 % -> 83-86 %).
+          constexpr int64_t kLines = kSuperBytes / 64;  // 105
+          static_assert(kSuperBytes % 64 == 0);
+          const uint8_t* ahead = p + (3 * kLines / 2) * 64;
+          const int64_t step = fh * 8 + k;
 #pragma GCC unroll 1
-          for (int l = 0; l < 7; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+          for (int64_t l = step * kLines / 16; l < (step + 1) * kLines / 16; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
           __m512i x[4];
           for (int m = 0; m < 4; ++m) {
             int32_t x4;
