@@ -136,10 +136,10 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
         if (scales == nullptr) {
           // One pass (decode): each line once, a super-block and a half ahead,
           // into L1 (2-3 lines a step). Zen 5, tg in one process, ABBA against
-          // the tiles' way below: Q4_K 111 -> 120 t/s and Q5_K 87-90 -> 94-99
-          // t/s (1.08-1.10) when the host's read ran at ~83 GB/s, 0.99-1.01
-          // at ~54 GB/s; one super-block ahead gained 1.02-1.05 at either,
-          // two lost 0.96 at ~54 GB/s, and no prefetch 0.64-0.80. Intel not
+          // the prefetch the tiles below keep: Q4_K 111 -> 120 t/s and Q5_K
+          // 87-90 -> 94-99 t/s (1.08-1.10) when the host's read ran at ~83
+          // GB/s, 0.99-1.01 at ~54 GB/s; one super-block ahead 1.02-1.05 at
+          // either, two 0.96-0.99 at ~54 GB/s, no prefetch 0.64-0.80. Intel not
           // measured with it: there T1 one super-block ahead had beaten T0
           // (BM_FewTokens/Q4_K_repacked/1-4 paired read 71-89 % -> 77-95 %).
           constexpr int64_t kLines = f.super_bytes / 64;  // 72 (Q4_K), 88 (Q5_K)
