@@ -133,8 +133,6 @@ void CheckMatMul(const Problem& p, uint32_t seed, std::vector<int> thread_counts
   }
 }
 
-// 1..4 and 5 (= 4 + 1) cover the rows path's token groups, 8, 9 and 64 the
-// panel path with whole and partial token tiles.
 // The panel kernels' tiles: as few as max_tile allows, sizes one apart at most.
 TEST(EvenTokenTilesTest, FewestTilesWithSizesOneApart) {
   EXPECT_EQ(internal::EvenTokenTiles(0, 6).n_tiles, 0);
@@ -144,7 +142,7 @@ TEST(EvenTokenTilesTest, FewestTilesWithSizesOneApart) {
       EXPECT_EQ(tiles.n_tiles, (n + max_tile - 1) / max_tile) << n;
       int64_t sum = 0;
       for (int64_t k = 0; k < tiles.n_tiles; ++k) {
-        const int64_t size = tiles.base + (k < tiles.n_big ? 1 : 0);
+        const int64_t size = tiles.TileSize(k);
         EXPECT_GE(size, 1) << n;
         EXPECT_LE(size, max_tile) << n;
         sum += size;
@@ -156,8 +154,13 @@ TEST(EvenTokenTilesTest, FewestTilesWithSizesOneApart) {
   EXPECT_EQ(eight.n_tiles, 2);
   EXPECT_EQ(eight.base, 4);
   EXPECT_EQ(eight.n_big, 0);
+  const internal::TokenTiles seven = internal::EvenTokenTiles(7, 6);  // 4 + 3, not 6 + 1
+  EXPECT_EQ(seven.TileSize(0), 4);
+  EXPECT_EQ(seven.TileSize(1), 3);
 }
 
+// 1..4 and 5 (= 4 + 1) cover the rows path's token groups, 8, 9 and 64 the
+// panel path with whole and partial token tiles.
 std::vector<int64_t> TokenCounts() { return {1, 2, 3, 5, 8, 9, 64}; }
 
 TEST(MatMul, QuantizedTypesManyShapes) {

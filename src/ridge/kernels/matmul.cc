@@ -359,6 +359,8 @@ TokenTiles EvenTokenTiles(int64_t n_tokens, int64_t max_tile) {
   return {n_tiles, n_tokens / n_tiles, n_tokens % n_tiles};
 }
 
+int64_t TokenTiles::TileSize(int64_t k) const { return base + (k < n_big ? 1 : 0); }
+
 }  // namespace internal
 
 }  // namespace ridge::kernels

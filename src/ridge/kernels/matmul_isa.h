@@ -61,10 +61,13 @@ struct ActPrep {
 // the rest base (8 tokens in tiles of up to 6: 4 + 4, not 6 + 2). A short
 // last tile reads the whole panel again for a few products and issues its
 // share of the next panel's prefetches in a fraction of a full tile's time.
+// Both functions are defined in matmul.cc, an ordinary file (not inline: an
+// ISA file's copy could be the one the linker keeps).
 struct TokenTiles {
   int64_t n_tiles, base, n_big;
+  int64_t TileSize(int64_t k) const;  // tokens in tile k
 };
-TokenTiles EvenTokenTiles(int64_t n_tokens, int64_t max_tile);  // in matmul.cc, an ordinary file
+TokenTiles EvenTokenTiles(int64_t n_tokens, int64_t max_tile);
 
 // Weight rows a panel kernel may prefetch while it computes: n_rows rows
 // from first (n_rows == 0: none).

@@ -294,7 +294,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
     const uint8_t* ahead = panel + sb_end * kSuperBytes;
     int64_t tile = 0;
     for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
-      const int64_t size = tiles.base + (k < tiles.n_big ? 1 : 0);
+      const int64_t size = tiles.TileSize(k);
       const uint8_t* a = acts.data + t * s;
       float* yt = y + t * y_stride;
       for (int q = 0; q < kQuarters; ++q, ++tile) {

@@ -253,7 +253,7 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
     DecodeStretch(panel, sb0, sb_end, codes);
     const uint8_t* ahead = panel + sb_end * kSuperBytes;
     for (int64_t t = 0, tile = 0; tile < n_tiles; ++tile) {
-      const int64_t size = tiles.base + (tile < tiles.n_big ? 1 : 0);
+      const int64_t size = tiles.TileSize(tile);
       if (streams) {
         for (int64_t l = tile * kStretchBytes / n_tiles / 64; l < (tile + 1) * kStretchBytes / n_tiles / 64; ++l)
           _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);

@@ -393,7 +393,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   const int64_t s = acts.row_stride;
   int64_t k = 0;
   for (int64_t i = 0, t = 0; i < tiles.n_tiles; ++i) {
-    const int64_t size = tiles.base + (i < tiles.n_big ? 1 : 0);
+    const int64_t size = tiles.TileSize(i);
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
     for (int q = 0; q < n_quarters; ++q, ++k) {

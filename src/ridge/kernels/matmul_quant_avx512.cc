@@ -306,7 +306,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   const uint8_t* const panels[1] = {panel};
   const int64_t n = layout.n_blocks, s = acts.row_stride;
   for (int64_t k = 0, t = 0; k < tiles.n_tiles; ++k) {
-    const int64_t size = tiles.base + (k < tiles.n_big ? 1 : 0);
+    const int64_t size = tiles.TileSize(k);
     const uint8_t* a = acts.data + t * s;
     float* const yt[1] = {y + t * y_stride};
     const TilePrefetch pf = PrefetchSlice(next, n, k, tiles.n_tiles);
