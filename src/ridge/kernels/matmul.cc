@@ -39,6 +39,14 @@ constexpr int64_t kInlinePrepareElems = 32 << 10;
 // reads one stream a task: about what one core has in flight at ~25 GB/s and ~150 ns of
 // latency, doubled for a busy host.
 constexpr int64_t kStreamAheadBytes = 32 << 10;
+// Tasks a thread that a small batch's matrix is cut into, on either path: each
+// a run of weights read in order, whose start has nothing in flight, so fewer,
+// longer runs stream faster; more than one, so that a thread the host holds up
+// leaves work for the others to take (Zen 5, 2 threads, one process ABBA
+// against four: decode Q4_0 1.04, Q4_K 1.03-1.04, Q6_K 1.01-1.03, Q8_0 1.02,
+// 8 tokens of Q8_0 1.05; with the weights mapped from the file Q4_0 1.04, Q4_K
+// 1.03, Q6_K 1.02; one a thread gained 1.02-1.07).
+constexpr int64_t kTasksPerThread = 2;
 
 const TypeKernels* FindKernels(Isa isa, GgmlType type) {
   switch (isa) {
@@ -88,16 +96,13 @@ ActView PrepareActivations(const internal::ActPrep& prep, const float* x, int64_
 // How a rows-path call is cut into tasks: chunk_rows rows each (a multiple
 // of kRowAlign unless the whole matrix is one task).
 int64_t RowsChunk(const TypeKernels& k, const MatView& w, int64_t n_tokens, int n_threads) {
-  // About two tasks per thread, as PanelsPerTask and for its reason (weights
-  // mapped from the file, Zen 5, one process ABBA against four: decode Q4_0
-  // 1.04-1.045, Q4_K 1.026-1.028, Q6_K 1.019, Q8_0 1.01).
-  // With several token groups, a task's rows are also capped to ~kL2BlockBytes
-  // of weights, so that they stay in L2 while every group of tokens passes
-  // over them (prefill on the rows path would otherwise stream the whole
-  // matrix from memory once per group).
+  // kTasksPerThread runs of rows. With several token groups, a task's rows
+  // are also capped to ~kL2BlockBytes of weights, so that they stay in L2
+  // while every group of tokens passes over them (prefill on the rows path
+  // would otherwise stream the whole matrix from memory once per group).
   const int64_t passes = CeilDiv(n_tokens, k.max_row_tokens);
   if (w.n_rows * w.row_bytes * passes <= kInlineRowsBytes) return w.n_rows;
-  const int64_t wanted_tasks = 2 * static_cast<int64_t>(n_threads);
+  const int64_t wanted_tasks = kTasksPerThread * n_threads;
   int64_t chunk_rows = std::max(kRowAlign, CeilDiv(CeilDiv(w.n_rows, wanted_tasks), kRowAlign) * kRowAlign);
   if (passes > 1)
     chunk_rows =
@@ -175,17 +180,12 @@ bool PanelsInline(const MatView& w, bool packed, int64_t n_tokens) {
   return PanelsFlops(w, n_tokens) <= kInlinePanelFlops && (!packed || w.n_rows * w.row_bytes <= kInlineRowsBytes);
 }
 
-// Panels per task: small batches take about two tasks per thread, each a
-// run of panels that prefetch one another. A task's start reads from memory
-// with nothing in flight, so fewer, longer runs stream faster (Zen 5, 2
-// threads, one process ABBA against four tasks a thread: decode Q4_0 1.04,
-// Q4_K 1.03-1.04, Q6_K 1.01-1.03, Q8_0 1.02; 8 tokens of Q8_0 1.05; one task
-// a thread gained 1.02-1.07, but leaves a thread that the host holds up no
-// one to share its work with). From 128 tokens on the products outweigh the
-// reads (prefill): one panel per task, so that a slow thread does not hold
-// up the others.
+// Panels per task: small batches take kTasksPerThread tasks per thread, each
+// a run of panels that prefetch one another. From 128 tokens on the products
+// outweigh the reads (prefill): one panel per task, so that a slow thread
+// does not hold up the others.
 int64_t PanelsPerTask(int64_t n_panels, int64_t n_tokens, int n_threads) {
-  return n_tokens >= 128 ? 1 : std::max<int64_t>(1, n_panels / (2 * static_cast<int64_t>(n_threads)));
+  return n_tokens >= 128 ? 1 : std::max<int64_t>(1, n_panels / (kTasksPerThread * n_threads));
 }
 
 void PanelsPath(const TypeKernels& k, const MatView& w, bool packed, const ActView& acts, int64_t n_tokens, float* y,
