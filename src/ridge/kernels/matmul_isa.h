@@ -70,7 +70,8 @@ struct TokenTiles {
 TokenTiles EvenTokenTiles(int64_t n_tokens, int64_t max_tile);
 
 // Weight rows a panel kernel may prefetch while it computes: n_rows rows
-// from first (n_rows == 0: none).
+// from first (n_rows == 0: none), contiguous; a repacked panel may come as
+// one row of all its bytes.
 struct PanelPrefetch {
   const uint8_t* first;
   int64_t n_rows;

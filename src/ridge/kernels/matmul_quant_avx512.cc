@@ -198,25 +198,41 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
-// Rows of the next panel a tile prefetches, a slice of each per block, into
-// L1: on a Zen 5 the model's 8-token steps ran 1.05-1.21 × (Q8_0) and
-// 1.16-1.22 × (Q4_0) faster than with the slices sent to L2, 5 tokens 1.06 ×,
-// 16 tokens 1.02-1.07 ×, 64 1.01-1.02 × (prefill's one-panel tasks prefetch
-// no next panel). Zen 4 and Intel cores (32 KiB of L1 on Zen 4) not measured.
+// The next panel, prefetched into L1 by the tiles of this one in pieces:
+// tile k of n_tiles takes every n_tiles-th piece, each spread over its blocks
+// (`lines` lines from piece + b·step at block b). A piece is one of next's
+// rows, or, where next has fewer rows than there are tiles, an equal part of
+// one: the file's rows a panel is packed from (--mmap) are prefetched a slice
+// of each row at a time, a panel repacked at load comes as one row of bytes
+// (PanelRun), so each tile brings a run of it in order. On a Zen 5, the model
+// alternated in one process: the run in order against 32 slices of it (what
+// repacked panels took before) decoded Q8_0 at 4-6 tokens 1.22-1.34 ×, 7-8
+// tokens 1.05-1.08 ×, 16 tokens 1.03-1.04 ×, Q4_0 at 5-8 tokens 1.06-1.09 ×
+// when the host's memory read ~54 GB/s, 0.99-1.02 × at ~83 GB/s, 32-64 tokens
+// level; the file's rows taken the same way ran 0.97 × (Q8_0, 8 tokens).
+// Into L1 rather than L2, slices of rows: 8 tokens 1.05-1.21 × (Q8_0) and
+// 1.16-1.22 × (Q4_0), 5 tokens 1.06 ×, 16 tokens 1.02-1.07 ×, 64 1.01-1.02 ×
+// (prefill's one-panel tasks prefetch no next panel). Zen 4 and Intel cores
+// (32 KiB of L1 on Zen 4) not measured.
 struct TilePrefetch {
-  const uint8_t* rows[kPanelRows];
+  const uint8_t* pieces[kPanelRows];
   int n = 0;
-  int64_t step = 0;  // bytes of a row per block
+  int lines = 0;      // lines of each piece a block
+  int64_t step = 0;   // bytes of a piece per block
   int64_t ahead = 0;  // > 0: prefetch the panels' own streams this far ahead of each block
 };
 
-// The rows of `next` that tile k of n_tiles prefetches (every n_tiles-th):
-// the next panel's reads are spread over this one's arithmetic.
+// The pieces of `next` that tile k of n_tiles prefetches.
 TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles) {
   TilePrefetch pf;
-  pf.step = next.n_rows > 0 ? (next.row_bytes + n_blocks - 1) / n_blocks : 0;
-  for (int64_t j = k; j < next.n_rows && pf.n < kPanelRows; j += n_tiles) pf.rows[pf.n++] = next.first + j * next.row_bytes;
   pf.ahead = k == 0 ? next.stream_ahead_bytes : 0;  // the first tile brings the weights for the others
+  if (next.n_rows == 0) return pf;
+  const int64_t parts = (n_tiles + next.n_rows - 1) / next.n_rows;  // pieces a row
+  const int64_t piece_bytes = next.row_bytes / parts;
+  pf.step = (piece_bytes + n_blocks - 1) / n_blocks;
+  pf.lines = static_cast<int>((pf.step + 63) / 64);
+  for (int64_t i = k; i < next.n_rows * parts && pf.n < kPanelRows; i += n_tiles)
+    pf.pieces[pf.n++] = next.first + (i / parts) * next.row_bytes + (i % parts) * piece_bytes;
   return pf;
 }
 
@@ -246,7 +262,9 @@ void PanelTile(const uint8_t* const panel[kP], int64_t n_blocks, int64_t n_valid
   for (int64_t b = 0; b < n_blocks; ++b) {
     const uint8_t* p[kP];
     for (int q = 0; q < kP; ++q) p[q] = panel[q] + b * kPanelBlockBytes<kQ4>;
-    for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T0);
+    for (int i = 0; i < pf.n; ++i)
+      for (int l = 0; l < pf.lines; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T0);
     if (pf.ahead > 0) {
 #pragma GCC unroll 4
       for (int q = 0; q < kP; ++q) {
@@ -352,7 +370,7 @@ void PanelStreams(const uint8_t* first, int64_t panel_bytes, int64_t per_stream,
 //   panel by panel: without a prefetch they lost 30-40 %, and two streams
 //   with the tokens in two tiles lost more. The run's first panel is
 //   prefetched stream_ahead bytes ahead by its first tile, each later panel
-//   by the tiles of the one before it, a slice each (PrefetchSlice): a
+//   by the tiles of the one before it, a run of it each (PrefetchSlice): a
 //   panel's first tile alone bringing it in left the others to wait on
 //   memory in turn (on an Intel Xeon with AVX-512, BM_Batched/Q8_0_memory/8
 //   ran at half of _cache/8 that way; docs/benchmarks.md, 2026-12-04).
@@ -370,11 +388,11 @@ void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActV
     }
   }
   for (int64_t i = per_stream * kStreams; i < n_panels; ++i) {
-    // The next panel as kPanelRows slices of its bytes, for the tiles.
+    // The next panel as one row of bytes, cut among the tiles (PrefetchSlice).
     const uint8_t* panel = first + i * panel_bytes;
     const bool more = i + 1 < n_panels;
     PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, y + i * kPanelRows, y_stride,
-                     PanelPrefetch{panel + panel_bytes, more ? kPanelRows : 0, panel_bytes / kPanelRows,
+                     PanelPrefetch{panel + panel_bytes, more ? 1 : 0, panel_bytes,
                                    i == per_stream * kStreams ? stream_ahead : 0});
   }
 }
