@@ -247,22 +247,36 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
-// Rows of the next panel a tile prefetches into L2, a slice of each per block
-// (file-layout rows, or for a repacked panel slices of its bytes: PanelRun).
+// The next panel, prefetched into L2 by the tiles (quarters × tokens) of
+// this one in pieces, as matmul_quant_avx512.cc's PrefetchSlice: tile k of
+// n_tiles takes every n_tiles-th piece, `lines` lines from piece + b·step at
+// block b. A piece is one of next's rows (the file's rows a panel is packed
+// from), or an equal part of a row where next has fewer rows than there are
+// tiles: a panel repacked at load comes as one row of bytes (PanelRun), each
+// tile bringing a run of it in order. On a Zen 5 under RIDGE_ISA=avx2, the
+// model alternated in one process, against 32 slices of the panel: Q8_0 4
+// tokens 1.08-1.13 ×, 8 tokens 1.03-1.15 ×, 16 tokens 1.02-1.03 ×, Q4_0 8
+// tokens 1.08-1.11 ×, whether the host's memory read ~54 or ~83 GB/s. Not
+// measured on a Zen 3, where the slices were tuned (PanelRun).
 struct TilePrefetch {
-  const uint8_t* rows[kPanelRows];
+  const uint8_t* pieces[kPanelRows];
   int n = 0;
-  int64_t step = 0;   // bytes of a row per block
+  int lines = 0;      // lines of each piece a block
+  int64_t step = 0;   // bytes of a piece per block
   int64_t ahead = 0;  // > 0: prefetch the panel's own stream this far ahead of each block
 };
 
-// The rows of `next` that tile k of n_tiles prefetches (every n_tiles-th):
-// the next panel's reads are spread over this one's arithmetic.
+// The pieces of `next` that tile k of n_tiles prefetches.
 TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles) {
   TilePrefetch pf;
-  pf.step = next.n_rows > 0 ? (next.row_bytes + n_blocks - 1) / n_blocks : 0;
-  for (int64_t j = k; j < next.n_rows && pf.n < kPanelRows; j += n_tiles) pf.rows[pf.n++] = next.first + j * next.row_bytes;
   pf.ahead = k == 0 ? next.stream_ahead_bytes : 0;  // the first tile brings the weights for the others
+  if (next.n_rows == 0) return pf;
+  const int64_t parts = (n_tiles + next.n_rows - 1) / next.n_rows;  // pieces a row
+  const int64_t piece_bytes = next.row_bytes / parts;
+  pf.step = (piece_bytes + n_blocks - 1) / n_blocks;
+  pf.lines = static_cast<int>((pf.step + 63) / 64);
+  for (int64_t i = k; i < next.n_rows * parts && pf.n < kPanelRows; i += n_tiles)
+    pf.pieces[pf.n++] = next.first + (i / parts) * next.row_bytes + (i % parts) * piece_bytes;
   return pf;
 }
 
@@ -287,7 +301,9 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
   for (int q = 0; q < kQ; ++q)
     for (int t = 0; t < kT; ++t) acc[q][t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n_blocks; ++b) {
-    for (int i = 0; i < pf.n; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf.rows[i] + b * pf.step), _MM_HINT_T1);
+    for (int i = 0; i < pf.n; ++i)
+      for (int l = 0; l < pf.lines; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T1);
     const uint8_t* p = panel + b * kPanelBlockBytes<kQ4>;
     if (pf.ahead > 0) {
 #pragma GCC unroll 17
@@ -428,11 +444,11 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
 // own stream", docs/benchmarks.md; not yet measured on a Zen 3). 4 tokens
 // and more take PanelMatMul panel by panel; the run's first panel is
 // prefetched stream_ahead bytes ahead by its first tile, and each later
-// panel by the tiles of the one before it, a slice each (PrefetchSlice): a
+// panel by the tiles of the one before it, a part each (PrefetchSlice): a
 // panel's first tile alone bringing it in left the others to wait on memory
 // in turn.
-// Measured on a Zen 3 (BM_Batched/Q8_0_memory, model decode --batch 8,16):
-// 8 and 16 tokens 7-26 % faster; 64 level.
+// Measured on a Zen 3 (BM_Batched/Q8_0_memory, model decode --batch 8,16),
+// with the parts then row slices: 8 and 16 tokens 7-26 % faster; 64 level.
 constexpr int64_t kQ4DecodeAheadBlocks = 8;
 
 template <bool kQ4>
@@ -451,11 +467,10 @@ void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActV
       case 2: PanelTile<kQ4, 2, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
       case 3: PanelTile<kQ4, 3, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
       default: {
-        // The next panel as kPanelRows slices of its bytes, for the tiles.
+        // The next panel as one row of bytes, cut among the tiles (PrefetchSlice).
         const bool more = i + 1 < n_panels;
         PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, yp, y_stride,
-                         PanelPrefetch{panel + panel_bytes, more ? kPanelRows : 0, panel_bytes / kPanelRows,
-                                       i == 0 ? stream_ahead : 0});
+                         PanelPrefetch{panel + panel_bytes, more ? 1 : 0, panel_bytes, i == 0 ? stream_ahead : 0});
       }
     }
   }
