@@ -312,9 +312,82 @@ void PanelTile(const uint8_t* const panel[kP], int64_t n_blocks, int64_t n_valid
   for (int q = 0; q < kP; ++q) avx512::StorePanelTile<kT>(acc0[q], acc1[q], n_valid_rows, y[q], y_stride);
 }
 
+// 32 rows of a Q8_0 panel × kT = 7-8 tokens in one pass: each block's weights
+// are read once for every token (two tiles of 4 read the panel twice, the
+// second time from L2, and their stream from memory stalls while the second
+// passes). Both halves' integer sums of kT tokens take 16 zmm; the second
+// half's float accumulators live in memory (a load and a store per block and
+// token, from L1), and the activations are read through one pointer a token
+// (PanelTile's pointer arrays for d and the bias would spill here). The same
+// integer sums and float steps as PanelTile, so the same bits.
+// Weights repacked at load only (PanelRun). On a Zen 5, the whole model
+// alternated in one process against two tiles: 8 tokens 1.06-1.08 ×, 7 tokens
+// 1.04-1.07 ×, whether the host's memory read ~54 or ~83 GB/s; from L2 (one
+// thread, 8 panels) 866 against 785 Gop/s. Q4_0 ran 0.96-0.97 × this way (at
+// 8 tokens its tiles are compute bound, not waiting on memory), and the
+// file's rows packed as they go (--mmap) 0.96-0.975 ×: both keep the tiles.
+template <int kT>
+void PanelTileQ8OnePass(const uint8_t* panel, int64_t n_blocks, const ActLayout& layout, const uint8_t* acts,
+                        int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
+  const uint8_t* rows[kT];  // token t's prepared activations
+  for (int t = 0; t < kT; ++t) rows[t] = acts + t * act_stride;
+  const int64_t d_off = layout.d_off, bias_off = layout.block_bias_off;
+  __m512 acc0[kT];
+  alignas(64) float acc1[kT][16];
+  for (int t = 0; t < kT; ++t) {
+    acc0[t] = _mm512_setzero_ps();
+    _mm512_store_ps(acc1[t], _mm512_setzero_ps());
+  }
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* p = panel + b * kPanelBlockBytes<false>;
+    for (int i = 0; i < pf.n; ++i)
+      for (int l = 0; l < pf.lines; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T0);
+    if (pf.ahead > 0) {
+#pragma GCC unroll 17
+      for (int64_t line = 0; line < kPanelBlockBytes<false>; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + pf.ahead + line), _MM_HINT_T1);
+    }
+    __m512i dot0[kT], dot1[kT];
+    for (int t = 0; t < kT; ++t) {
+      int32_t bias;
+      std::memcpy(&bias, rows[t] + bias_off + 4 * b, 4);
+      dot0[t] = dot1[t] = _mm512_set1_epi32(bias);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      const __m512i w0 = _mm512_loadu_si512(p + g * kPanelRows * 4);
+      const __m512i w1 = _mm512_loadu_si512(p + g * kPanelRows * 4 + 64);
+#pragma GCC unroll 8
+      for (int t = 0; t < kT; ++t) {
+        int32_t x4;
+        std::memcpy(&x4, rows[t] + b * kBlock + 4 * g, 4);
+        const __m512i xb = _mm512_set1_epi32(x4);
+        dot0[t] = _mm512_dpbusd_epi32(dot0[t], w0, xb);
+        dot1[t] = _mm512_dpbusd_epi32(dot1[t], w1, xb);
+      }
+    }
+    const uint8_t* scales = p + kPanelQuantBytes<false>;
+    const __m512 s0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
+    const __m512 s1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32)));
+#pragma GCC unroll 8
+    for (int t = 0; t < kT; ++t) {  // PanelScaleBlock's steps
+      float d;
+      std::memcpy(&d, rows[t] + d_off + 4 * b, 4);
+      const __m512 dx = _mm512_set1_ps(d);
+      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[t]), _mm512_mul_ps(s0, dx), acc0[t]);
+      const __m512 a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[t]), _mm512_mul_ps(s1, dx), _mm512_load_ps(acc1[t]));
+      _mm512_store_ps(acc1[t], a1);
+    }
+  }
+  __m512 acc1_regs[kT];
+  for (int t = 0; t < kT; ++t) acc1_regs[t] = _mm512_load_ps(acc1[t]);
+  avx512::StorePanelTile<kT>(acc0, acc1_regs, kPanelRows, y, y_stride);
+}
+
 // Panel × every token, in tiles of up to 6 tokens (EvenTokenTiles: 8 tokens
 // as 4 + 4 decoded Q8_0 3 % faster in the model than 6 + 2, 7 as 4 + 3 10 %
-// faster than 6 + 1; Zen 5, docs/benchmarks.md). Each tile prefetches a slice
+// faster than 6 + 1; Zen 5, docs/benchmarks.md). Each tile prefetches a part
 // of the next panel.
 template <bool kQ4>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
@@ -368,7 +441,8 @@ void PanelStreams(const uint8_t* first, int64_t panel_bytes, int64_t per_stream,
 //   slower than its rows kernel, and a prefetch here cost 30 % again;
 // - 4 tokens and more (as much arithmetic as memory time) take one stream,
 //   panel by panel: without a prefetch they lost 30-40 %, and two streams
-//   with the tokens in two tiles lost more. The run's first panel is
+//   with the tokens in two tiles lost more. Q8_0's 7-8 tokens pass over
+//   each panel once (PanelTileQ8OnePass), the others in tiles. The run's first panel is
 //   prefetched stream_ahead bytes ahead by its first tile, each later panel
 //   by the tiles of the one before it, a run of it each (PrefetchSlice): a
 //   panel's first tile alone bringing it in left the others to wait on
@@ -387,13 +461,22 @@ void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActV
       default: PanelStreams<kQ4, 3, kStreams>(first, panel_bytes, per_stream, n_cols, acts, y, y_stride); break;
     }
   }
+  const ActLayout layout(n_cols);
   for (int64_t i = per_stream * kStreams; i < n_panels; ++i) {
     // The next panel as one row of bytes, cut among the tiles (PrefetchSlice).
     const uint8_t* panel = first + i * panel_bytes;
     const bool more = i + 1 < n_panels;
-    PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, y + i * kPanelRows, y_stride,
-                     PanelPrefetch{panel + panel_bytes, more ? 1 : 0, panel_bytes,
-                                   i == per_stream * kStreams ? stream_ahead : 0});
+    const PanelPrefetch next{panel + panel_bytes, more ? 1 : 0, panel_bytes,
+                             i == per_stream * kStreams ? stream_ahead : 0};
+    float* yp = y + i * kPanelRows;
+    if (!kQ4 && (n_tokens == 7 || n_tokens == 8)) {
+      const TilePrefetch pf = PrefetchSlice(next, layout.n_blocks, 0, 1);
+      const int64_t s = acts.row_stride;
+      if (n_tokens == 7) PanelTileQ8OnePass<7>(panel, layout.n_blocks, layout, acts.data, s, yp, y_stride, pf);
+      if (n_tokens == 8) PanelTileQ8OnePass<8>(panel, layout.n_blocks, layout, acts.data, s, yp, y_stride, pf);
+    } else {
+      PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, yp, y_stride, next);
+    }
   }
 }
 
