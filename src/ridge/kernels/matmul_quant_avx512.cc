@@ -207,8 +207,8 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 // (PanelRun), so each tile brings a run of it in order. On a Zen 5, the model
 // alternated in one process, the run in order against 32 slices of it (what
 // repacked panels took before): Q8_0 4-6 tokens 1.22-1.34 × in minutes when
-// the host's memory read ~54 GB/s (0.98-1.00 × at ~83 GB/s), 8 tokens
-// 0.99-1.08 × (0.96-0.975 ×), 16 tokens 1.03-1.08 ×; Q4_0 8 tokens 1.08-1.31 ×;
+// the host's memory read ~54 GB/s (0.98-1.02 × at ~83 GB/s), 8 tokens
+// 0.98-1.08 × (0.96-1.02 ×), 16 tokens 1.03-1.08 ×; Q4_0 8 tokens 1.08-1.32 ×;
 // 32-64 and 98 tokens level. The file's rows taken as runs: 0.97 × (Q8_0, 8).
 // Into L1 rather than L2, slices of rows: 8 tokens 1.05-1.21 × (Q8_0) and
 // 1.16-1.22 × (Q4_0), 5 tokens 1.06 ×, 16 tokens 1.02-1.07 ×, 64 1.01-1.02 ×
