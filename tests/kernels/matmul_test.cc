@@ -159,6 +159,44 @@ TEST(EvenTokenTilesTest, FewestTilesWithSizesOneApart) {
   EXPECT_EQ(seven.TileSize(1), 3);
 }
 
+// A small batch's tiles prefetch every line of the next panel between them,
+// as slices of its rows (the file's rows) or as runs of it (a repacked panel,
+// one row of bytes), and only the first tile its own stream ahead.
+TEST(PrefetchSliceTest, TheTilesCoverEveryLineOfTheNextPanel) {
+  struct Case {
+    int64_t n_rows, row_bytes, n_blocks;
+  };
+  // Q8_0 and Q4_0 file rows of 2048 columns; their repacked panels; a 5632-column Q8_0 panel.
+  for (const Case& c : {Case{32, 2176, 64}, Case{32, 1152, 64}, Case{1, 69632, 64}, Case{1, 36864, 64},
+                        Case{1, 191488, 176}}) {
+    const std::vector<uint8_t> bytes(static_cast<size_t>(c.n_rows * c.row_bytes));
+    const uint8_t* base = bytes.data();
+    const internal::PanelPrefetch next{base, c.n_rows, c.row_bytes, 4096};
+    const int64_t n_lines = c.n_rows * c.row_bytes / 64;
+    for (int64_t n_tiles : {1, 2, 3, 17}) {
+      std::vector<bool> seen(static_cast<size_t>(n_lines), false);
+      for (int64_t k = 0; k < n_tiles; ++k) {
+        const internal::TilePrefetch pf = internal::PrefetchSlice(next, c.n_blocks, k, n_tiles);
+        EXPECT_EQ(pf.ahead, k == 0 ? 4096 : 0);
+        if (c.n_rows == 1) {
+          EXPECT_EQ(pf.n, 1) << "a run a tile";
+        }
+        for (int i = 0; i < pf.n; ++i)
+          for (int64_t b = 0; b < c.n_blocks; ++b)
+            for (int l = 0; l < pf.lines; ++l) {
+              const int64_t line = (pf.pieces[i] - base + b * pf.step + 64 * l) / 64;
+              if (line < n_lines) seen[static_cast<size_t>(line)] = true;
+            }
+      }
+      for (int64_t line = 0; line < n_lines; ++line)
+        EXPECT_TRUE(seen[static_cast<size_t>(line)]) << c.n_rows << " x " << c.row_bytes << ", " << n_tiles
+                                                     << " tiles: line " << line;
+    }
+  }
+  const internal::TilePrefetch none = internal::PrefetchSlice({nullptr, 0, 0, 0}, 64, 1, 2);
+  EXPECT_EQ(none.n, 0);
+}
+
 // 1..4 and 5 (= 4 + 1) cover the rows path's token groups, 8, 9 and 64 the
 // panel path with whole and partial token tiles.
 std::vector<int64_t> TokenCounts() { return {1, 2, 3, 5, 8, 9, 64}; }

@@ -361,6 +361,19 @@ TokenTiles EvenTokenTiles(int64_t n_tokens, int64_t max_tile) {
 
 int64_t TokenTiles::TileSize(int64_t k) const { return base + (k < n_big ? 1 : 0); }
 
+TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles) {
+  TilePrefetch pf;
+  pf.ahead = k == 0 ? next.stream_ahead_bytes : 0;
+  if (next.n_rows == 0) return pf;
+  const int64_t parts = CeilDiv(n_tiles, next.n_rows);  // pieces a row
+  const int64_t piece_bytes = next.row_bytes / parts;
+  pf.step = CeilDiv(piece_bytes, n_blocks);
+  pf.lines = static_cast<int>(CeilDiv(pf.step, 64));
+  for (int64_t i = k; i < next.n_rows * parts && pf.n < TilePrefetch::kMaxPieces; i += n_tiles)
+    pf.pieces[pf.n++] = next.first + (i / parts) * next.row_bytes + (i % parts) * piece_bytes;
+  return pf;
+}
+
 }  // namespace internal
 
 }  // namespace ridge::kernels

@@ -81,6 +81,27 @@ struct PanelPrefetch {
   int64_t stream_ahead_bytes = 0;
 };
 
+// What one tile of a small batch prefetches of the next panel while it
+// multiplies this one: n pieces, `lines` lines from piece + b·step at block b,
+// and (ahead > 0) the panel's own stream that far ahead of each block.
+struct TilePrefetch {
+  static constexpr int kMaxPieces = 32;
+  const uint8_t* pieces[kMaxPieces];
+  int n = 0;
+  int lines = 0;      // lines of each piece a block
+  int64_t step = 0;   // bytes of a piece per block
+  int64_t ahead = 0;  // > 0: prefetch the panel's own stream this far ahead of each block
+};
+
+// The pieces of `next` that tile k of n_tiles of a panel of n_blocks blocks
+// prefetches, spread over its blocks: every n_tiles-th. A piece is one of
+// next's rows, or, where next has fewer rows than there are tiles, an equal
+// part of one: the file's rows a panel is packed from (--mmap) are prefetched
+// a slice of each row at a time, a panel repacked at load comes as one row of
+// bytes, so each tile brings a run of it in order. The first tile (k = 0)
+// also takes next.stream_ahead_bytes, bringing the weights for the others.
+TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles);
+
 struct TypeKernels {
   // y[t * y_stride + r] for r in [r_begin, r_end), t in [0, n_tokens);
   // 1 <= n_tokens <= max_row_tokens.

@@ -247,38 +247,13 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
-// The next panel, prefetched into L2 by the tiles (quarters × tokens) of
-// this one in pieces, as matmul_quant_avx512.cc's PrefetchSlice: tile k of
-// n_tiles takes every n_tiles-th piece, `lines` lines from piece + b·step at
-// block b. A piece is one of next's rows (the file's rows a panel is packed
-// from), or an equal part of a row where next has fewer rows than there are
-// tiles: a panel repacked at load comes as one row of bytes (PanelRun), each
-// tile bringing a run of it in order. On a Zen 5 under RIDGE_ISA=avx2, the
-// model alternated in one process, against 32 slices of the panel: Q8_0 4
-// tokens 1.08-1.13 ×, 8 tokens 1.03-1.15 ×, 16 tokens 1.02-1.03 ×, Q4_0 8
-// tokens 1.08-1.11 ×, whether the host's memory read ~54 or ~83 GB/s. Not
-// measured on a Zen 3, where the slices were tuned (PanelRun).
-struct TilePrefetch {
-  const uint8_t* pieces[kPanelRows];
-  int n = 0;
-  int lines = 0;      // lines of each piece a block
-  int64_t step = 0;   // bytes of a piece per block
-  int64_t ahead = 0;  // > 0: prefetch the panel's own stream this far ahead of each block
-};
-
-// The pieces of `next` that tile k of n_tiles prefetches.
-TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles) {
-  TilePrefetch pf;
-  pf.ahead = k == 0 ? next.stream_ahead_bytes : 0;  // the first tile brings the weights for the others
-  if (next.n_rows == 0) return pf;
-  const int64_t parts = (n_tiles + next.n_rows - 1) / next.n_rows;  // pieces a row
-  const int64_t piece_bytes = next.row_bytes / parts;
-  pf.step = (piece_bytes + n_blocks - 1) / n_blocks;
-  pf.lines = static_cast<int>((pf.step + 63) / 64);
-  for (int64_t i = k; i < next.n_rows * parts && pf.n < kPanelRows; i += n_tiles)
-    pf.pieces[pf.n++] = next.first + (i / parts) * next.row_bytes + (i % parts) * piece_bytes;
-  return pf;
-}
+// The next panel is prefetched into L2 by the tiles (quarters × tokens) of
+// this one in pieces (PrefetchSlice, matmul_isa.h). On a Zen 5 under
+// RIDGE_ISA=avx2, the model alternated in one process, runs of a repacked
+// panel against 32 slices of it: Q8_0 4 tokens 1.08-1.13 ×, 8 tokens
+// 1.02-1.15 ×, 16 tokens 1.015-1.03 ×, Q4_0 8 tokens 1.08-1.11 ×, whether the
+// host's memory read ~54 or ~83 GB/s. Not measured on a Zen 3, where the
+// slices were tuned (PanelRun).
 
 // Quarters [k0, k0 + kQ) of a panel × kT tokens over all blocks: per block,
 // kQ × kT exact int32 block sums (a row per lane), then one convert and one

@@ -198,43 +198,17 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
-// The next panel, prefetched into L1 by the tiles of this one in pieces:
-// tile k of n_tiles takes every n_tiles-th piece, each spread over its blocks
-// (`lines` lines from piece + b·step at block b). A piece is one of next's
-// rows, or, where next has fewer rows than there are tiles, an equal part of
-// one: the file's rows a panel is packed from (--mmap) are prefetched a slice
-// of each row at a time, a panel repacked at load comes as one row of bytes
-// (PanelRun), so each tile brings a run of it in order. On a Zen 5, the model
-// alternated in one process, the run in order against 32 slices of it (what
-// repacked panels took before): Q8_0 4-6 tokens 1.22-1.34 × in minutes when
-// the host's memory read ~54 GB/s (0.98-1.02 × at ~83 GB/s), 8 tokens
-// 0.98-1.08 × (0.96-1.02 ×), 16 tokens 1.03-1.08 ×; Q4_0 8 tokens 1.08-1.32 ×;
-// 32-64 and 98 tokens level. The file's rows taken as runs: 0.97 × (Q8_0, 8).
+// The next panel, prefetched into L1 by the tiles of this one in pieces
+// (PrefetchSlice, matmul_isa.h). On a Zen 5, the model alternated in one
+// process, runs of a repacked panel against 32 slices of it (what repacked
+// panels took before): Q8_0 4-6 tokens 1.22-1.34 × in minutes when the host's
+// memory read ~54 GB/s (0.98-1.02 × at ~83 GB/s), 8 tokens 0.98-1.08 ×
+// (0.96-1.02 ×), 16 tokens 1.03-1.08 ×; Q4_0 8 tokens 1.08-1.32 ×; 32-64 and
+// 98 tokens level. The file's rows taken as runs: 0.97 × (Q8_0, 8 tokens).
 // Into L1 rather than L2, slices of rows: 8 tokens 1.05-1.21 × (Q8_0) and
 // 1.16-1.22 × (Q4_0), 5 tokens 1.06 ×, 16 tokens 1.02-1.07 ×, 64 1.01-1.02 ×
 // (prefill's one-panel tasks prefetch no next panel). Zen 4 and Intel cores
 // (32 KiB of L1 on Zen 4) not measured.
-struct TilePrefetch {
-  const uint8_t* pieces[kPanelRows];
-  int n = 0;
-  int lines = 0;      // lines of each piece a block
-  int64_t step = 0;   // bytes of a piece per block
-  int64_t ahead = 0;  // > 0: prefetch the panels' own streams this far ahead of each block
-};
-
-// The pieces of `next` that tile k of n_tiles prefetches.
-TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles) {
-  TilePrefetch pf;
-  pf.ahead = k == 0 ? next.stream_ahead_bytes : 0;  // the first tile brings the weights for the others
-  if (next.n_rows == 0) return pf;
-  const int64_t parts = (n_tiles + next.n_rows - 1) / next.n_rows;  // pieces a row
-  const int64_t piece_bytes = next.row_bytes / parts;
-  pf.step = (piece_bytes + n_blocks - 1) / n_blocks;
-  pf.lines = static_cast<int>((pf.step + 63) / 64);
-  for (int64_t i = k; i < next.n_rows * parts && pf.n < kPanelRows; i += n_tiles)
-    pf.pieces[pf.n++] = next.first + (i / parts) * next.row_bytes + (i % parts) * piece_bytes;
-  return pf;
-}
 
 // 32 panel rows × kT tokens, of kP panels at once. Integer accumulators per
 // block start at the block's bias and take one vpdpbusd per 4-element group
