@@ -415,8 +415,8 @@ void PanelStreams(const uint8_t* first, int64_t panel_bytes, int64_t per_stream,
 //   slower than its rows kernel, and a prefetch here cost 30 % again;
 // - 4 tokens and more (as much arithmetic as memory time) take one stream,
 //   panel by panel: without a prefetch they lost 30-40 %, and two streams
-//   with the tokens in two tiles lost more. Q8_0's 7-8 tokens pass over
-//   each panel once (PanelTileQ8OnePass), the others in tiles. The run's first panel is
+//   with the tokens in two tiles lost more (Q8_0's 7-8 tokens now pass
+//   over each panel once: PanelTileQ8OnePass). The run's first panel is
 //   prefetched stream_ahead bytes ahead by its first tile, each later panel
 //   by the tiles of the one before it, a run of it each (PrefetchSlice): a
 //   panel's first tile alone bringing it in left the others to wait on
@@ -443,14 +443,16 @@ void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActV
     const PanelPrefetch next{panel + panel_bytes, more ? 1 : 0, panel_bytes,
                              i == per_stream * kStreams ? stream_ahead : 0};
     float* yp = y + i * kPanelRows;
-    if (!kQ4 && (n_tokens == 7 || n_tokens == 8)) {
-      const TilePrefetch pf = PrefetchSlice(next, layout.n_blocks, 0, 1);
-      const int64_t s = acts.row_stride;
-      if (n_tokens == 7) PanelTileQ8OnePass<7>(panel, layout.n_blocks, layout, acts.data, s, yp, y_stride, pf);
-      if (n_tokens == 8) PanelTileQ8OnePass<8>(panel, layout.n_blocks, layout, acts.data, s, yp, y_stride, pf);
-    } else {
-      PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, yp, y_stride, next);
+    if constexpr (!kQ4) {
+      if (n_tokens == 7 || n_tokens == 8) {
+        const TilePrefetch pf = PrefetchSlice(next, layout.n_blocks, 0, 1);
+        const int64_t s = acts.row_stride;
+        if (n_tokens == 7) PanelTileQ8OnePass<7>(panel, layout.n_blocks, layout, acts.data, s, yp, y_stride, pf);
+        if (n_tokens == 8) PanelTileQ8OnePass<8>(panel, layout.n_blocks, layout, acts.data, s, yp, y_stride, pf);
+        continue;
+      }
     }
+    PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, yp, y_stride, next);
   }
 }
 
