@@ -208,7 +208,13 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 // Into L1 rather than L2, slices of rows: 8 tokens 1.05-1.21 × (Q8_0) and
 // 1.16-1.22 × (Q4_0), 5 tokens 1.06 ×, 16 tokens 1.02-1.07 ×, 64 1.01-1.02 ×
 // (prefill's one-panel tasks prefetch no next panel). Zen 4 and Intel cores
-// (32 KiB of L1 on Zen 4) not measured.
+// (32 KiB of L1 on Zen 4) not measured. PrefetchNextPanel issues block b's
+// share.
+inline __attribute__((always_inline)) void PrefetchNextPanel(const TilePrefetch& pf, int64_t b) {
+  for (int i = 0; i < pf.n; ++i)
+    for (int l = 0; l < pf.lines; ++l)
+      _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T0);
+}
 
 // 32 panel rows × kT tokens, of kP panels at once. Integer accumulators per
 // block start at the block's bias and take one vpdpbusd per 4-element group
@@ -236,9 +242,7 @@ void PanelTile(const uint8_t* const panel[kP], int64_t n_blocks, int64_t n_valid
   for (int64_t b = 0; b < n_blocks; ++b) {
     const uint8_t* p[kP];
     for (int q = 0; q < kP; ++q) p[q] = panel[q] + b * kPanelBlockBytes<kQ4>;
-    for (int i = 0; i < pf.n; ++i)
-      for (int l = 0; l < pf.lines; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T0);
+    PrefetchNextPanel(pf, b);
     if (pf.ahead > 0) {
 #pragma GCC unroll 4
       for (int q = 0; q < kP; ++q) {
@@ -314,9 +318,7 @@ void PanelTileQ8OnePass(const uint8_t* panel, int64_t n_blocks, const ActLayout&
   }
   for (int64_t b = 0; b < n_blocks; ++b) {
     const uint8_t* p = panel + b * kPanelBlockBytes<false>;
-    for (int i = 0; i < pf.n; ++i)
-      for (int l = 0; l < pf.lines; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T0);
+    PrefetchNextPanel(pf, b);
     if (pf.ahead > 0) {
 #pragma GCC unroll 17
       for (int64_t line = 0; line < kPanelBlockBytes<false>; line += 64)
