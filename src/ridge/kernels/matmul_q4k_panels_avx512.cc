@@ -98,6 +98,9 @@ void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
 // way too (one pass: decode, speculation's verifying passes). `next`: a
 // slice of the next panel's bytes this tile brings into L2, next.lines_per_k
 // lines at each of its 4·n_super sub-block pairs (NextPanelSlice).
+// `first_pass` (with `scales`): the panel's first tile, which brings each
+// next super-block into L2 as it goes; the tiles after it find the panel in
+// cache and issue no prefetch of it.
 struct NextSlice {
   const uint8_t* begin = nullptr;
   int64_t lines_per_k = 0;
@@ -105,7 +108,8 @@ struct NextSlice {
 
 template <bool kQ5, int kT>
 void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
-          float* y, int64_t y_stride, const HalfScales* scales = nullptr, const NextSlice& next = {}) {
+          float* y, int64_t y_stride, const HalfScales* scales = nullptr, const NextSlice& next = {},
+          bool first_pass = true) {
   constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   constexpr int kH = kHalves;
   TokenActs tok[kT];
@@ -148,10 +152,16 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
 #pragma GCC unroll 1
           for (int64_t l = step * kLines / 32; l < (step + 1) * kLines / 32; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(p + 3 * f.super_bytes / 2 + 64 * l), _MM_HINT_T0);
-        } else {
-          // Tiles over one panel (prefill): the next super-block into L2, 3
-          // lines a step, besides the next panel's slice (without it 8
-          // tokens ran 0.92 ×).
+        } else if (first_pass) {
+          // Tiles over one panel (prefill, 5 tokens and more): the first
+          // brings the next super-block into L2, 3 lines a step, besides the
+          // next panel's slice (without it 8 tokens ran 0.92 ×). Every tile
+          // doing so, as until 2026-12-06, cost a prefetch of lines already
+          // in cache at each step: on a Zen 5, the model alternated in one
+          // process, the first tile alone ran Q4_K 8 / 16 / 512 tokens
+          // 1.02-1.04 / 1.03-1.04 / 1.04-1.05 × and Q5_K 8 tokens 1.02 × in
+          // both memory states (~48 and ~74 Q8_0 decode steps/s), Q5_K 512
+          // tokens 1.03 × (fast state only).
           constexpr int64_t kLinesPerStep = (f.super_bytes / 32 + 63) / 64;
           const uint8_t* ahead = p + f.super_bytes + (k * 8 + g) * kLinesPerStep * 64;
 #pragma GCC unroll 1
@@ -239,10 +249,10 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
     float* yt = y + t * y_stride;
     const NextSlice slice = NextPanelSlice(next, n, k, tiles.n_tiles);
     switch (size) {
-      case 1: Tile<kQ5, 1>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
-      case 2: Tile<kQ5, 2>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
-      case 3: Tile<kQ5, 3>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
-      default: Tile<kQ5, 4>(panel, n, layout, a, s, yt, y_stride, scales, slice); break;
+      case 1: Tile<kQ5, 1>(panel, n, layout, a, s, yt, y_stride, scales, slice, k == 0); break;
+      case 2: Tile<kQ5, 2>(panel, n, layout, a, s, yt, y_stride, scales, slice, k == 0); break;
+      case 3: Tile<kQ5, 3>(panel, n, layout, a, s, yt, y_stride, scales, slice, k == 0); break;
+      default: Tile<kQ5, 4>(panel, n, layout, a, s, yt, y_stride, scales, slice, k == 0); break;
     }
     t += size;
   }
