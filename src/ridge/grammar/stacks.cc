@@ -22,11 +22,13 @@ struct Expansion {
   const Grammar& grammar;
   std::vector<Stack>* out;
   int64_t elements_left = kMaxExpansionElements;
+  int64_t elements_out = 0;  // of the stacks pushed to out, duplicates included
 
   void Expand(Stack stack) {
     if (stack.empty() || grammar.elements[stack.back()].kind == Element::Kind::kBytes) {
       if (out->size() >= kMaxStacks)
         FailTooAmbiguous(fmt::format("more than {} parses of it are alive at once", kMaxStacks));
+      elements_out += static_cast<int64_t>(stack.size());
       out->push_back(std::move(stack));
       return;
     }
@@ -68,7 +70,7 @@ std::vector<Stack> InitialStacks(const Grammar& grammar) {
   return stacks;
 }
 
-void AdvanceStacks(const Grammar& grammar, const std::vector<Stack>& stacks, uint8_t byte, std::vector<Stack>* out) {
+int64_t AdvanceStacks(const Grammar& grammar, const std::vector<Stack>& stacks, uint8_t byte, std::vector<Stack>* out) {
   out->clear();
   Expansion expansion{grammar, out};
   for (const Stack& stack : stacks) {
@@ -80,6 +82,7 @@ void AdvanceStacks(const Grammar& grammar, const std::vector<Stack>& stacks, uin
     expansion.Expand(std::move(next));
   }
   Deduplicate(out);
+  return expansion.elements_out;
 }
 
 void Deduplicate(std::vector<Stack>* stacks) {

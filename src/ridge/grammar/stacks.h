@@ -43,8 +43,9 @@ void ExpandStack(const Grammar& grammar, Stack stack, std::vector<Stack>* out);
 std::vector<Stack> InitialStacks(const Grammar& grammar);
 
 // The stacks after `byte`, sorted and without duplicates (empty: the byte is
-// rejected from every stack). Fails as ExpandStack does.
-void AdvanceStacks(const Grammar& grammar, const std::vector<Stack>& stacks, uint8_t byte, std::vector<Stack>* out);
+// rejected from every stack). Returns the elements of the stacks it made,
+// duplicates included (the work done). Fails as ExpandStack does.
+int64_t AdvanceStacks(const Grammar& grammar, const std::vector<Stack>& stacks, uint8_t byte, std::vector<Stack>* out);
 
 // Sorts and removes duplicates.
 void Deduplicate(std::vector<Stack>* stacks);

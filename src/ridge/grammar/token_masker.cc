@@ -29,13 +29,11 @@ void TokenMasker::Walk(const TokenTrie& trie, int32_t root, const std::vector<St
     const int32_t depth = node.depth - base_depth;
     const std::vector<Stack>& parent = depth == 1 ? start : walk_states_[depth - 1];
     std::vector<Stack>& here = walk_states_[depth];
-    AdvanceStacks(*grammar_, parent, node.byte, &here);
+    const int64_t elements = AdvanceStacks(*grammar_, parent, node.byte, &here);
     ++stats_.nodes_walked;
     // A step per parent stack, and one per 8 elements of the stacks made
     // (copies of deep stacks, not their count, bound a walk of a deeply
     // nested grammar).
-    int64_t elements = 0;
-    for (const Stack& stack : here) elements += static_cast<int64_t>(stack.size());
     steps_left_ -= static_cast<int64_t>(parent.size()) + elements / 8;
     if (steps_left_ < 0) {
       FailTooAmbiguous(fmt::format("{} parses of it are alive at once, and the tokens that may follow take more "
