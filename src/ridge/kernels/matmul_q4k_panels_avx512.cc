@@ -92,6 +92,12 @@ void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
   }
 }
 
+// A slice of the next panel's bytes a tile prefetches (NextPanelSlice).
+struct NextSlice {
+  const uint8_t* begin = nullptr;
+  int64_t lines_per_k = 0;
+};
+
 // One panel (both 16-row halves) × kT tokens over all super-blocks, codes
 // decoded on the way. y points at the panel's row 0 for the tile's first
 // token. `scales`: the panel's PanelScales, or nullptr to decode them on the
@@ -101,11 +107,6 @@ void PanelScales(const uint8_t* panel, int64_t n_super, HalfScales* out) {
 // `first_pass` (with `scales`): the panel's first tile, which brings each
 // next super-block into L2 as it goes; the tiles after it find the panel in
 // cache and issue no prefetch of it.
-struct NextSlice {
-  const uint8_t* begin = nullptr;
-  int64_t lines_per_k = 0;
-};
-
 template <bool kQ5, int kT>
 void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
           float* y, int64_t y_stride, const HalfScales* scales = nullptr, const NextSlice& next = {},

@@ -209,7 +209,8 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 // 1.16-1.22 × (Q4_0), 5 tokens 1.06 ×, 16 tokens 1.02-1.07 ×, 64 1.01-1.02 ×
 // (prefill's one-panel tasks prefetch no next panel). Zen 4 and Intel cores
 // (32 KiB of L1 on Zen 4) not measured. PrefetchNextPanel issues block b's
-// share.
+// share (PanelTileQ8OnePass's is a stream a few blocks ahead, reaching into
+// the next panel over its last blocks).
 inline __attribute__((always_inline)) void PrefetchNextPanel(const TilePrefetch& pf, int64_t b) {
   for (int i = 0; i < pf.n; ++i)
     for (int l = 0; l < pf.lines; ++l)
@@ -290,6 +291,16 @@ void PanelTile(const uint8_t* const panel[kP], int64_t n_blocks, int64_t n_valid
   for (int q = 0; q < kP; ++q) avx512::StorePanelTile<kT>(acc0[q], acc1[q], n_valid_rows, y[q], y_stride);
 }
 
+// How far ahead of its reads PanelTileQ8OnePass prefetches (into L1). On a
+// Zen 5, the model alternated in one process, 8 blocks (8.5 KiB) against one
+// panel ahead (69 KiB at 2048 columns, what PrefetchSlice gives tiles that
+// share a panel): 8 tokens 1.06 ×, 7 tokens 1.09 × when the host's memory
+// read ~84 GB/s, 1.02 × and 1.01-1.02 × at ~54 GB/s; serving (8 sequences
+// a step) 1.02-1.06 × output tokens/s. Against 8 blocks: 5 / 6 / 7 / 10
+// blocks 0.95 / 0.98 / 0.99 / 1.00 × at ~84 GB/s, 1.02 / 1.02 / 1.01 / 0.99
+// × at ~54. Zen 4 and Intel not measured.
+constexpr int64_t kOnePassAheadBlocks = 8;
+
 // 32 rows of a Q8_0 panel × kT = 7-8 tokens in one pass: each block's weights
 // are read once for every token (two tiles of 4 read the panel twice, the
 // second time from L2, and their stream from memory stalls while the second
@@ -304,16 +315,7 @@ void PanelTile(const uint8_t* const panel[kP], int64_t n_blocks, int64_t n_valid
 // thread, 8 panels) 866 against 785 Gop/s. Q4_0 ran 0.96-0.97 × this way (at
 // 8 tokens its tiles are compute bound, not waiting on memory), and the
 // file's rows packed as they go (--mmap) 0.96-0.975 ×: both keep the tiles.
-// How far ahead of its reads PanelTileQ8OnePass prefetches (into L1). On a
-// Zen 5, the model alternated in one process, 8 blocks (8.5 KiB) against one
-// panel ahead (69 KiB at 2048 columns, what PrefetchSlice gives tiles that
-// share a panel): 8 tokens 1.06 ×, 7 tokens 1.09 × when the host's memory
-// read ~84 GB/s, 1.02 × and 1.01-1.02 × at ~54 GB/s; serving (8 sequences
-// a step) 1.02-1.06 × output tokens/s. Against 8 blocks: 5 / 6 / 7 / 10
-// blocks 0.95 / 0.98 / 0.99 / 1.00 × at ~84 GB/s, 1.02 / 1.02 / 1.01 / 0.99
-// × at ~54. Zen 4 and Intel not measured.
-constexpr int64_t kOnePassAheadBlocks = 8;
-
+// `pf`: a stream kOnePassAheadBlocks ahead of the tile's reads (PanelRun).
 template <int kT>
 void PanelTileQ8OnePass(const uint8_t* panel, int64_t n_blocks, const ActLayout& layout, const uint8_t* acts,
                         int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
