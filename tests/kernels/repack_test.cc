@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -145,6 +146,53 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
           }
         }
       }
+    }
+  }
+}
+
+// Every K-quant code and sub-block scale at its largest (all code and scale
+// bytes 0xff) against activations at ±127: the panels' int16 partial sums
+// (AVX2: Q4_K over 8 groups, Q5_K over 4) meet their bound here. An overflow
+// or a saturation would move a sub-block's sum by ~2¹⁶ of its ~2¹⁷: far
+// outside the scalar rows' rounding, and no longer the same bits on every
+// SIMD target and layout.
+TEST(Repack, KQuantCodesAtTheirLargestKeepExactSums) {
+  const int64_t n_rows = 64, n_cols = 512;
+  for (GgmlType type : PanelTypesHere()) {
+    if (!IsKQuant(type)) continue;
+    Weights m;
+    const int64_t row_bytes = RowBytes(type, n_cols), block_bytes = TraitsOf(type).block_bytes;
+    m.bytes.assign(static_cast<size_t>(row_bytes * n_rows), 0xff);
+    const std::vector<int> f16_offsets = type == GgmlType::kQ6_K ? std::vector<int>{208} : std::vector<int>{0, 2};
+    const uint16_t h = F32ToF16(0.01f);
+    for (int64_t b = 0; b < n_rows * n_cols / kQK_K; ++b)
+      for (int offset : f16_offsets) std::memcpy(m.bytes.data() + b * block_bytes + offset, &h, 2);
+    m.matrix = {type, m.bytes.data(), n_rows, n_cols, row_bytes};
+    const Weights p = Repacked(m);
+    for (int64_t n_tokens : {1, 2, 4, 8, 13}) {
+      std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
+      for (int64_t t = 0; t < n_tokens; ++t)  // every activation ±127 after quantization, a token's sign its own
+        for (int64_t c = 0; c < n_cols; ++c) x[t * n_cols + c] = t % 2 == 0 ? 1.0f : -1.0f;
+      ThreadPool pool(2);
+      std::vector<float> scalar(static_cast<size_t>(n_tokens * n_rows), 0.0f), simd;
+      SetIsaOverride(Isa::kScalar);
+      MatMul(m.matrix, x.data(), n_tokens, scalar.data(), pool);
+      for (Isa isa : SupportedIsas()) {
+        if (isa == Isa::kScalar) continue;
+        SetIsaOverride(isa);
+        std::vector<float> file(scalar.size(), -1.0f), repacked(scalar.size(), -1.0f);
+        MatMul(m.matrix, x.data(), n_tokens, file.data(), pool);
+        MatMul(p.matrix, x.data(), n_tokens, repacked.data(), pool);
+        for (size_t i = 0; i < scalar.size(); ++i)
+          ASSERT_NEAR(scalar[i], file[i], 1e-4 * std::fabs(scalar[i]))
+              << GgmlTypeName(type) << " tokens=" << n_tokens << " isa=" << IsaName(isa) << " output " << i;
+        if (simd.empty()) simd = file;
+        EXPECT_EQ(0, std::memcmp(simd.data(), file.data(), simd.size() * 4))
+            << GgmlTypeName(type) << " file layout, tokens=" << n_tokens << " isa=" << IsaName(isa);
+        EXPECT_EQ(0, std::memcmp(simd.data(), repacked.data(), simd.size() * 4))
+            << GgmlTypeName(type) << " repacked, tokens=" << n_tokens << " isa=" << IsaName(isa);
+      }
+      ClearIsaOverride();
     }
   }
 }

@@ -234,24 +234,31 @@ void Q4KPanelTile(const uint8_t* bytes, const float* ws, const float* wm, int64_
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   const uint8_t* p = bytes;
   for (int64_t s = 0; s < n_sub; ++s) {
+    // Exact int16 pair sums over runs of groups, to int32 after each: Q4_K's
+    // 8 groups (≤ 8·2·15·127 < 2¹⁵), Q5_K's 4 (≤ 4·2·31·127 < 2¹⁵).
+    constexpr int kRunGroups = kQ5 ? 4 : 8;
     __m256i dot[kT];
     for (int t = 0; t < kT; ++t) dot[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int g0 = 0; g0 < 8; g0 += kRunGroups) {
+      __m256i dot16[kT];
+      for (int t = 0; t < kT; ++t) dot16[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g, p += kHalfRows * 4) {
-      const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+      for (int g = g0; g < g0 + kRunGroups; ++g, p += kHalfRows * 4) {
+        const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
 #pragma GCC unroll 8
-      for (int t = 0; t < kT; ++t) {  // Q4_K: int16 pair sums of 8 groups, ≤ 8·2·15·127 < 2¹⁵
-        int32_t x4;
-        std::memcpy(&x4, tok[t].q + s * kActBlock + g * 4, 4);
-        const __m256i pairs = _mm256_maddubs_epi16(wv, _mm256_set1_epi32(x4));
-        dot[t] = kQ5 ? _mm256_add_epi32(dot[t], _mm256_madd_epi16(pairs, ones16)) : _mm256_add_epi16(dot[t], pairs);
+        for (int t = 0; t < kT; ++t) {
+          int32_t x4;
+          std::memcpy(&x4, tok[t].q + s * kActBlock + g * 4, 4);
+          dot16[t] = _mm256_add_epi16(dot16[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(x4)));
+        }
       }
+      for (int t = 0; t < kT; ++t) dot[t] = _mm256_add_epi32(dot[t], _mm256_madd_epi16(dot16[t], ones16));
     }
     const __m256 vs = _mm256_load_ps(ws + s * kHalfRows), vm = _mm256_load_ps(wm + s * kHalfRows);
 #pragma GCC unroll 8
     for (int t = 0; t < kT; ++t) {
-      const __m256i sums = kQ5 ? dot[t] : _mm256_madd_epi16(dot[t], ones16);
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(vs, _mm256_set1_ps(tok[t].d[s])), acc[t]);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(vs, _mm256_set1_ps(tok[t].d[s])), acc[t]);
       acc[t] = _mm256_fnmadd_ps(vm, _mm256_set1_ps(tok[t].dsum[s]), acc[t]);
     }
   }

@@ -2,7 +2,7 @@
 // the layouts of weight_panels.h (q4k; q5k, Q4_K's with the qh bytes added),
 // multiplied in place for every token count. Q5_K is Q4_K with a fifth bit
 // per code, OR-ed in after the nibble is taken; its codes (≤ 31) let an
-// int16 pair sum reach 2·31·127, so its group dots go to int32 at once.
+// int16 pair sum reach 2·31·127, so its int16 sums run over 4 groups, not 8.
 //
 // Why: the rows kernel (matmul_kquant_avx2.cc) holds each row's 32 products
 // of a sub-block in its own register and must reduce 8 of them across rows
@@ -120,19 +120,74 @@ void PanelScales(const uint8_t* panel, int64_t n_super, __m256* out) {
   }
 }
 
+// The codes of sub-blocks 2k (lo) and 2k + 1 (hi) in group g of one
+// quarter's 8 rows (from row `rows`), a byte each: Q4_K's nibbles, Q5_K's
+// with the fifth bit OR-ed in.
+template <bool kQ5>
+inline __attribute__((always_inline)) void Q4KFamilyCodes(const uint8_t* super, int k, int g, int64_t rows,
+                                                          __m256i* lo, __m256i* hi) {
+  constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i wv = Load256(super + f.quant_offset + ((k * 8 + g) * kPanelRows + rows) * 4);
+  *lo = _mm256_and_si256(wv, low4);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+  if (kQ5) {
+    const __m256i hv = Load256(super + f.high_offset + (g * kPanelRows + rows) * 4);
+    *lo = _mm256_or_si256(*lo, BitOfBytes(hv, 2 * k, 4));
+    *hi = _mm256_or_si256(*hi, BitOfBytes(hv, 2 * k + 1, 4));
+  }
+}
+
+// Q5_K's codes of a whole panel as bytes (≤ 31), decoded once for a call
+// whose tiles pass over it many times (prefill), so that a tile loads them
+// instead of taking the nibbles and merging the fifth bits again (9 ops a
+// group and quarter, against 16 products for 4 tokens):
+// [n_super][4 k][8 g][4 quarters][lo 32 bytes, hi 32 bytes].
+constexpr int64_t kDecodedSuperBytes = kQK_K * kPanelRows;  // 8 KiB a super-block column of the panel
+// From 12 tokens a call decodes once; below, each tile decodes its own. Zen 5
+// under RIDGE_ISA=avx2, the tinyllama-1.1b model's forward pass, the two
+// alternated in one process: 8 / 12 / 16 / 64 tokens 0.99 / 1.07 / 1.12 /
+// 1.30 ×. Q4_K (3 ops saved, not 9) gained 1.01-1.02 × at 64-512 tokens and
+// lost at 32, so it keeps decoding in its tiles. Zen 1-3 not measured.
+constexpr int64_t kQ5DecodeOnceTokens = 12;
+// Panels up to 8192 columns (measured: 2048 and 5632, 64 and 176 KiB of
+// codes, in L2); wider ones, not measured, keep decoding in each tile.
+constexpr int64_t kMaxDecodedBytes = 32 * kDecodedSuperBytes;
+
+void DecodeQ5Codes(const uint8_t* panel, int64_t n_super, uint8_t* out) {
+  constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(true);
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * f.super_bytes;
+    for (int k = 0; k < 4; ++k)
+      for (int g = 0; g < 8; ++g) {
+        const uint8_t* ahead = p + f.super_bytes + (k * 8 + g) * f.file_block_bytes;
+        for (int l = 0; l < 3; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+        for (int q = 0; q < kQuarters; ++q) {
+          __m256i lo, hi;
+          Q4KFamilyCodes<true>(p, k, g, q * kQuarterRows, &lo, &hi);
+          uint8_t* o = out + (((sb * 4 + k) * 8 + g) * kQuarters + q) * 64;
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), lo);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 32), hi);
+        }
+      }
+  }
+}
+
 // Quarters [k0, k0 + kQ) of one panel × kT tokens over all super-blocks.
 // y points at the panel's row 0 for the tile's first token. `scales`: the
 // panel's PanelScales, or nullptr to decode them on the way (one pass).
 // `first_pass`: the first tile over the panel, which brings each next
 // super-block into L1 as it goes; the tiles after it (3 tokens and more) find
-// the panel in cache and issue no prefetch of it.
-template <bool kQ5, int kT, int kQ>
+// the panel in cache and issue no prefetch of it. kDecoded (Q5_K): the
+// codes are read from `codes` (DecodeQ5Codes), not from the panel.
+template <bool kQ5, int kT, int kQ, bool kDecoded = false>
 void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout, const uint8_t* acts,
-          int64_t act_stride, float* y, int64_t y_stride, const __m256* scales = nullptr, bool first_pass = true) {
+          int64_t act_stride, float* y, int64_t y_stride, const __m256* scales = nullptr, bool first_pass = true,
+          const uint8_t* codes = nullptr) {
   constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
-  const __m256i low4 = _mm256_set1_epi8(0x0f), ones16 = _mm256_set1_epi16(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
   __m256 acc[kQ][kT];
   for (int q = 0; q < kQ; ++q)
     for (int t = 0; t < kT; ++t) acc[q][t] = _mm256_setzero_ps();
@@ -145,7 +200,7 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
     // took 7 % longer, and from memory read 69 % of a paired read against
     // 76 % now (medians of 6 rounds, docs/benchmarks.md).
     Q4KScaleBytes scale_bytes;
-    __m256 d[kQ], dmin[kQ];
+    __m256 d[kQ] = {}, dmin[kQ] = {};  // set and read only without `scales`
     if (scales == nullptr) {
       DecodeQ4KScaleBytes(p, scale_bytes);
       for (int q = 0; q < kQ; ++q) {
@@ -154,53 +209,65 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
       }
     }
     for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
-      // Q4_K: int16 sums over the 8 groups (≤ 8·2·15·127 < 2¹⁵, exact), one
-      // vpmaddwd after; Q5_K: each group's pair sums to int32 at once.
-      __m256i lo_dot[kQ][kT], hi_dot[kQ][kT];
+      // Exact int16 sums over a run of groups, to int32 (one vpmaddwd) after
+      // it: Q4_K's whole sub-block (8 groups, ≤ 8·2·15·127 < 2¹⁵), Q5_K's in
+      // two runs of 4 (≤ 4·2·31·127 < 2¹⁵). Q5_K took each group to int32 at
+      // once until 2026-12-06 (a vpmaddwd and a vpaddd more a group): on a
+      // Zen 5 under RIDGE_ISA=avx2 the runs of 4 made the model's forward
+      // pass 1.08-1.11 × at 8-512 tokens, level at 1 token.
+      constexpr int kRunGroups = kQ5 ? 4 : 8;
+      __m256i lo_dot[kQ][kT], hi_dot[kQ][kT];  // int32 sums of sub-blocks 2k and 2k + 1
       for (int q = 0; q < kQ; ++q)
         for (int t = 0; t < kT; ++t) lo_dot[q][t] = hi_dot[q][t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+      for (int g0 = 0; g0 < 8; g0 += kRunGroups) {
+        __m256i lo16[kQ][kT], hi16[kQ][kT];
+        for (int q = 0; q < kQ; ++q)
+          for (int t = 0; t < kT; ++t) lo16[q][t] = hi16[q][t] = _mm256_setzero_si256();
 #pragma GCC unroll 1
-      for (int g = 0; g < 8; ++g) {
-        // The next super-block, 1/32 of it a step (past the last, a prefetch
-        // of whatever follows), by the panel's first tile only: on a Zen 5
-        // under RIDGE_ISA=avx2, every tile doing so ran Q4_K 16 tokens 0.98-0.99
-        // × (8 and 512 tokens level); Zen 1-3 not measured.
-        if (first_pass) {
-          const uint8_t* ahead = p + f.super_bytes + (k * 8 + g) * f.file_block_bytes;
-          _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
-          if (kQ5) _mm_prefetch(reinterpret_cast<const char*>(ahead + 128), _MM_HINT_T0);
-        }
-        __m256i xl[kT], xh[kT];  // a token's 4 activation bytes of each sub-block, broadcast
-        for (int t = 0; t < kT; ++t) {
-          int32_t l, h;
-          std::memcpy(&l, tok[t].q + sb * kQK_K + 64 * k + 4 * g, 4);
-          std::memcpy(&h, tok[t].q + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
-          xl[t] = _mm256_set1_epi32(l);
-          xh[t] = _mm256_set1_epi32(h);
-        }
-#pragma GCC unroll 4
-        for (int q = 0; q < kQ; ++q) {
-          const int64_t rows = (k0 + q) * kQuarterRows;
-          const __m256i wv = Load256(p + f.quant_offset + ((k * 8 + g) * kPanelRows + rows) * 4);
-          __m256i lo = _mm256_and_si256(wv, low4);
-          __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
-          if (kQ5) {
-            const __m256i hv = Load256(p + f.high_offset + (g * kPanelRows + rows) * 4);
-            lo = _mm256_or_si256(lo, BitOfBytes(hv, 2 * k, 4));
-            hi = _mm256_or_si256(hi, BitOfBytes(hv, 2 * k + 1, 4));
+        for (int g = g0; g < g0 + kRunGroups; ++g) {
+          // The next super-block, 1/32 of it a step (past the last, a prefetch
+          // of whatever follows), by the panel's first tile only: on a Zen 5
+          // under RIDGE_ISA=avx2, every tile doing so ran Q4_K 16 tokens 0.98-0.99
+          // × (8 and 512 tokens level); Zen 1-3 not measured.
+          if (first_pass) {
+            const uint8_t* ahead = p + f.super_bytes + (k * 8 + g) * f.file_block_bytes;
+            _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
+            if (kQ5) _mm_prefetch(reinterpret_cast<const char*>(ahead + 128), _MM_HINT_T0);
+          }
+          __m256i xl[kT], xh[kT];  // a token's 4 activation bytes of each sub-block, broadcast
+          for (int t = 0; t < kT; ++t) {
+            int32_t l, h;
+            std::memcpy(&l, tok[t].q + sb * kQK_K + 64 * k + 4 * g, 4);
+            std::memcpy(&h, tok[t].q + sb * kQK_K + 64 * k + 32 + 4 * g, 4);
+            xl[t] = _mm256_set1_epi32(l);
+            xh[t] = _mm256_set1_epi32(h);
           }
 #pragma GCC unroll 4
-          for (int t = 0; t < kT; ++t) {
-            if (kQ5) {
-              lo_dot[q][t] = _mm256_add_epi32(lo_dot[q][t], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, xl[t]), ones16));
-              hi_dot[q][t] = _mm256_add_epi32(hi_dot[q][t], _mm256_madd_epi16(_mm256_maddubs_epi16(hi, xh[t]), ones16));
+          for (int q = 0; q < kQ; ++q) {
+            const int64_t rows = (k0 + q) * kQuarterRows;
+            __m256i lo, hi;
+            if (kDecoded) {
+              const uint8_t* c = codes + (((sb * 4 + k) * 8 + g) * kQuarters + k0 + q) * 64;
+              lo = Load256(c);
+              hi = Load256(c + 32);
             } else {
-              lo_dot[q][t] = _mm256_add_epi16(lo_dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
-              hi_dot[q][t] = _mm256_add_epi16(hi_dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
+              Q4KFamilyCodes<kQ5>(p, k, g, rows, &lo, &hi);
+            }
+#pragma GCC unroll 4
+            for (int t = 0; t < kT; ++t) {
+              lo16[q][t] = _mm256_add_epi16(lo16[q][t], _mm256_maddubs_epi16(lo, xl[t]));
+              hi16[q][t] = _mm256_add_epi16(hi16[q][t], _mm256_maddubs_epi16(hi, xh[t]));
             }
           }
         }
+        for (int q = 0; q < kQ; ++q)
+          for (int t = 0; t < kT; ++t) {
+            const __m256i lo32 = _mm256_madd_epi16(lo16[q][t], ones16), hi32 = _mm256_madd_epi16(hi16[q][t], ones16);
+            lo_dot[q][t] = _mm256_add_epi32(lo_dot[q][t], lo32);
+            hi_dot[q][t] = _mm256_add_epi32(hi_dot[q][t], hi32);
+          }
       }
       const int64_t s = sb * 8 + 2 * k;  // x's 32-block of sub-block 2k
 #pragma GCC unroll 4
@@ -218,13 +285,11 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
         }
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
-          const __m256i lo_sum = kQ5 ? lo_dot[q][t] : _mm256_madd_epi16(lo_dot[q][t], ones16);
-          const __m256i hi_sum = kQ5 ? hi_dot[q][t] : _mm256_madd_epi16(hi_dot[q][t], ones16);
           __m256 a = acc[q][t];
-          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_sum), _mm256_mul_ps(ws_lo, _mm256_set1_ps(tok[t].d[s])), a);
+          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_dot[q][t]), _mm256_mul_ps(ws_lo, _mm256_set1_ps(tok[t].d[s])), a);
           a = _mm256_fnmadd_ps(wm_lo, _mm256_set1_ps(tok[t].dsum[s]), a);
           const __m256 hi_scale = _mm256_mul_ps(ws_hi, _mm256_set1_ps(tok[t].d[s + 1]));
-          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum), hi_scale, a);
+          a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_dot[q][t]), hi_scale, a);
           acc[q][t] = _mm256_fnmadd_ps(wm_hi, _mm256_set1_ps(tok[t].dsum[s + 1]), a);
         }
       }
@@ -234,10 +299,36 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
     for (int t = 0; t < kT; ++t) _mm256_storeu_ps(y + t * y_stride + (k0 + q) * kQuarterRows, acc[q][t]);
 }
 
+// Every quarter of one panel × tiles of up to 4 tokens (EvenTokenTiles: 5 as
+// 3 + 2, 9 as 3 + 3 + 3), on the panel's `scales` and (kDecoded) `codes`
+// decoded once.
+template <bool kQ5, bool kDecoded>
+void AllTokenTiles(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const ActView& acts,
+                   int64_t n_tokens, float* y, int64_t y_stride, const __m256* scales, const uint8_t* codes) {
+  const int64_t s = acts.row_stride;
+  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
+  for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
+    const int64_t size = tiles.TileSize(k);
+    const uint8_t* a = acts.data + t * s;
+    float* yt = y + t * y_stride;
+    for (int q = 0; q < kQuarters; ++q) {
+      const bool first = !kDecoded && k == 0 && q == 0;  // decoding once streamed the panel
+      switch (size) {
+        case 1: Tile<kQ5, 1, 1, kDecoded>(panel, n_super, q, layout, a, s, yt, y_stride, scales, first, codes); break;
+        case 2: Tile<kQ5, 2, 1, kDecoded>(panel, n_super, q, layout, a, s, yt, y_stride, scales, first, codes); break;
+        case 3: Tile<kQ5, 3, 1, kDecoded>(panel, n_super, q, layout, a, s, yt, y_stride, scales, first, codes); break;
+        default: Tile<kQ5, 4, 1, kDecoded>(panel, n_super, q, layout, a, s, yt, y_stride, scales, first, codes); break;
+      }
+    }
+    t += size;
+  }
+}
+
 // One whole panel (weights repacked at load) × every token. 1 token takes the
 // 4 quarters together (one pass over the panel in memory order, each
 // activation broadcast serving 4 quarters), 2 tokens 2 quarters at a time,
-// more tokens 1 quarter × up to 4 tokens (the register budget: 16 ymm).
+// more tokens 1 quarter × up to 4 tokens (the register budget: 16 ymm), on
+// scales decoded once and (Q5_K, from 12 tokens) codes decoded once.
 template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile prefetches its own stream*/) {
@@ -252,22 +343,13 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<__m256*>(scale_scratch.Get(n * kQuarters * 16 * 32));
   PanelScales<kQ5>(panel, n, scales);
-  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
-  for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
-    const int64_t size = tiles.TileSize(k);
-    const uint8_t* a = acts.data + t * s;
-    float* yt = y + t * y_stride;
-    for (int q = 0; q < kQuarters; ++q) {
-      const bool first = k == 0 && q == 0;
-      switch (size) {
-        case 1: Tile<kQ5, 1, 1>(panel, n, q, layout, a, s, yt, y_stride, scales, first); break;
-        case 2: Tile<kQ5, 2, 1>(panel, n, q, layout, a, s, yt, y_stride, scales, first); break;
-        case 3: Tile<kQ5, 3, 1>(panel, n, q, layout, a, s, yt, y_stride, scales, first); break;
-        default: Tile<kQ5, 4, 1>(panel, n, q, layout, a, s, yt, y_stride, scales, first); break;
-      }
-    }
-    t += size;
+  thread_local ScratchBuffer code_scratch;  // the running thread's
+  if (kQ5 && n_tokens >= kQ5DecodeOnceTokens && n * kDecodedSuperBytes <= kMaxDecodedBytes) {
+    uint8_t* codes = code_scratch.Get(n * kDecodedSuperBytes);
+    DecodeQ5Codes(panel, n, codes);
+    return AllTokenTiles<kQ5, true>(panel, n, layout, acts, n_tokens, y, y_stride, scales, codes);
   }
+  AllTokenTiles<kQ5, false>(panel, n, layout, acts, n_tokens, y, y_stride, scales, nullptr);
 }
 
 template <bool kQ5>
