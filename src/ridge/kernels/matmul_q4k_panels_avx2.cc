@@ -138,12 +138,9 @@ inline __attribute__((always_inline)) void Q4KFamilyCodes(const uint8_t* super, 
   }
 }
 
-// Q5_K's codes of a whole panel as bytes (≤ 31), decoded once for a call
-// whose tiles pass over it many times (prefill), so that a tile loads them
-// instead of taking the nibbles and merging the fifth bits again (9 ops a
-// group and quarter, against 16 products for 4 tokens):
-// [n_super][4 k][8 g][4 quarters][lo 32 bytes, hi 32 bytes].
-constexpr int64_t kDecodedSuperBytes = kQK_K * kPanelRows;  // 8 KiB a super-block column of the panel
+// Bytes of Q5_K codes decoded once (DecodeQ5Codes), a super-block column of a
+// panel: 256 columns × 32 rows.
+constexpr int64_t kDecodedSuperBytes = kQK_K * kPanelRows;
 // From 12 tokens a call decodes once; below, each tile decodes its own. Zen 5
 // under RIDGE_ISA=avx2, the tinyllama-1.1b model's forward pass, the two
 // alternated in one process: 8 / 12 / 16 / 64 tokens 0.99 / 1.07 / 1.12 /
@@ -154,6 +151,11 @@ constexpr int64_t kQ5DecodeOnceTokens = 12;
 // codes, in L2); wider ones, not measured, keep decoding in each tile.
 constexpr int64_t kMaxDecodedBytes = 32 * kDecodedSuperBytes;
 
+// Q5_K's codes of a whole panel as bytes (≤ 31), decoded once for a call
+// whose tiles pass over it many times (prefill), so that a tile loads them
+// instead of taking the nibbles and merging the fifth bits again (9 ops a
+// group and quarter, against 16 products for 4 tokens):
+// [n_super][4 k][8 g][4 quarters][lo 32 bytes, hi 32 bytes].
 void DecodeQ5Codes(const uint8_t* panel, int64_t n_super, uint8_t* out) {
   constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(true);
   for (int64_t sb = 0; sb < n_super; ++sb) {
