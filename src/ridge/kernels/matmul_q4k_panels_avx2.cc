@@ -345,11 +345,13 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<__m256*>(scale_scratch.Get(n * kQuarters * 16 * 32));
   PanelScales<kQ5>(panel, n, scales);
-  thread_local ScratchBuffer code_scratch;  // the running thread's
-  if (kQ5 && n_tokens >= kQ5DecodeOnceTokens && n * kDecodedSuperBytes <= kMaxDecodedBytes) {
-    uint8_t* codes = code_scratch.Get(n * kDecodedSuperBytes);
-    DecodeQ5Codes(panel, n, codes);
-    return AllTokenTiles<kQ5, true>(panel, n, layout, acts, n_tokens, y, y_stride, scales, codes);
+  if constexpr (kQ5) {
+    if (n_tokens >= kQ5DecodeOnceTokens && n * kDecodedSuperBytes <= kMaxDecodedBytes) {
+      thread_local ScratchBuffer code_scratch;  // the running thread's
+      uint8_t* codes = code_scratch.Get(n * kDecodedSuperBytes);
+      DecodeQ5Codes(panel, n, codes);
+      return AllTokenTiles<kQ5, true>(panel, n, layout, acts, n_tokens, y, y_stride, scales, codes);
+    }
   }
   AllTokenTiles<kQ5, false>(panel, n, layout, acts, n_tokens, y, y_stride, scales, nullptr);
 }
