@@ -1,7 +1,8 @@
 #pragma once
 // The K-quant rows path shared by matmul_kquant_avx2.cc and
-// matmul_kquant_avx512.cc: the prepared activation layout, small helpers, and
-// the Q2_K, Q3_K and IQ4_XS tiles written once against the including
+// matmul_kquant_avx512.cc: the prepared activation layout, small helpers,
+// the file-layout rows tile of Q6_K and Q3_K (at the end), and
+// the Q2_K and IQ4_XS tiles written once against the including
 // file's 256-bit integer dot D::DotAdd(acc, u8, s8) (acc + per int32 lane the
 // Σ of 4 products; vpdpbusd, or vpmaddubsw + vpmaddwd where every pair sum
 // must stay below 2¹⁵: then codes must be ≤ 127 against |x| ≤ 127, and
@@ -32,9 +33,9 @@ int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
 //   q      int8  [n_cols]
 //   d      float [n_blocks]          scale of each 32-block
 //   dsum   float [n_blocks]          d·Σq of each 32-block (Q4_K, Q5_K mins)
-//   bias   int32 [n_blocks][8]       −32·Σ of each 4-byte lane (Q6_K)
-//   gsum   float [n_blocks][2]       d·Σq of each 16 elements (Q2_K mins, Q3_K's −4)
-//   gbias  int32 [n_blocks][2]       −32·Σq of each 16 elements (Q6_K's weight panels)
+//   bias   int32 [n_blocks][8]       −32·Σ of each 4-byte lane (Q6_K, Q3_K)
+//   gsum   float [n_blocks][2]       d·Σq of each 16 elements (Q2_K mins)
+//   gbias  int32 [n_blocks][2]       −32·Σq of each 16 elements (Q6_K's and Q3_K's weight panels)
 struct ActLayout {
   int64_t n_blocks, d_off, dsum_off, bias_off, gsum_off, gbias_off, bytes;
   explicit ActLayout(int64_t n_cols) {
@@ -164,45 +165,6 @@ __m128i Q3KScales(const uint8_t* block) {
   const __m128i high = _mm_and_si128(_mm_srlv_epi32(high_word, _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3));
   return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi32(high, 4)), _mm_set1_epi8(32));
 }
-
-// Q3_K: w = d·sc_g·(q − 4), q 3-bit in 16 groups of 16. Chunk c = 4·h + j
-// (32 elements) is qs[32h..32h+31] at bits 2j plus hmask bit c as bit 2; its
-// two groups are 2c and 2c + 1. The −4 meets the 16-group sums of x: two
-// FMAs per super-block.
-struct Q3K {
-  static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
-  struct Decoded {
-    __m256i q[8];
-    __m256 sc[2];   // d·sc of groups 0..7 and 8..15
-    __m256 sc4[2];  // 4·d·sc
-  };
-  template <typename D>
-  static void Decode(const uint8_t* block, Decoded& out) {
-    const __m128i sc = Q3KScales(block);
-    const __m256 d = _mm256_set1_ps(F16At(block + 108));
-    out.sc[0] = _mm256_mul_ps(I8x8ToFloat(sc), d);
-    out.sc[1] = _mm256_mul_ps(I8x8ToFloat(_mm_srli_si128(sc, 8)), d);
-    for (int h = 0; h < 2; ++h) out.sc4[h] = _mm256_mul_ps(out.sc[h], _mm256_set1_ps(4.0f));
-    const __m256i hmask = Load256(block);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i qs = Load256(block + 32 + 32 * h);
-      for (int j = 0; j < 4; ++j) out.q[4 * h + j] = _mm256_or_si256(Crumbs(qs, 2 * j), BitOfBytes(hmask, 4 * h + j, 2));
-    }
-  }
-  template <typename D>
-  static __m256 Accumulate(const Decoded& w, const SuperActs& x, __m256 acc) {
-    __m256 xg[2];
-    GroupScales(x.d, xg);
-    const __m256 s[2] = {_mm256_mul_ps(w.sc[0], xg[0]), _mm256_mul_ps(w.sc[1], xg[1])};
-#pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) {
-      const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], Load256(x.q + 32 * c));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), GroupPair(s[c / 4], c % 4), acc);
-    }
-    acc = _mm256_fnmadd_ps(w.sc4[0], _mm256_loadu_ps(x.gsum), acc);
-    return _mm256_fnmadd_ps(w.sc4[1], _mm256_loadu_ps(x.gsum + 8), acc);
-  }
-};
 
 // Q2_K: w = d·sc_g·q − dmin·m_g, q 2-bit in 16 groups of 16 (4-bit sc, m).
 // Chunk c = 4·h + j is qs[32h..32h+31] at bits 2j. The mins meet the
@@ -361,28 +323,72 @@ void KQuantRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t
   }
 }
 
-// ---- Q6_K, file layout ------------------------------------------------------
-// The Q6_K rows tile of matmul_q6k_avx512.cc and matmul_q6k_avx2.cc, in the
-// float steps every Q6_K path of both ISAs takes (the same bits, file layout
-// or weight panels): per (row, token) and x's 32-block b in order,
-//   I_b = sc_2b·S_2b + sc_2b+1·S_2b+1   (exact int32, S_g = Σ(q − 32)·x)
+// ---- Q6_K and Q3_K, file layout ---------------------------------------------
+// The rows tile of matmul_q6k_avx512.cc and matmul_q6k_avx2.cc, in the float
+// steps every path of both ISAs takes for the two types (the same bits, file
+// layout or weight panels): w = d·sc_g·(c − z) in 16 groups g of 16, int8
+// sc_g; per (row, token) and x's 32-block b in order,
+//   I_b = sc_2b·S_2b + sc_2b+1·S_2b+1   (exact int32, S_g = Σ(c − z)·x)
 //   acc = fma(float(I_b), d·d_x(b), acc)
+// F: the type's form (Q6KForm: c 6-bit, z = 32; Q3KForm: c 3-bit, z = 4).
 // S: the including file's steps (DotAdd as D's above, codes ≤ 63; the
 // 8-vector SumHalvesOf8 and Transpose8x8 of its ISA's simd header).
 //
 // Rows [r, r + kR) × kT tokens, a row at a time in the file's order, kR ≤ 8
 // (rows past kR are copies of row kR − 1, not stored). Per super-block and
 // row: each 32-block's dot lanes (4 elements each, lanes 0-3 group 2b, 4-7
-// group 2b + 1, from their bias −32·Σx) for the 8 blocks reduced at once
+// group 2b + 1, from their bias −z·Σx) for the 8 blocks reduced at once
 // (SumHalvesOf8: lane b = S_2b, S_2b+1), scaled to I_b; then the tile's 8
 // rows of float(I_b) transposed to a register per block, rows in lanes, for
 // the fma over b in order. Measured on AVX-512 (BM_Decode/Q6_K, 2 threads, Zen 4, load ~7): 8
 // rows in lanes with one reduction per block decoded at 30-32 GB/s, 16 rows
 // in zmm pairs at 19-20, this order with a scalar fma chain per row 30-36,
 // and with the transpose 43-44, as the per-lane float kernel before them.
-template <typename S, int kR, int kT>
-void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y, int64_t y_stride) {
-  constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
+
+// The scales of groups 2b (even) and 2b + 1 (odd), b = 0..7, of 16 int8 in group order, as int32.
+void EvenOddScales(__m128i sc, __m256i* even, __m256i* odd) {
+  const __m128i split = _mm_shuffle_epi8(sc, _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+  *even = _mm256_cvtepi8_epi32(split);
+  *odd = _mm256_cvtepi8_epi32(_mm_srli_si128(split, 8));
+}
+
+// Q6_K: ql[128], qh[64], scales[16], d; c = the 4 bits of ql with 2 of qh, z = 32.
+struct Q6KForm {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
+  static constexpr int64_t kDOffset = 208;
+  static void Scales(const uint8_t* block, __m256i* even, __m256i* odd) {
+    EvenOddScales(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)), even, odd);
+  }
+  // The codes of 32-blocks 4h .. 4h + 3 of the super-block.
+  static void Codes(const uint8_t* block, int h, __m256i q[4]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
+    const __m256i a = Load256(block + 64 * h), b = Load256(block + 64 * h + 32), hb = Load256(block + 128 + 32 * h);
+    q[0] = _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2));
+    q[1] = _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2));
+    q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2));
+    q[3] =
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2));
+  }
+  // −z·Σx of 8 4-byte lanes from the activations' −32·Σx.
+  static __m256i Bias(const int32_t* bias32) { return Load256(bias32); }
+};
+
+// Q3_K: hmask[32], qs[64], scales[12], d; c = 2 bits of qs with a bit of hmask above, z = 4.
+struct Q3KForm {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
+  static constexpr int64_t kDOffset = 108;
+  static void Scales(const uint8_t* block, __m256i* even, __m256i* odd) { EvenOddScales(Q3KScales(block), even, odd); }
+  static void Codes(const uint8_t* block, int h, __m256i q[4]) {
+    const __m256i hmask = Load256(block), qs = Load256(block + 32 + 32 * h);
+    for (int j = 0; j < 4; ++j) q[j] = _mm256_or_si256(Crumbs(qs, 2 * j), BitOfBytes(hmask, 4 * h + j, 2));
+  }
+  static __m256i Bias(const int32_t* bias32) { return _mm256_srai_epi32(Load256(bias32), 3); }  // exact: 32 | bias
+};
+
+template <typename F, typename S, int kR, int kT>
+void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y,
+                 int64_t y_stride) {
+  constexpr int64_t kBlockBytes = F::kBlockBytes;
   constexpr int kTileRows = 8;
   constexpr int kPrefetchLines = (kR * kBlockBytes + 63) / 64;
   const uint8_t* base = w.data + r * w.row_bytes;
@@ -390,7 +396,6 @@ void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
   const int64_t n_super = w.n_cols / kQK_K;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts.data + t * acts.row_stride, layout);
-  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
@@ -402,39 +407,26 @@ void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
 #pragma GCC unroll 8
     for (int i = 0; i < kTileRows; ++i) {
       const uint8_t* block = base + std::min(i, kR - 1) * w.row_bytes + sb * kBlockBytes;
-      std::memcpy(&d16[i], block + 208, 2);
+      std::memcpy(&d16[i], block + F::kDOffset, 2);
       if (i >= kR) {
         for (int t = 0; t < kT; ++t) fi[t][i] = fi[t][kR - 1];
         continue;
       }
-      // The scales of groups 2b (even) and 2b + 1 (odd), b = 0..7, as int32.
-      const __m128i sc16 = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)),
-                                            _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
-      const __m256i sc_even = _mm256_cvtepi8_epi32(sc16), sc_odd = _mm256_cvtepi8_epi32(_mm_srli_si128(sc16, 8));
+      __m256i sc_even, sc_odd;
+      F::Scales(block, &sc_even, &sc_odd);
       // Token by token (the codes again for each, from L1): a token's 8 dots
       // fit the registers, kT tokens' would not.
 #pragma GCC unroll 1
       for (int t = 0; t < kT; ++t) {
-        __m256i dots[8];  // [32-block of the super-block]: lanes' Σ(q − 32)·x by 4 elements
+        __m256i dots[8];  // [32-block of the super-block]: lanes' Σ(c − z)·x by 4 elements
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-          const uint8_t* ql = block + 64 * h;
-          const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-          const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-          const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
-          const __m256i q[4] = {
-              _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2)),
-              _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2)),
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hb, m2)),
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
-                              _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2)),
-          };
+          __m256i q[4];
+          F::Codes(block, h, q);
 #pragma GCC unroll 4
           for (int j = 0; j < 4; ++j) {
             const int64_t xb = sb * 8 + 4 * h + j;  // x's 32-block
-            dots[4 * h + j] =
-                S::DotAdd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].bias + xb * 8)), q[j],
-                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tok[t].q + xb * kActBlock)));
+            dots[4 * h + j] = S::DotAdd(F::Bias(tok[t].bias + xb * 8), q[j], Load256(tok[t].q + xb * kActBlock));
           }
         }
         __m256i s_even, s_odd;  // lane b: S_2b, S_2b+1
@@ -456,24 +448,24 @@ void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
   for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + t * y_stride + r, valid, acc[t]);
 }
 
-template <typename S, int kT>
+template <typename F, typename S, int kT>
 void Q6KRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
-                   int64_t y_stride) {
+                      int64_t y_stride) {
   const ActLayout layout(w.n_cols);
   int64_t r = r_begin;
-  for (; r + 8 <= r_end; r += 8) Q6KRowsTile<S, 8, kT>(w, layout, acts, r, y, y_stride);
-  for (; r < r_end; ++r) Q6KRowsTile<S, 1, kT>(w, layout, acts, r, y, y_stride);
+  for (; r + 8 <= r_end; r += 8) Q6KRowsTile<F, S, 8, kT>(w, layout, acts, r, y, y_stride);
+  for (; r < r_end; ++r) Q6KRowsTile<F, S, 1, kT>(w, layout, acts, r, y, y_stride);
 }
 
-// TypeKernels::rows of Q6_K on the file's layout, up to 4 tokens per pass.
-template <typename S>
+// TypeKernels::rows of Q6_K (F = Q6KForm) or Q3_K (Q3KForm) on the file's layout, up to 4 tokens per pass.
+template <typename F, typename S>
 void Q6KFileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
-              int64_t y_stride) {
+                 int64_t y_stride) {
   switch (n_tokens) {
-    case 1: return Q6KRowsForTokens<S, 1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return Q6KRowsForTokens<S, 2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return Q6KRowsForTokens<S, 3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return Q6KRowsForTokens<S, 4>(w, acts, r_begin, r_end, y, y_stride);
+    case 1: return Q6KRowsForTokens<F, S, 1>(w, acts, r_begin, r_end, y, y_stride);
+    case 2: return Q6KRowsForTokens<F, S, 2>(w, acts, r_begin, r_end, y, y_stride);
+    case 3: return Q6KRowsForTokens<F, S, 3>(w, acts, r_begin, r_end, y, y_stride);
+    default: return Q6KRowsForTokens<F, S, 4>(w, acts, r_begin, r_end, y, y_stride);
   }
 }
 

@@ -157,8 +157,8 @@ const TypeKernels* AmxQuantKernels(GgmlType type);
 const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
 const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // IQ4_NL, MXFP4
 const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0
-const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);  // Q4_K (weight_panels.h, q4k), Q6_K (q6k)
-const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // Q4_K (the same layout), Q6_K (q6k)
+const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);  // Q4_K, Q5_K (weight_panels.h), Q6_K, Q3_K
+const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // the same types and layouts
 // The active ISA's (repack.cc).
 const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 
@@ -167,13 +167,13 @@ const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 const TypeKernels* Avx512Q32Kernels(GgmlType type);
 const TypeKernels* Avx2Q32Kernels(GgmlType type);
 
-// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path; Q4_K also panels.
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path; Q4_K, Q5_K, Q6_K and Q3_K also panels.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
-// Q6_K on AVX-512, weights in the file's layout or repacked (weight_panels.h, q6k).
-const TypeKernels* Avx512Q6KKernels(bool repacked);
+// Q6_K and Q3_K on AVX-512, weights in the file's layout or repacked (weight_panels.h, q6k, q3k).
+const TypeKernels* Avx512Q6KKernels(GgmlType type, bool repacked);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
-// Q6_K on AVX2, weights in the file's layout or repacked (weight_panels.h, q6k).
-const TypeKernels* Avx2Q6KKernels(bool repacked);
+// Q6_K and Q3_K on AVX2, weights in the file's layout or repacked (weight_panels.h, q6k, q3k).
+const TypeKernels* Avx2Q6KKernels(GgmlType type, bool repacked);
 // The AVX2 K-quant kernels' activation preparation (shared with the Q4_K weight panels).
 ActPrep Avx2KQuantActPrep();
 

@@ -1,14 +1,17 @@
-// Q6_K on AVX2 (+ FMA, F16C): the float steps of matmul_q6k_avx512.cc, so
-// every path of both ISAs gives the same bits whichever layout, path or
-// batch. Weights repacked at load into the panel layout of weight_panels.h
-// (q6k, packed here: an AVX-512 CPU runs this packer too) are multiplied in
-// place by the panel tiles; weights in the file's layout (--mmap) take a rows
-// tile for 1-4 tokens and panels packed per call from 5 on.
+// Q6_K and Q3_K on AVX2 (+ FMA, F16C): the float steps of
+// matmul_q6k_avx512.cc, so every path of both ISAs gives the same bits
+// whichever layout, path or batch. Weights repacked at load into the panel
+// layouts of weight_panels.h (q6k, q3k, packed here: an AVX-512 CPU runs these
+// packers too) are multiplied in place by the panel tiles; weights in the
+// file's layout (--mmap) take a rows tile for 1-4 tokens and panels packed
+// per call from 5 on.
 //
-// w = d·sc_g·(q − 32): q 6-bit, 16 groups g of 16 elements with an int8
-// scale. Each group's sum starts from −32·Σx of the group (the activations'
-// gbias), so it is S_g = Σ(q − 32)·x, exact. Steps per (row, token), x's
-// 32-blocks b in order (d: b's super-block's):
+// w = d·sc_g·(c − z), 16 groups g of 16 elements with an int8 scale: Q6_K's
+// c 6-bit, z = 32; Q3_K's c = its 2 bits of qs with a bit of hmask above,
+// z = 4, and sc its 6-bit scale − 32. Each group's sum starts from −z·Σx of
+// the group (the activations' gbias, −32·Σx, shifted down for Q3_K), so it
+// is S_g = Σ(c − z)·x, exact. Steps per (row, token), x's 32-blocks b in
+// order (d: b's super-block's):
 //   I_b = sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1}     exact int32 (|I_b| < 2²⁶)
 //   acc = fma(float(I_b), d·d_x(b), acc)
 //
@@ -40,6 +43,7 @@
 
 #include "ridge/kernels/kquant_rows_impl.h"
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/q3k_panel_scales_impl.h"
 #include "ridge/kernels/weight_panels.h"
 
 namespace ridge::kernels::internal {
@@ -49,7 +53,10 @@ constexpr int64_t kPanelRows = panels::kRows;  // 32
 constexpr int kQuarterRows = 8;                 // rows of one int32-lane ymm
 constexpr int kQuarters = 4;
 
-int64_t PanelBytes(int64_t n_cols) { return (n_cols / kQK_K) * panels::q6k::kSuperBytes; }
+template <int64_t kSuperBytes>
+int64_t PanelBytes(int64_t n_cols) {
+  return (n_cols / kQK_K) * kSuperBytes;
+}
 
 // Rows [r_begin, r_begin + 32) of w into the panel layout; rows past w.n_rows
 // are zeros (their outputs are never stored).
@@ -81,6 +88,38 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   }
 }
 
+// Q3_K's rows [r_begin, r_begin + 32) of w into its panel layout (q3k); rows
+// past w.n_rows are zeros.
+void PackQ3KPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  using namespace panels::q3k;
+  constexpr int64_t kFileChunkOffset[3] = {kFileQsOffset, kFileQsOffset + 32, 0};  // qs halves, hmask
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    uint8_t* out = panel + sb * kSuperBytes;
+    for (int q = 0; q < kQuarters; ++q) {
+      const uint8_t* rows[kQuarterRows];
+      for (int i = 0; i < kQuarterRows; ++i) {
+        const int64_t r = r_begin + q * kQuarterRows + i;
+        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      }
+      for (int c = 0; c < 3; ++c) {
+        __m256i v[kQuarterRows];  // [k] = the 8 rows' group k of chunk c
+        avx2::LoadTransposed8(rows, kFileChunkOffset[c], v);
+        for (int k = 0; k < 8; ++k)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + QuantAt(c, k) + q * kQuarterRows * 4), v[k]);
+      }
+    }
+    for (int64_t j = 0; j < kPanelRows; ++j) {
+      const int64_t r = r_begin + j;
+      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      for (int64_t b = 0; b < kScaleBytes; ++b)
+        out[kScaleOffset + b * kPanelRows + j] = block ? block[kFileScaleOffset + b] : 0;
+      if (block) std::memcpy(out + kDOffset + 2 * j, block + kFileDOffset, 2);
+      else std::memset(out + kDOffset + 2 * j, 0, 2);
+    }
+  }
+}
+
 // The 6-bit codes of element set m (0..3) of 32 bytes: `ql` the bytes of ql
 // chunk m % 2, `qh` those of the qh chunk; bits 0-3 from ql's low (m < 2) or
 // high nibble, bits 4-5 from qh's bits 2m, 2m + 1. 16-bit shifts carry bits
@@ -96,6 +135,18 @@ inline __attribute__((always_inline)) __m256i Codes(__m256i ql, __m256i qh) {
   return _mm256_or_si256(_mm256_and_si256(low, nibble), _mm256_and_si256(high, top2));
 }
 
+// The 3-bit codes of element set m (0..3) of file half h of 32 bytes: `qs`
+// the bytes of qs chunk h, `hm` those of the hmask chunk; bits 0-1 from qs's
+// bits 2m, 2m + 1, bit 2 from hm's bit 4h + m. 16-bit shifts carry bits
+// across bytes only into positions the masks drop.
+template <int kH, int kM>
+inline __attribute__((always_inline)) __m256i Q3Codes(__m256i qs, __m256i hm) {
+  constexpr int kShift = 4 * kH + kM - 2;  // hm's bit to bit 2
+  const __m256i low = kM == 0 ? qs : _mm256_srli_epi16(qs, 2 * kM);
+  const __m256i high = kShift < 0 ? _mm256_slli_epi16(hm, -kShift) : kShift == 0 ? hm : _mm256_srli_epi16(hm, kShift);
+  return _mm256_or_si256(_mm256_and_si256(low, _mm256_set1_epi8(3)), _mm256_and_si256(high, _mm256_set1_epi8(4)));
+}
+
 // A token's 4 activation bytes at q, broadcast to every int32 lane.
 inline __attribute__((always_inline)) __m256i Broadcast4(const int8_t* q) {
   int32_t x4;
@@ -103,21 +154,23 @@ inline __attribute__((always_inline)) __m256i Broadcast4(const int8_t* q) {
   return _mm256_set1_epi32(x4);
 }
 
-// One group's Σ q·x of a quarter (8 rows in lanes) and one token: chunk
-// groups k0 .. k0 + 3, each `at` + QuantAt offset apart. Two groups' words
-// summed in int16 (≤ 32004), then widened.
-template <int kM>
-inline __attribute__((always_inline)) __m256i GroupDot(const uint8_t* ql, const uint8_t* qh, const int8_t* x) {
+// One group's Σ c·x of a quarter (8 rows in lanes) and one token: chunk
+// groups k0 .. k0 + 3 (3 chunks a group in both layouts, so each
+// 3·kGroupBytes past the last), codes(a, b) of the bytes at `a` and `b`.
+// Two groups' words summed in int16 (≤ 32004), then widened.
+template <typename Codes>
+inline __attribute__((always_inline)) __m256i GroupDot(const uint8_t* a, const uint8_t* b, const int8_t* x,
+                                                       Codes codes) {
+  constexpr int64_t kNextGroup = 3 * panels::q6k::kGroupBytes;
+  static_assert(kNextGroup == 3 * panels::q3k::kGroupBytes);
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i sum = _mm256_setzero_si256();
   for (int k = 0; k < 4; k += 2) {
-    const __m256i p0 = _mm256_maddubs_epi16(Codes<kM>(Load256(ql), Load256(qh)), Broadcast4(x));
-    const __m256i p1 = _mm256_maddubs_epi16(Codes<kM>(Load256(ql + 3 * panels::q6k::kGroupBytes),
-                                                      Load256(qh + 3 * panels::q6k::kGroupBytes)),
-                                            Broadcast4(x + 4));
+    const __m256i p0 = _mm256_maddubs_epi16(codes(Load256(a), Load256(b)), Broadcast4(x));
+    const __m256i p1 = _mm256_maddubs_epi16(codes(Load256(a + kNextGroup), Load256(b + kNextGroup)), Broadcast4(x + 4));
     sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_add_epi16(p0, p1), ones));
-    ql += 6 * panels::q6k::kGroupBytes;
-    qh += 6 * panels::q6k::kGroupBytes;
+    a += 2 * kNextGroup;
+    b += 2 * kNextGroup;
     x += 8;
   }
   return sum;
@@ -156,10 +209,11 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
             const int k0 = 4 * gi;
             const __m256i s = _mm256_add_epi32(
                 _mm256_set1_epi32(tok.gbias[2 * b + gi]),
-                GroupDot<kM>(quant + QuantAt(2 * fh + kM % 2, k0), quant + QuantAt(4 + fh, k0), tok.q + b * kActBlock + 4 * k0));
+                GroupDot(quant + QuantAt(2 * fh + kM % 2, k0), quant + QuantAt(4 + fh, k0),
+                         tok.q + b * kActBlock + 4 * k0, [](__m256i ql, __m256i qh) { return Codes<kM>(ql, qh); }));
             const int64_t g = 8 * fh + 2 * kM + gi;  // the super-block's group
-            const __m256i sc = _mm256_cvtepi8_epi32(
-                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows)));
+            const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(
+                reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows)));
             const __m256i si = _mm256_mullo_epi32(s, sc);
             scaled = gi == 0 ? si : _mm256_add_epi32(scaled, si);
           }
@@ -171,6 +225,63 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
         block.template operator()<3>();
       }
     }
+  }
+  for (int q = 0; q < kQuarters; ++q) {
+    const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(y + q * kQuarterRows, mask, acc[q]);
+  }
+}
+
+// Q3_K's panel × 1 token: Tile1's steps and order on Q3_K's panel (q3k),
+// the scales decoded a super-block at a time, a file half's codes from its
+// qs chunk and the hmask chunk (the half a template argument: each code's
+// hmask bit a fixed shift away).
+void Q3KTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
+              int64_t n_valid_rows) {
+  using namespace panels::q3k;
+  const TokenActs tok(acts, layout);
+  __m256 acc[kQuarters];
+  for (int q = 0; q < kQuarters; ++q) acc[q] = _mm256_setzero_ps();
+  alignas(32) int8_t scales[kQ3KScaleBytes];
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    DecodeQ3KScaleBytes(p, scales);
+    auto half = [&]<int kH>() {
+      const int64_t b0 = sb * 8 + 4 * kH;  // x's block of m = 0
+#pragma GCC unroll 4
+      for (int q = 0; q < kQuarters; ++q) {
+        // The next super-block into L2, as Tile1: its 55 lines, 7 a step.
+        const uint8_t* ahead = p + kSuperBytes + (kH * kQuarters + q) * 7 * 64;
+#pragma GCC unroll 1
+        for (int l = 0; l < 7; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
+        const uint8_t* quant = p + q * kQuarterRows * 4;
+        auto block = [&]<int kM>() {
+          const int64_t b = b0 + kM;
+          __m256i scaled;
+          for (int gi = 0; gi < 2; ++gi) {
+            const int k0 = 4 * gi;
+            const __m256i s = _mm256_add_epi32(
+                _mm256_set1_epi32(tok.gbias[2 * b + gi] >> 3),  // −4·Σx: exact
+                GroupDot(quant + QuantAt(kH, k0), quant + QuantAt(2, k0), tok.q + b * kActBlock + 4 * k0,
+                         [](__m256i qs, __m256i hm) { return Q3Codes<kH, kM>(qs, hm); }));
+            const int64_t g = 8 * kH + 2 * kM + gi;  // the super-block's group
+            const __m256i sc = _mm256_cvtepi8_epi32(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales + g * kPanelRows + q * kQuarterRows)));
+            const __m256i si = _mm256_mullo_epi32(s, sc);
+            scaled = gi == 0 ? si : _mm256_add_epi32(scaled, si);
+          }
+          acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(scaled), _mm256_mul_ps(d, _mm256_set1_ps(tok.d[b])), acc[q]);
+        };
+        block.template operator()<0>();
+        block.template operator()<1>();
+        block.template operator()<2>();
+        block.template operator()<3>();
+      }
+    };
+    half.template operator()<0>();
+    half.template operator()<1>();
   }
   for (int q = 0; q < kQuarters; ++q) {
     const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
@@ -206,20 +317,73 @@ void DecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* c
   }
 }
 
+// Q3_K's DecodeStretch: the same code layout from Q3_K's panel (codes 0..7),
+// and scales[(sb − sb0)·kQ3KScaleBytes ..] ← each super-block's decoded scales.
+void Q3KDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* scales) {
+  using namespace panels::q3k;
+  constexpr int64_t kCodeBlockBytes = panels::q6k::kCodeBlockBytes;
+  for (int64_t sb = sb0; sb < sb_end; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    DecodeQ3KScaleBytes(p, scales + (sb - sb0) * kQ3KScaleBytes);
+    uint8_t* out = codes + (sb - sb0) * 8 * kCodeBlockBytes;
+    for (int k = 0; k < 8; ++k) {
+      for (int q = 0; q < kQuarters; ++q) {
+        const uint8_t* at = p + QuantAt(0, k) + q * kQuarterRows * 4;
+        const __m256i qs0 = Load256(at), qs1 = Load256(at + kGroupBytes), hm = Load256(at + 2 * kGroupBytes);
+        auto* o = reinterpret_cast<__m256i*>(out + (k * kQuarters + q) * 32);
+        _mm256_store_si256(o + 0 * kCodeBlockBytes / 32, Q3Codes<0, 0>(qs0, hm));
+        _mm256_store_si256(o + 1 * kCodeBlockBytes / 32, Q3Codes<0, 1>(qs0, hm));
+        _mm256_store_si256(o + 2 * kCodeBlockBytes / 32, Q3Codes<0, 2>(qs0, hm));
+        _mm256_store_si256(o + 3 * kCodeBlockBytes / 32, Q3Codes<0, 3>(qs0, hm));
+        _mm256_store_si256(o + 4 * kCodeBlockBytes / 32, Q3Codes<1, 0>(qs1, hm));
+        _mm256_store_si256(o + 5 * kCodeBlockBytes / 32, Q3Codes<1, 1>(qs1, hm));
+        _mm256_store_si256(o + 6 * kCodeBlockBytes / 32, Q3Codes<1, 2>(qs1, hm));
+        _mm256_store_si256(o + 7 * kCodeBlockBytes / 32, Q3Codes<1, 3>(qs1, hm));
+      }
+    }
+  }
+}
+
+// The two types' panels as the shared steps below see them: a super-block's
+// bytes, −z·Σx from the activations' gbias (−32·Σx), where a super-block's
+// int8 scales [16 groups][32 rows] are (Q6_K: in the panel; Q3_K: decoded
+// beside the codes), and their decode and one-token tiles.
+struct Q6KPanels {
+  static constexpr int64_t kSuperBytes = panels::q6k::kSuperBytes;
+  static constexpr int kBiasShift = 0;
+  static const int8_t* Scales(const uint8_t* super, const int8_t* /*decoded*/) {
+    return reinterpret_cast<const int8_t*>(super + panels::q6k::kScaleOffset);
+  }
+  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* /*scales*/) {
+    DecodeStretch(panel, sb0, sb_end, codes);
+  }
+  static constexpr auto kTile1 = Tile1;
+};
+struct Q3KPanels {
+  static constexpr int64_t kSuperBytes = panels::q3k::kSuperBytes;
+  static constexpr int kBiasShift = 3;  // −4·Σx: exact
+  static const int8_t* Scales(const uint8_t* /*super*/, const int8_t* decoded) { return decoded; }
+  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* scales) {
+    Q3KDecodeStretch(panel, sb0, sb_end, codes, scales);
+  }
+  static constexpr auto kTile1 = Q3KTile1;
+};
+
 // Quarter q × kT tokens × the panel's super-blocks [sb0, sb_end), from their
-// decoded codes. The group scale goes into the widening vpmaddwd (each row's
-// sc in both words of its lane) and −32·Σx·sc starts the sum, so one
+// decoded codes (and, Q3_K, scales). The group scale goes into the widening vpmaddwd (each row's
+// sc in both words of its lane) and −z·Σx·sc starts the sum, so one
 // register per token holds I_b: the same integer as
 // sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1} (every partial sum < 2²⁶), in fewer
 // registers than the S of each group (16 ymm: acc and I_b of 4 tokens,
 // codes, activations). acc starts from y (sb0 > 0) or 0 and ends in y,
 // masked to the panel's valid rows, so the stretches continue each row's
 // one fma chain exactly.
-template <int kT>
-void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_t sb_end, int q,
+template <typename P, int kT>
+void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scales, int64_t sb0, int64_t sb_end, int q,
                  const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
                  int64_t n_valid_rows) {
-  using namespace panels::q6k;
+  using panels::q6k::kCodeBlockBytes, panels::q6k::kDOffset;
+  static_assert(panels::q3k::kDOffset == kDOffset);
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
@@ -228,7 +392,8 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = sb0 == 0 ? _mm256_setzero_ps() : _mm256_maskload_ps(yq + t * y_stride, mask);
   for (int64_t sb = sb0; sb < sb_end; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
+    const uint8_t* p = panel + sb * P::kSuperBytes;
+    const int8_t* sc_super = P::Scales(p, scales + (sb - sb0) * kQ3KScaleBytes);
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
@@ -238,14 +403,15 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
       for (int gi = 0; gi < 2; ++gi) {
         const int64_t g = 8 * (j / 4) + 2 * (j % 4) + gi;
         const __m128i bytes =
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows));
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc_super + g * kPanelRows + q * kQuarterRows));
         sc32[gi] = _mm256_cvtepi8_epi32(bytes);
         sc16[gi] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(bytes, bytes));
       }
       __m256i i_b[kT];
       for (int t = 0; t < kT; ++t)
-        i_b[t] = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b]), sc32[0]),
-                                  _mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b + 1]), sc32[1]));
+        i_b[t] =
+            _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b] >> P::kBiasShift), sc32[0]),
+                             _mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b + 1] >> P::kBiasShift), sc32[1]));
 #pragma GCC unroll 4
       for (int k = 0; k < 8; k += 2) {
         const __m256i c0 = Load256(c + k * kQuarters * 32), c1 = Load256(c + (k + 1) * kQuarters * 32);
@@ -269,13 +435,15 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
 // read again from L2. From 5 tokens on, a stretch of decoded codes at a time,
 // one quarter × up to 4 tokens a tile (EvenTokenTiles), where arithmetic, not
 // memory, bounds it.
+template <typename P>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
-  using namespace panels::q6k;
+  using panels::q6k::kCodeBlockBytes, panels::q6k::kStretchSuper;
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
   if (n_tokens <= 4) {
-    for (int64_t t = 0; t < n_tokens; ++t) Tile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
+    for (int64_t t = 0; t < n_tokens; ++t)
+      P::kTile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
     return;
   }
   // A panel streamed from memory (weights repacked at load): each tile
@@ -283,15 +451,16 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   // end, the next panel's), so that its read overlaps this stretch's tiles.
   // Without it a stretch's decode waited on memory and its tiles on nothing:
   // BM_Batched/Q6_K_memory/8 ran ~40 % below the same from cache (Zen 3).
-  constexpr int64_t kStretchBytes = kStretchSuper * kSuperBytes;
+  constexpr int64_t kStretchBytes = kStretchSuper * P::kSuperBytes;
   const bool streams = next.stream_ahead_bytes > 0;
   const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
   const int64_t n_tiles = tiles.n_tiles * kQuarters;
   alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
+  alignas(32) int8_t scales[kStretchSuper * kQ3KScaleBytes];  // Q3_K's
   for (int64_t sb0 = 0; sb0 < n; sb0 += kStretchSuper) {
     const int64_t sb_end = std::min(n, sb0 + kStretchSuper);
-    DecodeStretch(panel, sb0, sb_end, codes);
-    const uint8_t* ahead = panel + sb_end * kSuperBytes;
+    P::Decode(panel, sb0, sb_end, codes, scales);
+    const uint8_t* ahead = panel + sb_end * P::kSuperBytes;
     int64_t tile = 0;
     for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
       const int64_t size = tiles.TileSize(k);
@@ -303,10 +472,18 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
             _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
         }
         switch (size) {
-          case 1: TileDecoded<1>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
-          case 2: TileDecoded<2>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
-          case 3: TileDecoded<3>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
-          default: TileDecoded<4>(panel, codes, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows); break;
+          case 1:
+            TileDecoded<P, 1>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
+            break;
+          case 2:
+            TileDecoded<P, 2>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
+            break;
+          case 3:
+            TileDecoded<P, 3>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
+            break;
+          default:
+            TileDecoded<P, 4>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
+            break;
         }
       }
       t += size;
@@ -326,13 +503,20 @@ struct Q6KRowSteps {
 
 }  // namespace
 
-const TypeKernels* Avx2Q6KKernels(bool repacked) {
+const TypeKernels* Avx2Q6KKernels(GgmlType type, bool repacked) {
   const ActPrep acts = Avx2KQuantActPrep();  // the K-quants' shared preparation
-  static const TypeKernels file_layout{acts,      4,          Q6KFileRows<Q6KRowSteps>,   acts,       kPanelRows,
-                                       5,         PanelBytes, PackPanel,  PanelMatMul};
-  static const TypeKernels weight_panels{acts,     4,          Q6KFileRows<Q6KRowSteps>,   acts,       kPanelRows,
-                                         1,        PanelBytes, PackPanel,  PanelMatMul};
-  return repacked ? &weight_panels : &file_layout;
+  // The file layout takes per-call panels from 5 tokens on, repacked weights their panels always.
+  static const TypeKernels q6k[2] = {{acts, 4, Q6KFileRows<Q6KForm, Q6KRowSteps>, acts, kPanelRows, 5,
+                                      PanelBytes<panels::q6k::kSuperBytes>, PackPanel, PanelMatMul<Q6KPanels>},
+                                     {acts, 4, Q6KFileRows<Q6KForm, Q6KRowSteps>, acts, kPanelRows, 1,
+                                      PanelBytes<panels::q6k::kSuperBytes>, PackPanel, PanelMatMul<Q6KPanels>}};
+  static const TypeKernels q3k[2] = {{acts, 4, Q6KFileRows<Q3KForm, Q6KRowSteps>, acts, kPanelRows, 5,
+                                      PanelBytes<panels::q3k::kSuperBytes>, PackQ3KPanel, PanelMatMul<Q3KPanels>},
+                                     {acts, 4, Q6KFileRows<Q3KForm, Q6KRowSteps>, acts, kPanelRows, 1,
+                                      PanelBytes<panels::q3k::kSuperBytes>, PackQ3KPanel, PanelMatMul<Q3KPanels>}};
+  if (type == GgmlType::kQ6_K) return &q6k[repacked];
+  if (type == GgmlType::kQ3_K) return &q3k[repacked];
+  return nullptr;
 }
 
 }  // namespace ridge::kernels::internal

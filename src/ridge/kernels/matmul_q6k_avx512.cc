@@ -1,20 +1,22 @@
-// Q6_K on AVX-512 (VNNI). Weights repacked at load into the panel layout of
-// weight_panels.h (q6k) are multiplied in place by the panel tiles; weights in
-// the file's layout (--mmap) take a rows tile for 1-4 tokens and panels packed
-// per call from 5 on. Every path takes the same steps, so the bits are the
-// same whichever layout, path or batch.
+// Q6_K and Q3_K on AVX-512 (VNNI). Weights repacked at load into the panel
+// layouts of weight_panels.h (q6k, q3k) are multiplied in place by the panel
+// tiles; weights in the file's layout (--mmap) take a rows tile for 1-4
+// tokens and panels packed per call from 5 on. Every path takes the same
+// steps, so the bits are the same whichever layout, path or batch.
 //
-// w = d·sc_g·(q − 32): q 6-bit, 16 groups g of 16 elements with an int8
-// scale. Each group's sum starts from −32·Σx of the group (the activations'
-// gbias, or per 4-byte lane their bias), so it is S_g = Σ(q − 32)·x, exact.
-// Steps per (row, token), x's 32-blocks b in order (d: b's super-block's):
+// w = d·sc_g·(c − z), 16 groups g of 16 elements with an int8 scale: Q6_K's
+// c 6-bit, z = 32; Q3_K's c = its 2 bits of qs with a bit of hmask above,
+// z = 4, and sc its 6-bit scale − 32. Each group's sum starts from −z·Σx of
+// the group (the activations' gbias, −32·Σx, shifted down for Q3_K; or per
+// 4-byte lane their bias), so it is S_g = Σ(c − z)·x, exact. Steps per
+// (row, token), x's 32-blocks b in order (d: b's super-block's):
 //   I_b = sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1}     exact int32 (|I_b| < 2²⁶)
 //   acc = fma(float(I_b), d·d_x(b), acc)
 //
 // Panels: a 64-byte load holds 16 rows' 4 bytes of a chunk (a row per int32
-// lane); a 6-bit code is the chunk's low or high nibble with two bits of a qh
-// chunk selected above it (vpternlogd) and masked, and one vpdpbusd against a
-// token's 4 activation bytes broadcast adds a row's 4 products to its lane.
+// lane); a code is a chunk's bits with bits of another chunk selected above
+// them (vpternlogd) and masked, and one vpdpbusd against a token's 4
+// activation bytes broadcast adds a row's 4 products to its lane.
 // Rows (file layout): a row at a time, its 32 codes of block b in a register
 // as the file holds them, one vpdpbusd per row and token, the lanes scaled
 // by their group's scale and a super-block's 8 blocks reduced at once.
@@ -26,6 +28,7 @@
 #include "ridge/kernels/weight_panels.h"
 // After simd_avx512.h (the intrinsics).
 #include "ridge/kernels/kquant_rows_impl.h"
+#include "ridge/kernels/q3k_panel_scales_impl.h"
 
 namespace ridge::kernels::internal {
 namespace {
@@ -46,6 +49,19 @@ inline __attribute__((always_inline)) __m512i Codes(__m512i ql, __m512i qh) {
                                  : _mm512_srli_epi16(qh, 2);
   // nibble ? low : high, bit by bit (vpternlogd 0xe4), then bits 6-7 cleared.
   return _mm512_and_si512(_mm512_ternarylogic_epi32(low, high, nibble, 0xe4), six);
+}
+
+// The 3-bit codes of element set m (0..3) of file half h, 16 rows × 4
+// elements: `qs` the rows' bytes of qs chunk h, `hm` of the hmask chunk;
+// bits 0-1 from qs's bits 2m, 2m + 1, bit 2 from hm's bit 4h + m. 16-bit
+// shifts carry bits across bytes only into positions the select or the mask drops.
+template <int kH, int kM>
+inline __attribute__((always_inline)) __m512i Q3Codes(__m512i qs, __m512i hm) {
+  constexpr int kShift = 4 * kH + kM - 2;  // hm's bit to bit 2
+  const __m512i low = kM == 0 ? qs : _mm512_srli_epi16(qs, 2 * kM);
+  const __m512i high = kShift < 0 ? _mm512_slli_epi16(hm, -kShift) : kShift == 0 ? hm : _mm512_srli_epi16(hm, kShift);
+  // bits 0-1 ? low : high (vpternlogd 0xe4), then bits 3-7 cleared.
+  return _mm512_and_si512(_mm512_ternarylogic_epi32(low, high, _mm512_set1_epi8(3), 0xe4), _mm512_set1_epi8(7));
 }
 
 // One panel × 1 token (decode), both halves: the four element sets m of a
@@ -129,6 +145,81 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
   }
 }
 
+// Q3_K's panel × 1 token: Tile1's steps and order on Q3_K's panel (q3k), the
+// scales decoded a super-block at a time, a file half's codes from its qs
+// chunk and the hmask chunk (the half a template argument: each code's hmask
+// bit a fixed shift away).
+void Q3KTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
+              int64_t n_valid_rows) {
+  using namespace panels::q3k;
+  constexpr int kH = 2;
+  const TokenActs tok(acts, layout);
+  __m512 acc[kH] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  alignas(32) int8_t scales[kQ3KScaleBytes];
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    DecodeQ3KScaleBytes(p, scales);
+    __m512 d[kH];
+    for (int h = 0; h < kH; ++h)
+      d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kDOffset + 2 * kHalfRows * h)));
+    auto file_half = [&]<int kFh>() {
+      const int64_t b0 = sb * 8 + 4 * kFh;  // x's block of m = 0
+      __m512i scaled[4][kH];
+#pragma GCC unroll 2
+      for (int gi = 0; gi < 2; ++gi) {
+        __m512i sum[4][kH];
+        for (int m = 0; m < 4; ++m)
+          for (int h = 0; h < kH; ++h) sum[m][h] = _mm512_set1_epi32(tok.gbias[2 * (b0 + m) + gi] >> 3);  // −4·Σx
+#pragma GCC unroll 4
+        for (int k = 4 * gi; k < 4 * gi + 4; ++k) {
+          // Each line once, a super-block and a half ahead, into L1, as Tile1.
+          constexpr int64_t kLines = kSuperBytes / 64;  // 55
+          static_assert(kSuperBytes % 64 == 0);
+          const uint8_t* ahead = p + (3 * kLines / 2) * 64;
+          const int64_t step = kFh * 8 + k;
+#pragma GCC unroll 1
+          for (int64_t l = step * kLines / 16; l < (step + 1) * kLines / 16; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+          __m512i x[4];
+          for (int m = 0; m < 4; ++m) {
+            int32_t x4;
+            std::memcpy(&x4, tok.q + (b0 + m) * kActBlock + 4 * k, 4);
+            x[m] = _mm512_set1_epi32(x4);
+          }
+#pragma GCC unroll 2
+          for (int h = 0; h < kH; ++h) {
+            const uint8_t* at = p + QuantAt(kFh, k) + h * kHalfRows * 4;
+            const __m512i qs = _mm512_loadu_si512(at), hm = _mm512_loadu_si512(at + (2 - kFh) * kGroupBytes);
+            sum[0][h] = _mm512_dpbusd_epi32(sum[0][h], Q3Codes<kFh, 0>(qs, hm), x[0]);
+            sum[1][h] = _mm512_dpbusd_epi32(sum[1][h], Q3Codes<kFh, 1>(qs, hm), x[1]);
+            sum[2][h] = _mm512_dpbusd_epi32(sum[2][h], Q3Codes<kFh, 2>(qs, hm), x[2]);
+            sum[3][h] = _mm512_dpbusd_epi32(sum[3][h], Q3Codes<kFh, 3>(qs, hm), x[3]);
+          }
+        }
+        for (int m = 0; m < 4; ++m) {
+          const int64_t g = 8 * kFh + 2 * m + gi;
+          for (int h = 0; h < kH; ++h) {
+            const __m512i sc = _mm512_cvtepi8_epi32(
+                _mm_load_si128(reinterpret_cast<const __m128i*>(scales + g * panels::kRows + h * kHalfRows)));
+            const __m512i s = _mm512_mullo_epi32(sum[m][h], sc);
+            scaled[m][h] = gi == 0 ? s : _mm512_add_epi32(scaled[m][h], s);
+          }
+        }
+      }
+      for (int m = 0; m < 4; ++m)
+        for (int h = 0; h < kH; ++h)
+          acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[m][h]), _mm512_mul_ps(d[h], _mm512_set1_ps(tok.d[b0 + m])),
+                                   acc[h]);
+    };
+    file_half.template operator()<0>();
+    file_half.template operator()<1>();
+  }
+  for (int h = 0; h < kH; ++h) {
+    const int64_t valid = std::clamp<int64_t>(n_valid_rows - h * kHalfRows, 0, kHalfRows);
+    _mm512_mask_storeu_ps(y + h * kHalfRows, static_cast<__mmask16>((1u << valid) - 1), acc[h]);
+  }
+}
+
 // From 5 tokens on, a stretch of the panel's codes is decoded once
 // (weight_panels.h, q6k::kCodeBlockBytes) and every token multiplied against
 // the decoded bytes. Decoding them again for each 4 tokens (shifts, selects
@@ -163,14 +254,69 @@ void DecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* c
   }
 }
 
+// Q3_K's DecodeStretch: the same code layout from Q3_K's panel (codes 0..7),
+// and scales[(sb − sb0)·kQ3KScaleBytes ..] ← each super-block's decoded scales.
+void Q3KDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* scales) {
+  using namespace panels::q3k;
+  constexpr int64_t kCodeBlockBytes = panels::q6k::kCodeBlockBytes;
+  for (int64_t sb = sb0; sb < sb_end; ++sb) {
+    const uint8_t* p = panel + sb * kSuperBytes;
+    DecodeQ3KScaleBytes(p, scales + (sb - sb0) * kQ3KScaleBytes);
+    uint8_t* out = codes + (sb - sb0) * 8 * kCodeBlockBytes;
+    for (int k = 0; k < 8; ++k) {
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* at = p + QuantAt(0, k) + h * kHalfRows * 4;
+        const __m512i qs0 = _mm512_loadu_si512(at), qs1 = _mm512_loadu_si512(at + kGroupBytes);
+        const __m512i hm = _mm512_loadu_si512(at + 2 * kGroupBytes);
+        uint8_t* o = out + (k * 2 + h) * 64;
+        _mm512_store_si512(o + 0 * kCodeBlockBytes, Q3Codes<0, 0>(qs0, hm));
+        _mm512_store_si512(o + 1 * kCodeBlockBytes, Q3Codes<0, 1>(qs0, hm));
+        _mm512_store_si512(o + 2 * kCodeBlockBytes, Q3Codes<0, 2>(qs0, hm));
+        _mm512_store_si512(o + 3 * kCodeBlockBytes, Q3Codes<0, 3>(qs0, hm));
+        _mm512_store_si512(o + 4 * kCodeBlockBytes, Q3Codes<1, 0>(qs1, hm));
+        _mm512_store_si512(o + 5 * kCodeBlockBytes, Q3Codes<1, 1>(qs1, hm));
+        _mm512_store_si512(o + 6 * kCodeBlockBytes, Q3Codes<1, 2>(qs1, hm));
+        _mm512_store_si512(o + 7 * kCodeBlockBytes, Q3Codes<1, 3>(qs1, hm));
+      }
+    }
+  }
+}
+
+// The two types' panels as the shared steps below see them: a super-block's
+// bytes, −z·Σx from the activations' gbias (−32·Σx), where a super-block's
+// int8 scales [16 groups][32 rows] are (Q6_K: in the panel; Q3_K: decoded
+// beside the codes), and their decode and one-token tiles.
+struct Q6KPanels {
+  static constexpr int64_t kSuperBytes = panels::q6k::kSuperBytes;
+  static constexpr int kBiasShift = 0;
+  static const int8_t* Scales(const uint8_t* super, const int8_t* /*decoded*/) {
+    return reinterpret_cast<const int8_t*>(super + panels::q6k::kScaleOffset);
+  }
+  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* /*scales*/) {
+    DecodeStretch(panel, sb0, sb_end, codes);
+  }
+  static constexpr auto kTile1 = Tile1;
+};
+struct Q3KPanels {
+  static constexpr int64_t kSuperBytes = panels::q3k::kSuperBytes;
+  static constexpr int kBiasShift = 3;  // −4·Σx: exact
+  static const int8_t* Scales(const uint8_t* /*super*/, const int8_t* decoded) { return decoded; }
+  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* scales) {
+    Q3KDecodeStretch(panel, sb0, sb_end, codes, scales);
+  }
+  static constexpr auto kTile1 = Q3KTile1;
+};
+
 // kT tokens × the panel's super-blocks [sb0, sb_end), from their decoded
 // codes, the steps of Tile1: acc starts from y (sb0 > 0) or 0 and ends in
 // y, masked to the panel's valid rows, so the stretches continue each row's
 // one fma chain exactly.
-template <int kT>
-void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_t sb_end, const ActLayout& layout,
-                 const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, int64_t n_valid_rows) {
-  using namespace panels::q6k;
+template <typename P, int kT>
+void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scales, int64_t sb0, int64_t sb_end,
+                 const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
+                 int64_t n_valid_rows) {
+  using panels::q6k::kCodeBlockBytes, panels::q6k::kDOffset;
+  static_assert(panels::q3k::kDOffset == kDOffset);
   constexpr int kH = 2;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
@@ -183,7 +329,8 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
       acc[h][t] = sb0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[h], y + t * y_stride + h * kHalfRows);
   }
   for (int64_t sb = sb0; sb < sb_end; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
+    const uint8_t* p = panel + sb * P::kSuperBytes;
+    const int8_t* sc_super = P::Scales(p, scales + (sb - sb0) * kQ3KScaleBytes);
     __m512 d[kH];
     for (int h = 0; h < kH; ++h)
       d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kDOffset + 2 * kHalfRows * h)));
@@ -196,7 +343,7 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
       for (int gi = 0; gi < 2; ++gi) {
         __m512i sum[kH][kT];  // the group's Σ(q − 32)·x
         for (int t = 0; t < kT; ++t) {
-          const __m512i bias = _mm512_set1_epi32(tok[t].gbias[2 * b + gi]);
+          const __m512i bias = _mm512_set1_epi32(tok[t].gbias[2 * b + gi] >> P::kBiasShift);
           for (int h = 0; h < kH; ++h) sum[h][t] = bias;
         }
 #pragma GCC unroll 4
@@ -216,7 +363,7 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
 #pragma GCC unroll 2
         for (int h = 0; h < kH; ++h) {
           const __m512i sc = _mm512_cvtepi8_epi32(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + h * kHalfRows)));
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc_super + g * kPanelRows + h * kHalfRows)));
           for (int t = 0; t < kT; ++t) {
             const __m512i s = _mm512_mullo_epi32(sum[h][t], sc);
             scaled[h][t] = gi == 0 ? s : _mm512_add_epi32(scaled[h][t], s);
@@ -225,8 +372,8 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
       }
       for (int h = 0; h < kH; ++h)
         for (int t = 0; t < kT; ++t)
-          acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[h][t]), _mm512_mul_ps(d[h], _mm512_set1_ps(tok[t].d[b])),
-                                      acc[h][t]);
+          acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[h][t]),
+                                      _mm512_mul_ps(d[h], _mm512_set1_ps(tok[t].d[b])), acc[h][t]);
     }
   }
   for (int h = 0; h < kH; ++h)
@@ -240,18 +387,20 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, int64_t sb0, int64_
 // Without it a stretch's decode waits on memory and its tiles on nothing:
 // on an Intel Xeon (AVX-512) best BM_Batched/Q6_K_memory 8, 16, 64 tokens
 // 257, 369, 517 -> 268, 384, 581 GFLOP/s; _cache reads 439, 499, 589.
+template <typename P>
 void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const ActView& acts,
                    int64_t n_tokens, float* y, int64_t y_stride, int64_t n_valid_rows, bool streams) {
-  using namespace panels::q6k;
-  constexpr int64_t kStretchBytes = kStretchSuper * kSuperBytes;
+  using panels::q6k::kCodeBlockBytes, panels::q6k::kStretchSuper;
+  constexpr int64_t kStretchBytes = kStretchSuper * P::kSuperBytes;
   const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
   const int64_t n_tiles = tiles.n_tiles;
   alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
+  alignas(64) int8_t scales[kStretchSuper * kQ3KScaleBytes];  // Q3_K's
   const int64_t s = acts.row_stride;
   for (int64_t sb0 = 0; sb0 < n_super; sb0 += kStretchSuper) {
     const int64_t sb_end = std::min(n_super, sb0 + kStretchSuper);
-    DecodeStretch(panel, sb0, sb_end, codes);
-    const uint8_t* ahead = panel + sb_end * kSuperBytes;
+    P::Decode(panel, sb0, sb_end, codes, scales);
+    const uint8_t* ahead = panel + sb_end * P::kSuperBytes;
     for (int64_t t = 0, tile = 0; tile < n_tiles; ++tile) {
       const int64_t size = tiles.TileSize(tile);
       if (streams) {
@@ -261,10 +410,10 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
       const uint8_t* a = acts.data + t * s;
       float* yt = y + t * y_stride;
       switch (size) {
-        case 1: TileDecoded<1>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
-        case 2: TileDecoded<2>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
-        case 3: TileDecoded<3>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
-        default: TileDecoded<4>(panel, codes, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 1: TileDecoded<P, 1>(panel, codes, scales, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 2: TileDecoded<P, 2>(panel, codes, scales, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
+        case 3: TileDecoded<P, 3>(panel, codes, scales, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
+        default: TileDecoded<P, 4>(panel, codes, scales, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows); break;
       }
       t += size;
     }
@@ -277,15 +426,17 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
 // (2 tokens: 29 against 16 GB/s, 2 threads, Zen 4). From 5 tokens on, the
 // codes are decoded a stretch at a time and every token multiplied against
 // them, up to 4 at a time (the register budget of 32 zmm; EvenTokenTiles).
+template <typename P>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
   if (n_tokens <= 4) {
-    for (int64_t t = 0; t < n_tokens; ++t) Tile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
+    for (int64_t t = 0; t < n_tokens; ++t)
+      P::kTile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
     return;
   }
-  DecodedMatMul(panel, n, layout, acts, n_tokens, y, y_stride, n_valid_rows, next.stream_ahead_bytes > 0);
+  DecodedMatMul<P>(panel, n, layout, acts, n_tokens, y, y_stride, n_valid_rows, next.stream_ahead_bytes > 0);
 }
 
 // The rows tile's ISA steps (kquant_rows_impl.h, Q6KFileRows).
@@ -297,15 +448,25 @@ struct Q6KRowSteps {
 
 }  // namespace
 
-const TypeKernels* Avx512Q6KKernels(bool repacked) {
+const TypeKernels* Avx512Q6KKernels(GgmlType type, bool repacked) {
+  if (type != GgmlType::kQ6_K && type != GgmlType::kQ3_K) return nullptr;
   const ActPrep acts = Avx512KQuantKernels(GgmlType::kQ4_K)->row_acts;  // the K-quants' shared preparation
-  // The layout and its packer are AVX2's (an AVX-512 CPU runs AVX2 code).
-  const TypeKernels& avx2_panels = *Avx2Q6KKernels(/*repacked=*/true);
-  static const TypeKernels file_layout{acts, 4, Q6KFileRows<Q6KRowSteps>, acts, kPanelRows, 5, avx2_panels.panel_bytes,
-                                       avx2_panels.pack_panel, PanelMatMul};
-  static const TypeKernels weight_panels{acts, 4, Q6KFileRows<Q6KRowSteps>, acts, kPanelRows, 1, avx2_panels.panel_bytes,
-                                         avx2_panels.pack_panel, PanelMatMul};
-  return repacked ? &weight_panels : &file_layout;
+  // The layouts and their packers are AVX2's (an AVX-512 CPU runs AVX2 code).
+  // The file layout takes per-call panels from 5 tokens on, repacked weights their panels always.
+  const auto kernels_of = [&](auto rows, auto panel_matmul, bool packed) {
+    const TypeKernels& avx2_panels = *Avx2Q6KKernels(type, /*repacked=*/true);
+    return TypeKernels{acts, 4, rows, acts, kPanelRows, packed ? 1 : 5, avx2_panels.panel_bytes, avx2_panels.pack_panel,
+                       panel_matmul};
+  };
+  if (type == GgmlType::kQ6_K) {
+    static const TypeKernels q6k[2] = {
+        kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelMatMul<Q6KPanels>, false),
+        kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelMatMul<Q6KPanels>, true)};
+    return &q6k[repacked];
+  }
+  static const TypeKernels q3k[2] = {kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelMatMul<Q3KPanels>, false),
+                                     kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelMatMul<Q3KPanels>, true)};
+  return &q3k[repacked];
 }
 
 }  // namespace ridge::kernels::internal

@@ -108,12 +108,36 @@ void UnpackQ6KPanels(const WeightMatrix& w, uint8_t* rows) {
   }
 }
 
+// The file's rows of a Q3_K matrix in the panel layout of weight_panels.h (q3k).
+void UnpackQ3KPanels(const WeightMatrix& w, uint8_t* rows) {
+  using namespace panels::q3k;
+  constexpr int64_t kFileChunkOffset[3] = {kFileQsOffset, kFileQsOffset + 32, 0};  // qs halves, hmask
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
+    const uint8_t* panel = w.data + r0 * w.row_bytes;
+    for (int64_t j = 0; j < panels::kRows; ++j)
+      for (int64_t sb = 0; sb < n_super; ++sb) {
+        const uint8_t* super = panel + sb * kSuperBytes;
+        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
+        for (int64_t c = 0; c < 3; ++c)
+          for (int64_t k = 0; k < 8; ++k)
+            std::memcpy(block + kFileChunkOffset[c] + 4 * k, super + QuantAt(c, k) + j * 4, 4);
+        for (int64_t b = 0; b < kScaleBytes; ++b)
+          block[kFileScaleOffset + b] = super[kScaleOffset + b * panels::kRows + j];
+        std::memcpy(block + kFileDOffset, super + kDOffset + 2 * j, 2);
+      }
+  }
+}
+
 }  // namespace
 
 void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
-  if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K || w.type == GgmlType::kQ6_K) {
+  if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K || w.type == GgmlType::kQ6_K ||
+      w.type == GgmlType::kQ3_K) {
     RIDGE_CHECK(w.panels && w.row_bytes == RowBytes(w.type, w.n_cols));
-    return w.type == GgmlType::kQ6_K ? UnpackQ6KPanels(w, rows) : UnpackQ4KPanels(w, rows);
+    if (w.type == GgmlType::kQ6_K) return UnpackQ6KPanels(w, rows);
+    if (w.type == GgmlType::kQ3_K) return UnpackQ3KPanels(w, rows);
+    return UnpackQ4KPanels(w, rows);
   }
   const panels::Format* f = FormatOf(w.type);
   RIDGE_CHECK(w.panels && f != nullptr && f->file_block_bytes == static_cast<int64_t>(TraitsOf(w.type).block_bytes));

@@ -1,6 +1,6 @@
 #pragma once
 // Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K,
-// Q5_K and Q6_K, see the end) take in memory once they are repacked at load
+// Q5_K, Q6_K and Q3_K, see the end) take in memory once they are repacked at load
 // (kernels::RepackInPlace), and the layout the AVX-512
 // panel kernels read (and AVX2's for Q8_0 and Q4_0, a 32-byte quarter of
 // 8 rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
@@ -139,5 +139,34 @@ constexpr int64_t QuantAt(int64_t c, int64_t k) {
 constexpr int64_t kCodeBlockBytes = 8 * kRows * 4;
 constexpr int64_t kStretchSuper = 2;  // 16 KiB of codes: in L1
 }  // namespace q6k
+
+// Q3_K (matmul_q6k_avx2.cc, whose packer writes it, and matmul_q6k_avx512.cc,
+// which read it with Q6_K's steps: w = d·sc_g·(c − 4), c = q | hbit << 2):
+// per super-block of 256 columns, 3520 bytes = 32 rows × the file's 110,
+// one after the other:
+//   f16 [32 rows] d
+//   u8  [12 bytes b][32 rows j]             the rows' packed 6-bit scales, byte b
+//   u8  [8 groups k][3 chunks][32 rows j][4] file bytes of row j: chunk 0, 1 the
+//                      qs bytes 32h + 4k + i (h = chunk), chunk 2 the hmask bytes 4k + i
+// so element 128h + 32m + 4k + i (m = 0..3) is bits 2m, 2m + 1 of chunk h
+// with bit 4h + m of chunk 2 above them: one 64-byte load of each chunk gives
+// 16 rows' (a 32-byte load 8 rows') codes of group k for all 8 element sets,
+// a row per int32 lane, and decode reads a super-block strictly forward. The
+// scales stay packed (16 unpacked bytes would not fit the file's 110 a row).
+namespace q3k {
+constexpr int64_t kFileBlockBytes = 110;  // hmask[32], qs[64], scales[12], d
+constexpr int64_t kFileQsOffset = 32;
+constexpr int64_t kFileScaleOffset = 96;
+constexpr int64_t kFileDOffset = 108;
+constexpr int64_t kScaleBytes = 12;  // per row
+constexpr int64_t kDOffset = 0;
+constexpr int64_t kScaleOffset = 2 * kRows;
+constexpr int64_t kQuantOffset = kScaleOffset + kScaleBytes * kRows;  // 448
+constexpr int64_t kGroupBytes = kRows * 4;                            // one chunk's group k of 32 rows
+constexpr int64_t kSuperBytes = kQuantOffset + 8 * 3 * kGroupBytes;
+static_assert(kSuperBytes == kRows * kFileBlockBytes);
+// Offset of row 0's 4 bytes of chunk c (0, 1: qs half c; 2: hmask), group k.
+constexpr int64_t QuantAt(int64_t c, int64_t k) { return kQuantOffset + (k * 3 + c) * kGroupBytes; }
+}  // namespace q3k
 
 }  // namespace ridge::kernels::panels
