@@ -89,14 +89,14 @@ TEST(MatMulBatchInvariance, RepackedQuantizedTypes) {
       for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
 }
 
-// The K-quants' weight panels, 256-column super-blocks: Q4_K, Q5_K, Q6_K and Q3_K
+// The K-quants' weight panels, 256-column super-blocks: Q4_K, Q5_K, Q6_K, Q3_K and Q2_K
 // (one layout each for AVX2 and AVX-512), read in place where the ISA has their
 // kernels, unpacked under the others.
 TEST(MatMulBatchInvariance, RepackedKQuants) {
   uint32_t seed = 40;
   std::mt19937 rng(1);
   int checked = 0;
-  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K}) {
+  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kQ2_K}) {
     if (!CanRepack(RandomWeights(type, 32, 256, rng).matrix)) continue;
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
@@ -128,15 +128,15 @@ std::vector<Isa> WiderThanAvx2() {
   return wider;
 }
 
-// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K and Q3_K take the same float steps on AVX2, AVX-512
+// Q8_0, Q4_0 and the K-quants but IQ4_XS take the same float steps on AVX2, AVX-512
 // and AMX tiles (the int8 activations are the same bytes, the block sums are
 // exact): a model gives the same bits on every kind of machine.
 TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
   if (WiderThanAvx2().empty()) GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 300;
   ThreadPool pool(2);
-  for (GgmlType type :
-       {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kQ3_K, GgmlType::kQ2_K})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {13, 70})
         for (int64_t n_tokens : {1, 5, 40, 67}) {
@@ -165,8 +165,8 @@ TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512Repacked) {
   if (WiderThanAvx2().empty()) GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 400;
   ThreadPool pool(2);
-  for (GgmlType type :
-       {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kQ3_K, GgmlType::kQ2_K})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_tokens : {1, 2, 3, 5, 40, 67}) {
         std::mt19937 rng(seed++);

@@ -19,11 +19,13 @@
 namespace ridge::kernels {
 namespace {
 
-constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4,
-                                    GgmlType::kQ4_K, GgmlType::kQ5_K,  GgmlType::kQ6_K,   GgmlType::kQ3_K};
+constexpr GgmlType kPanelTypes[] = {GgmlType::kQ8_0,  GgmlType::kQ4_0, GgmlType::kIQ4_NL,
+                                    GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                                    GgmlType::kQ6_K,  GgmlType::kQ3_K, GgmlType::kQ2_K};
 
 bool IsKQuant(GgmlType type) {
-  return type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kQ3_K;
+  return type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kQ3_K ||
+         type == GgmlType::kQ2_K;
 }
 
 // Whether isa has weight-panel kernels for type: AVX-512 for all of
@@ -85,7 +87,7 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
       m.matrix.panels = true;
       EXPECT_FALSE(CanRepack(m.matrix)) << "already repacked";
     }
-    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kQ2_K, 64, 256, rng).matrix));
+    EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kIQ4_XS, 64, 256, rng).matrix));
     EXPECT_FALSE(CanRepack(RandomWeights(GgmlType::kF16, 64, 64, rng).matrix));
     ClearIsaOverride();
   }
@@ -112,8 +114,8 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
 TEST(Repack, Avx2AndAvx512PackTheSameBytes) {
   if (HardwareIsa() < Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
   std::mt19937 rng(6);
-  for (GgmlType type :
-       {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kQ3_K, GgmlType::kQ2_K})
     for (const auto& shape : ShapesOf(type)) {
       const Weights m = RandomWeights(type, shape[0], shape[1], rng);
       EXPECT_EQ(Repacked(m, Isa::kAvx2).bytes, Repacked(m, Isa::kAvx512).bytes)
@@ -166,6 +168,7 @@ TEST(Repack, KQuantCodesAtTheirLargestKeepExactSums) {
     m.bytes.assign(static_cast<size_t>(row_bytes * n_rows), 0xff);
     const std::vector<int> f16_offsets = type == GgmlType::kQ6_K   ? std::vector<int>{208}
                                          : type == GgmlType::kQ3_K ? std::vector<int>{108}
+                                         : type == GgmlType::kQ2_K ? std::vector<int>{80, 82}
                                                                    : std::vector<int>{0, 2};
     const uint16_t h = F32ToF16(0.01f);
     for (int64_t b = 0; b < n_rows * n_cols / kQK_K; ++b)

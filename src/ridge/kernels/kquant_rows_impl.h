@@ -1,8 +1,8 @@
 #pragma once
 // The K-quant rows path shared by matmul_kquant_avx2.cc and
 // matmul_kquant_avx512.cc: the prepared activation layout, small helpers,
-// the file-layout rows tile of Q6_K and Q3_K (at the end), and
-// the Q2_K and IQ4_XS tiles written once against the including
+// the file-layout rows tile of Q6_K, Q3_K and Q2_K (at the end), and
+// the IQ4_XS tile written once against the including
 // file's 256-bit integer dot D::DotAdd(acc, u8, s8) (acc + per int32 lane the
 // Σ of 4 products; vpdpbusd, or vpmaddubsw + vpmaddwd where every pair sum
 // must stay below 2¹⁵: then codes must be ≤ 127 against |x| ≤ 127, and
@@ -34,7 +34,7 @@ int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
 //   d      float [n_blocks]          scale of each 32-block
 //   dsum   float [n_blocks]          d·Σq of each 32-block (Q4_K, Q5_K mins)
 //   bias   int32 [n_blocks][8]       −32·Σ of each 4-byte lane (Q6_K, Q3_K)
-//   gsum   float [n_blocks][2]       d·Σq of each 16 elements (Q2_K mins)
+//   gsum   float [n_blocks][2]       d·Σq of each 16 elements (Q2_K's mins)
 //   gbias  int32 [n_blocks][2]       −32·Σq of each 16 elements (Q6_K's and Q3_K's weight panels)
 struct ActLayout {
   int64_t n_blocks, d_off, dsum_off, bias_off, gsum_off, gbias_off, bytes;
@@ -55,6 +55,7 @@ struct TokenActs {
   const float* d = nullptr;
   const float* dsum = nullptr;
   const int32_t* bias = nullptr;
+  const float* gsum = nullptr;
   const int32_t* gbias = nullptr;
   TokenActs() = default;
   TokenActs(const uint8_t* row, const ActLayout& layout)
@@ -62,6 +63,7 @@ struct TokenActs {
         d(reinterpret_cast<const float*>(row + layout.d_off)),
         dsum(reinterpret_cast<const float*>(row + layout.dsum_off)),
         bias(reinterpret_cast<const int32_t*>(row + layout.bias_off)),
+        gsum(reinterpret_cast<const float*>(row + layout.gsum_off)),
         gbias(reinterpret_cast<const int32_t*>(row + layout.gbias_off)) {}
 };
 
@@ -93,12 +95,6 @@ float F16At(const uint8_t* p) {
 }
 
 __m256 Lane(__m256 v, int i) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i)); }
-
-// Lanes 0..3 take v's lane 2j, lanes 4..7 its lane 2j + 1 (the two 16-groups of a 32-chunk).
-__m256 GroupPair(__m256 v, int j) {
-  return _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(2 * j, 2 * j, 2 * j, 2 * j, 2 * j + 1, 2 * j + 1, 2 * j + 1,
-                                                       2 * j + 1));
-}
 
 // The 8 6-bit scales and 8 mins of a Q4_K / Q5_K super-block, as floats
 // (ggml's get_scale_min_k4, all at once, in vector registers: scalar pieces
@@ -142,15 +138,7 @@ struct SuperActs {
   const int8_t* q;      // [256]
   const float* d;       // [8]
   const float* dsum;    // [8]
-  const float* gsum;    // [16]
 };
-
-// x's scale per 16-group of a super-block: lanes g of [0] and g − 8 of [1] hold d of 32-block g / 2.
-void GroupScales(const float* xd, __m256 out[2]) {
-  const __m256 d = _mm256_loadu_ps(xd);
-  out[0] = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
-  out[1] = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
-}
 
 // The 16 6-bit Q3_K scales, unbiased, as int8 (group g's low 4 bits in byte
 // g % 8 at bit 4·(g / 8), its high 2 bits in byte 8 + g % 4 at bit 2·(g / 4)).
@@ -165,46 +153,6 @@ __m128i Q3KScales(const uint8_t* block) {
   const __m128i high = _mm_and_si128(_mm_srlv_epi32(high_word, _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3));
   return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi32(high, 4)), _mm_set1_epi8(32));
 }
-
-// Q2_K: w = d·sc_g·q − dmin·m_g, q 2-bit in 16 groups of 16 (4-bit sc, m).
-// Chunk c = 4·h + j is qs[32h..32h+31] at bits 2j. The mins meet the
-// 16-group sums of x: two FMAs per super-block.
-struct Q2K {
-  static constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
-  struct Decoded {
-    __m256i q[8];
-    __m256 sc[2];  // d·sc of groups 0..7 and 8..15
-    __m256 mn[2];  // dmin·m
-  };
-  template <typename D>
-  static void Decode(const uint8_t* block, Decoded& out) {
-    const __m128i sm = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
-    const __m128i sc = _mm_and_si128(sm, _mm_set1_epi8(0x0f));
-    const __m128i mn = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0f));
-    const __m256 d = _mm256_set1_ps(F16At(block + 80)), dmin = _mm256_set1_ps(F16At(block + 82));
-    out.sc[0] = _mm256_mul_ps(I8x8ToFloat(sc), d);
-    out.sc[1] = _mm256_mul_ps(I8x8ToFloat(_mm_srli_si128(sc, 8)), d);
-    out.mn[0] = _mm256_mul_ps(I8x8ToFloat(mn), dmin);
-    out.mn[1] = _mm256_mul_ps(I8x8ToFloat(_mm_srli_si128(mn, 8)), dmin);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i qs = Load256(block + 16 + 32 * h);
-      for (int j = 0; j < 4; ++j) out.q[4 * h + j] = Crumbs(qs, 2 * j);
-    }
-  }
-  template <typename D>
-  static __m256 Accumulate(const Decoded& w, const SuperActs& x, __m256 acc) {
-    __m256 xg[2];
-    GroupScales(x.d, xg);
-    const __m256 s[2] = {_mm256_mul_ps(w.sc[0], xg[0]), _mm256_mul_ps(w.sc[1], xg[1])};
-#pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) {
-      const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], Load256(x.q + 32 * c));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), GroupPair(s[c / 4], c % 4), acc);
-    }
-    acc = _mm256_fnmadd_ps(w.mn[0], _mm256_loadu_ps(x.gsum), acc);
-    return _mm256_fnmadd_ps(w.mn[1], _mm256_loadu_ps(x.gsum + 8), acc);
-  }
-};
 
 // IQ4_XS: w = d·(ls_s − 32)·level[q], 8 sub-blocks of 32, q 4-bit indexing
 // the IQ4_NL levels. Where D::DotAdd takes any unsigned byte (VNNI) the dot
@@ -287,7 +235,6 @@ void KQuantTile(const MatView& w, const ActLayout& layout, const ActView& acts, 
       x[t].q = reinterpret_cast<const int8_t*>(token[t]) + sb * kQK_K;
       x[t].d = reinterpret_cast<const float*>(token[t] + layout.d_off) + sb * 8;
       x[t].dsum = reinterpret_cast<const float*>(token[t] + layout.dsum_off) + sb * 8;
-      x[t].gsum = reinterpret_cast<const float*>(token[t] + layout.gsum_off) + sb * 16;
     }
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
@@ -323,14 +270,17 @@ void KQuantRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t
   }
 }
 
-// ---- Q6_K and Q3_K, file layout ---------------------------------------------
+// ---- Q6_K, Q3_K and Q2_K, file layout ----------------------------------------
 // The rows tile of matmul_q6k_avx512.cc and matmul_q6k_avx2.cc, in the float
-// steps every path of both ISAs takes for the two types (the same bits, file
-// layout or weight panels): w = d·sc_g·(c − z) in 16 groups g of 16, int8
-// sc_g; per (row, token) and x's 32-block b in order,
+// steps every path of both ISAs takes for the three types (the same bits,
+// file layout or weight panels): w = d·sc_g·(c − z) − dmin·m_g in 16 groups g
+// of 16, int8 sc_g (m_g: Q2_K's only); per (row, token) and x's 32-block b
+// in order,
 //   I_b = sc_2b·S_2b + sc_2b+1·S_2b+1   (exact int32, S_g = Σ(c − z)·x)
 //   acc = fma(float(I_b), d·d_x(b), acc)
-// F: the type's form (Q6KForm: c 6-bit, z = 32; Q3KForm: c 3-bit, z = 4).
+//   acc = fnmadd(dmin·m_g, gsum_g, acc), g = 2b, 2b + 1  (Q2_K; gsum_g = d_x·Σx of g)
+// F: the type's form (Q6KForm: c 6-bit, z = 32; Q3KForm: c 3-bit, z = 4;
+// Q2KForm: c 2-bit, z = 0, with mins).
 // S: the including file's steps (DotAdd as D's above, codes ≤ 63; the
 // 8-vector SumHalvesOf8 and Transpose8x8 of its ISA's simd header).
 //
@@ -356,6 +306,7 @@ void EvenOddScales(__m128i sc, __m256i* even, __m256i* odd) {
 struct Q6KForm {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
   static constexpr int64_t kDOffset = 208;
+  static constexpr bool kMins = false;
   static void Scales(const uint8_t* block, __m256i* even, __m256i* odd) {
     EvenOddScales(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)), even, odd);
   }
@@ -377,12 +328,37 @@ struct Q6KForm {
 struct Q3KForm {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
   static constexpr int64_t kDOffset = 108;
+  static constexpr bool kMins = false;
   static void Scales(const uint8_t* block, __m256i* even, __m256i* odd) { EvenOddScales(Q3KScales(block), even, odd); }
   static void Codes(const uint8_t* block, int h, __m256i q[4]) {
     const __m256i hmask = Load256(block), qs = Load256(block + 32 + 32 * h);
     for (int j = 0; j < 4; ++j) q[j] = _mm256_or_si256(Crumbs(qs, 2 * j), BitOfBytes(hmask, 4 * h + j, 2));
   }
   static __m256i Bias(const int32_t* bias32) { return _mm256_srai_epi32(Load256(bias32), 3); }  // exact: 32 | bias
+};
+
+// Q2_K: scales[16] (sc | m << 4), qs[64], d, dmin; c = 2 bits of qs, z = 0, and the mins.
+struct Q2KForm {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
+  static constexpr int64_t kDOffset = 80;
+  static constexpr bool kMins = true;
+  static void Scales(const uint8_t* block, __m256i* even, __m256i* odd) {
+    EvenOddScales(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block)), _mm_set1_epi8(0x0f)), even,
+                  odd);
+  }
+  static void Codes(const uint8_t* block, int h, __m256i q[4]) {
+    const __m256i qs = Load256(block + 16 + 32 * h);
+    for (int j = 0; j < 4; ++j) q[j] = Crumbs(qs, 2 * j);
+  }
+  static __m256i Bias(const int32_t* /*bias32*/) { return _mm256_setzero_si256(); }
+  // dmin·m of groups 0..7 and 8..15.
+  static void Mins(const uint8_t* block, __m256 mins[2]) {
+    const __m128i m = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block)), 4),
+                                    _mm_set1_epi8(0x0f));
+    const __m256 dmin = _mm256_set1_ps(F16At(block + 82));
+    mins[0] = _mm256_mul_ps(I8x8ToFloat(m), dmin);
+    mins[1] = _mm256_mul_ps(I8x8ToFloat(_mm_srli_si128(m, 8)), dmin);
+  }
 };
 
 template <typename F, typename S, int kR, int kT>
@@ -403,6 +379,7 @@ void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
     for (int p = 0; p < kPrefetchLines; ++p)
       _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * kBlockBytes + p * 64), _MM_HINT_T1);
     __m256 fi[kT][kTileRows];  // [token][row]: lane b = float(I_b)
+    __m256 mins[2][kTileRows];  // Q2_K: [groups 0-7, 8-15][row]: lane g = dmin·m_g
     alignas(16) uint16_t d16[kTileRows];
 #pragma GCC unroll 8
     for (int i = 0; i < kTileRows; ++i) {
@@ -410,7 +387,14 @@ void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
       std::memcpy(&d16[i], block + F::kDOffset, 2);
       if (i >= kR) {
         for (int t = 0; t < kT; ++t) fi[t][i] = fi[t][kR - 1];
+        if constexpr (F::kMins) mins[0][i] = mins[0][kR - 1], mins[1][i] = mins[1][kR - 1];
         continue;
+      }
+      if constexpr (F::kMins) {
+        __m256 m[2];
+        F::Mins(block, m);
+        mins[0][i] = m[0];
+        mins[1][i] = m[1];
       }
       __m256i sc_even, sc_odd;
       F::Scales(block, &sc_even, &sc_odd);
@@ -436,12 +420,23 @@ void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
       }
     }
     const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));  // rows in lanes
+    if constexpr (F::kMins) {
+      S::Transpose8x8(mins[0]);  // [group g]: rows in lanes
+      S::Transpose8x8(mins[1]);  // [group 8 + g]
+    }
 #pragma GCC unroll 4
     for (int t = 0; t < kT; ++t) {
       S::Transpose8x8(fi[t]);  // [block b]: rows in lanes
 #pragma GCC unroll 8
-      for (int b = 0; b < 8; ++b)
+      for (int b = 0; b < 8; ++b) {
         acc[t] = _mm256_fmadd_ps(fi[t][b], _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[sb * 8 + b])), acc[t]);
+        if constexpr (F::kMins) {
+          for (int gi = 0; gi < 2; ++gi) {
+            const int g = 2 * b + gi;
+            acc[t] = _mm256_fnmadd_ps(mins[g / 8][g % 8], _mm256_set1_ps(tok[t].gsum[sb * 16 + g]), acc[t]);
+          }
+        }
+      }
     }
   }
   const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(kR), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -457,7 +452,8 @@ void Q6KRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, in
   for (; r < r_end; ++r) Q6KRowsTile<F, S, 1, kT>(w, layout, acts, r, y, y_stride);
 }
 
-// TypeKernels::rows of Q6_K (F = Q6KForm) or Q3_K (Q3KForm) on the file's layout, up to 4 tokens per pass.
+// TypeKernels::rows of Q6_K (F = Q6KForm), Q3_K (Q3KForm) or Q2_K (Q2KForm) on the file's layout, up to 4 tokens
+// per pass.
 template <typename F, typename S>
 void Q6KFileRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
                  int64_t y_stride) {

@@ -1,10 +1,10 @@
-// K-quant MatMul for AVX2 (+ FMA, F16C): Q2_K and IQ4_XS from
+// K-quant MatMul for AVX2 (+ FMA, F16C): IQ4_XS from
 // kquant_rows_impl.h; Q4_K and Q5_K here: matmul_kquant_avx512.cc with
 // vpmaddubsw + vpmaddwd in place of vpdpbusd (unsigned weights ≤ 31 against
 // int8 activations: pairs ≤ 2·31·127 < 2¹⁵, nothing saturates; the high
 // nibble is therefore shifted down rather than used in place). Sums of
-// several pairs stay int16 only for Q4_K (codes ≤ 15). Q6_K and Q3_K have
-// their own file (matmul_q6k_avx2.cc); this one holds the activation
+// several pairs stay int16 only for Q4_K (codes ≤ 15). Q6_K, Q3_K and Q2_K
+// have their own file (matmul_q6k_avx2.cc); this one holds the activation
 // preparation every K-quant kernel of this ISA shares, theirs included.
 //
 // Rows path (decode): activations quantized once per call to int8 blocks of
@@ -323,8 +323,8 @@ const TypeKernels* Avx2KQuantKernels(GgmlType type) {
     case GgmlType::kQ4_K: return &kQ4KKernels<false>;
     case GgmlType::kQ5_K: return &kQ4KKernels<true>;
     case GgmlType::kQ6_K:
-    case GgmlType::kQ3_K: return Avx2Q6KKernels(type, /*repacked=*/false);
-    case GgmlType::kQ2_K: return &kKernels<Q2K>;
+    case GgmlType::kQ3_K:
+    case GgmlType::kQ2_K: return Avx2Q6KKernels(type, /*repacked=*/false);
     case GgmlType::kIQ4_XS: return &kKernels<IQ4XS>;
     default: return nullptr;
   }

@@ -1,7 +1,7 @@
-// K-quant MatMul for AVX-512 (VNNI): Q4_K and Q5_K here, Q2_K and IQ4_XS
+// K-quant MatMul for AVX-512 (VNNI): Q4_K and Q5_K here, IQ4_XS
 // from kquant_rows_impl.h with vpdpbusd as their dot, and the activation
-// preparation every K-quant kernel of this ISA shares (Q6_K's and Q3_K's
-// included: matmul_q6k_avx512.cc).
+// preparation every K-quant kernel of this ISA shares (Q6_K's, Q3_K's and
+// Q2_K's included: matmul_q6k_avx512.cc).
 //
 // Rows path (decode): activations quantized once per call to int8 blocks of
 // 32 with a float scale (as for Q8_0/Q4_0); each 32-element piece of a
@@ -321,8 +321,8 @@ const TypeKernels* Avx512KQuantKernels(GgmlType type) {
     case GgmlType::kQ4_K: return &kQ4KKernels<false>;
     case GgmlType::kQ5_K: return &kQ4KKernels<true>;
     case GgmlType::kQ6_K:
-    case GgmlType::kQ3_K: return Avx512Q6KKernels(type, /*repacked=*/false);
-    case GgmlType::kQ2_K: return &kKernels<Q2K>;
+    case GgmlType::kQ3_K:
+    case GgmlType::kQ2_K: return Avx512Q6KKernels(type, /*repacked=*/false);
     case GgmlType::kIQ4_XS: return &kKernels<IQ4XS>;
     default: return nullptr;
   }

@@ -1,19 +1,21 @@
-// Q6_K and Q3_K on AVX2 (+ FMA, F16C): the float steps of
+// Q6_K, Q3_K and Q2_K on AVX2 (+ FMA, F16C): the float steps of
 // matmul_q6k_avx512.cc, so every path of both ISAs gives the same bits
 // whichever layout, path or batch. Weights repacked at load into the panel
-// layouts of weight_panels.h (q6k, q3k, packed here: an AVX-512 CPU runs these
-// packers too) are multiplied in place by the panel tiles; weights in the
-// file's layout (--mmap) take a rows tile for 1-4 tokens and panels packed
-// per call from 5 on.
+// layouts of weight_panels.h (q6k, q3k, q2k, packed here: an AVX-512 CPU runs
+// these packers too) are multiplied in place by the panel tiles; weights in
+// the file's layout (--mmap) take a rows tile for 1-4 tokens and panels
+// packed per call from 5 on.
 //
-// w = d·sc_g·(c − z), 16 groups g of 16 elements with an int8 scale: Q6_K's
-// c 6-bit, z = 32; Q3_K's c = its 2 bits of qs with a bit of hmask above,
-// z = 4, and sc its 6-bit scale − 32. Each group's sum starts from −z·Σx of
-// the group (the activations' gbias, −32·Σx, shifted down for Q3_K), so it
-// is S_g = Σ(c − z)·x, exact. Steps per (row, token), x's 32-blocks b in
-// order (d: b's super-block's):
+// w = d·sc_g·(c − z) − dmin·m_g, 16 groups g of 16 elements with an int8
+// scale: Q6_K's c 6-bit, z = 32; Q3_K's c = its 2 bits of qs with a bit of
+// hmask above, z = 4, and sc its 6-bit scale − 32; Q2_K's c 2-bit, z = 0,
+// sc 4-bit, and a 4-bit min m_g (the others have none). Each group's sum
+// starts from −z·Σx of the group (from the activations' gbias, −32·Σx), so
+// it is S_g = Σ(c − z)·x, exact. Steps per (row, token), x's 32-blocks b in
+// order (d, dmin: b's super-block's):
 //   I_b = sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1}     exact int32 (|I_b| < 2²⁶)
 //   acc = fma(float(I_b), d·d_x(b), acc)
+//   acc = fnmadd(dmin·m_g, gsum_g, acc), g = 2b, 2b + 1   (Q2_K; gsum_g = d_x·Σx of g)
 //
 // Products: vpmaddubsw of codes (≤ 63, unsigned) against int8 activations
 // (|x| ≤ 127): a word holds 2 products, |·| ≤ 16002, so two chunk groups'
@@ -41,9 +43,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ridge/kernels/kquant_group_scales_impl.h"
 #include "ridge/kernels/kquant_rows_impl.h"
 #include "ridge/kernels/matmul_isa.h"
-#include "ridge/kernels/q3k_panel_scales_impl.h"
 #include "ridge/kernels/weight_panels.h"
 
 namespace ridge::kernels::internal {
@@ -147,6 +149,47 @@ inline __attribute__((always_inline)) __m256i Q3Codes(__m256i qs, __m256i hm) {
   return _mm256_or_si256(_mm256_and_si256(low, _mm256_set1_epi8(3)), _mm256_and_si256(high, _mm256_set1_epi8(4)));
 }
 
+// Q2_K's rows [r_begin, r_begin + 32) of w into its panel layout (q2k); rows
+// past w.n_rows are zeros.
+void PackQ2KPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  using namespace panels::q2k;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    uint8_t* out = panel + sb * kSuperBytes;
+    for (int q = 0; q < kQuarters; ++q) {
+      const uint8_t* rows[kQuarterRows];
+      for (int i = 0; i < kQuarterRows; ++i) {
+        const int64_t r = r_begin + q * kQuarterRows + i;
+        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      }
+      for (int h = 0; h < 2; ++h) {
+        __m256i v[kQuarterRows];  // [k] = the 8 rows' group k of qs chunk h
+        avx2::LoadTransposed8(rows, kFileQsOffset + 32 * h, v);
+        for (int k = 0; k < 8; ++k)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + QuantAt(h, k) + q * kQuarterRows * 4), v[k]);
+      }
+    }
+    for (int64_t j = 0; j < kPanelRows; ++j) {
+      const int64_t r = r_begin + j;
+      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+      for (int64_t g = 0; g < kGroups; ++g) out[kScaleOffset + g * kPanelRows + j] = block ? block[g] : 0;
+      if (block) {
+        std::memcpy(out + kDOffset + 2 * j, block + kFileDOffset, 2);
+        std::memcpy(out + kDminOffset + 2 * j, block + kFileDminOffset, 2);
+      } else {
+        std::memset(out + kDOffset + 2 * j, 0, 2);
+        std::memset(out + kDminOffset + 2 * j, 0, 2);
+      }
+    }
+  }
+}
+
+// The 2-bit codes of element set m (0..3): bits 2m, 2m + 1 of qs.
+template <int kM>
+inline __attribute__((always_inline)) __m256i Q2Codes(__m256i qs) {
+  return _mm256_and_si256(kM == 0 ? qs : _mm256_srli_epi16(qs, 2 * kM), _mm256_set1_epi8(3));
+}
+
 // A token's 4 activation bytes at q, broadcast to every int32 lane.
 inline __attribute__((always_inline)) __m256i Broadcast4(const int8_t* q) {
   int32_t x4;
@@ -155,14 +198,12 @@ inline __attribute__((always_inline)) __m256i Broadcast4(const int8_t* q) {
 }
 
 // One group's Σ c·x of a quarter (8 rows in lanes) and one token: chunk
-// groups k0 .. k0 + 3 (3 chunks a group in both layouts, so each
-// 3·kGroupBytes past the last), codes(a, b) of the bytes at `a` and `b`.
-// Two groups' words summed in int16 (≤ 32004), then widened.
-template <typename Codes>
+// groups k0 .. k0 + 3, each kNextGroup bytes past the last, codes(a, b) of
+// the bytes at `a` and `b`. Two groups' words summed in int16 (≤ 32004),
+// then widened.
+template <int64_t kNextGroup, typename Codes>
 inline __attribute__((always_inline)) __m256i GroupDot(const uint8_t* a, const uint8_t* b, const int8_t* x,
                                                        Codes codes) {
-  constexpr int64_t kNextGroup = 3 * panels::q6k::kGroupBytes;
-  static_assert(kNextGroup == 3 * panels::q3k::kGroupBytes);
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i sum = _mm256_setzero_si256();
   for (int k = 0; k < 4; k += 2) {
@@ -209,7 +250,7 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
             const int k0 = 4 * gi;
             const __m256i s = _mm256_add_epi32(
                 _mm256_set1_epi32(tok.gbias[2 * b + gi]),
-                GroupDot(quant + QuantAt(2 * fh + kM % 2, k0), quant + QuantAt(4 + fh, k0),
+                GroupDot<3 * kGroupBytes>(quant + QuantAt(2 * fh + kM % 2, k0), quant + QuantAt(4 + fh, k0),
                          tok.q + b * kActBlock + 4 * k0, [](__m256i ql, __m256i qh) { return Codes<kM>(ql, qh); }));
             const int64_t g = 8 * fh + 2 * kM + gi;  // the super-block's group
             const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(
@@ -233,46 +274,58 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
   }
 }
 
-// Q3_K's panel × 1 token: Tile1's steps and order on Q3_K's panel (q3k),
-// the scales decoded a super-block at a time, a file half's codes from its
-// qs chunk and the hmask chunk (the half a template argument: each code's
-// hmask bit a fixed shift away).
-void Q3KTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
-              int64_t n_valid_rows) {
-  using namespace panels::q3k;
+// Q3_K's or Q2_K's panel × 1 token (P: Q3KPanels, Q2KPanels below): Tile1's
+// steps and order, the scales (and Q2_K's mins, each block's fma followed by
+// its two groups') decoded a super-block at a time, a file half's codes from
+// its qs chunk (and Q3_K's hmask chunk; the half a template argument: each
+// code's hmask bit a fixed shift away).
+template <typename P>
+void SmallCodesTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
+                     int64_t n_valid_rows) {
+  constexpr int64_t kLinesPerStep = (P::kSuperBytes / 64 + 7) / 8;  // Q3_K 7, Q2_K 6
   const TokenActs tok(acts, layout);
   __m256 acc[kQuarters];
   for (int q = 0; q < kQuarters; ++q) acc[q] = _mm256_setzero_ps();
-  alignas(32) int8_t scales[kQ3KScaleBytes];
+  GroupScales scales;
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
-    DecodeQ3KScaleBytes(p, scales);
+    const uint8_t* p = panel + sb * P::kSuperBytes;
+    P::DecodeScales(p, scales);
     auto half = [&]<int kH>() {
       const int64_t b0 = sb * 8 + 4 * kH;  // x's block of m = 0
 #pragma GCC unroll 4
       for (int q = 0; q < kQuarters; ++q) {
-        // The next super-block into L2, as Tile1: its 55 lines, 7 a step.
-        const uint8_t* ahead = p + kSuperBytes + (kH * kQuarters + q) * 7 * 64;
+        // The next super-block into L2, as Tile1, over this one's 8 steps.
+        const uint8_t* ahead = p + P::kSuperBytes + (kH * kQuarters + q) * kLinesPerStep * 64;
 #pragma GCC unroll 1
-        for (int l = 0; l < 7; ++l) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
-        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
+        for (int l = 0; l < kLinesPerStep; ++l)
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+        static_assert(panels::q3k::kDOffset == 0 && panels::q2k::kDOffset == 0);
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * q)));
         const uint8_t* quant = p + q * kQuarterRows * 4;
         auto block = [&]<int kM>() {
           const int64_t b = b0 + kM;
           __m256i scaled;
           for (int gi = 0; gi < 2; ++gi) {
             const int k0 = 4 * gi;
-            const __m256i s = _mm256_add_epi32(
-                _mm256_set1_epi32(tok.gbias[2 * b + gi] >> 3),  // −4·Σx: exact
-                GroupDot(quant + QuantAt(kH, k0), quant + QuantAt(2, k0), tok.q + b * kActBlock + 4 * k0,
-                         [](__m256i qs, __m256i hm) { return Q3Codes<kH, kM>(qs, hm); }));
+            const __m256i s =
+                _mm256_add_epi32(_mm256_set1_epi32(P::Bias(tok.gbias[2 * b + gi])),
+                                 GroupDot<P::kNextGroup>(
+                                     quant + P::QsAt(kH, k0), quant + P::HmAt(kH, k0), tok.q + b * kActBlock + 4 * k0,
+                                     [](__m256i qs, __m256i hm) { return P::template Codes<kH, kM>(qs, hm); }));
             const int64_t g = 8 * kH + 2 * kM + gi;  // the super-block's group
             const __m256i sc = _mm256_cvtepi8_epi32(
-                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales + g * kPanelRows + q * kQuarterRows)));
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales.sc + g * kPanelRows + q * kQuarterRows)));
             const __m256i si = _mm256_mullo_epi32(s, sc);
             scaled = gi == 0 ? si : _mm256_add_epi32(scaled, si);
           }
           acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(scaled), _mm256_mul_ps(d, _mm256_set1_ps(tok.d[b])), acc[q]);
+          if constexpr (P::kMins) {
+            for (int gi = 0; gi < 2; ++gi) {
+              const int64_t g = 8 * kH + 2 * kM + gi;
+              acc[q] = _mm256_fnmadd_ps(_mm256_load_ps(scales.mins + g * kPanelRows + q * kQuarterRows),
+                                        _mm256_set1_ps(tok.gsum[2 * b + gi]), acc[q]);
+            }
+          }
         };
         block.template operator()<0>();
         block.template operator()<1>();
@@ -317,56 +370,81 @@ void DecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* c
   }
 }
 
-// Q3_K's DecodeStretch: the same code layout from Q3_K's panel (codes 0..7),
-// and scales[(sb − sb0)·kQ3KScaleBytes ..] ← each super-block's decoded scales.
-void Q3KDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* scales) {
-  using namespace panels::q3k;
-  constexpr int64_t kCodeBlockBytes = panels::q6k::kCodeBlockBytes;
+// Q3_K's and Q2_K's DecodeStretch: the same code layout from their panels
+// (codes 0..7, 0..3), and scales[sb − sb0] ← each super-block's decoded
+// scales (and mins). P: Q3KPanels, Q2KPanels below.
+template <typename P>
+void SmallCodesDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, GroupScales* scales) {
+  using panels::q6k::kCodeBlockBytes;
   for (int64_t sb = sb0; sb < sb_end; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
-    DecodeQ3KScaleBytes(p, scales + (sb - sb0) * kQ3KScaleBytes);
+    const uint8_t* p = panel + sb * P::kSuperBytes;
+    P::DecodeScales(p, scales[sb - sb0]);
     uint8_t* out = codes + (sb - sb0) * 8 * kCodeBlockBytes;
     for (int k = 0; k < 8; ++k) {
       for (int q = 0; q < kQuarters; ++q) {
-        const uint8_t* at = p + QuantAt(0, k) + q * kQuarterRows * 4;
-        const __m256i qs0 = Load256(at), qs1 = Load256(at + kGroupBytes), hm = Load256(at + 2 * kGroupBytes);
+        const int64_t rows = q * kQuarterRows * 4;
+        const __m256i qs0 = Load256(p + P::QsAt(0, k) + rows), qs1 = Load256(p + P::QsAt(1, k) + rows);
+        const __m256i hm = Load256(p + P::HmAt(0, k) + rows);
         auto* o = reinterpret_cast<__m256i*>(out + (k * kQuarters + q) * 32);
-        _mm256_store_si256(o + 0 * kCodeBlockBytes / 32, Q3Codes<0, 0>(qs0, hm));
-        _mm256_store_si256(o + 1 * kCodeBlockBytes / 32, Q3Codes<0, 1>(qs0, hm));
-        _mm256_store_si256(o + 2 * kCodeBlockBytes / 32, Q3Codes<0, 2>(qs0, hm));
-        _mm256_store_si256(o + 3 * kCodeBlockBytes / 32, Q3Codes<0, 3>(qs0, hm));
-        _mm256_store_si256(o + 4 * kCodeBlockBytes / 32, Q3Codes<1, 0>(qs1, hm));
-        _mm256_store_si256(o + 5 * kCodeBlockBytes / 32, Q3Codes<1, 1>(qs1, hm));
-        _mm256_store_si256(o + 6 * kCodeBlockBytes / 32, Q3Codes<1, 2>(qs1, hm));
-        _mm256_store_si256(o + 7 * kCodeBlockBytes / 32, Q3Codes<1, 3>(qs1, hm));
+        _mm256_store_si256(o + 0 * kCodeBlockBytes / 32, P::template Codes<0, 0>(qs0, hm));
+        _mm256_store_si256(o + 1 * kCodeBlockBytes / 32, P::template Codes<0, 1>(qs0, hm));
+        _mm256_store_si256(o + 2 * kCodeBlockBytes / 32, P::template Codes<0, 2>(qs0, hm));
+        _mm256_store_si256(o + 3 * kCodeBlockBytes / 32, P::template Codes<0, 3>(qs0, hm));
+        _mm256_store_si256(o + 4 * kCodeBlockBytes / 32, P::template Codes<1, 0>(qs1, hm));
+        _mm256_store_si256(o + 5 * kCodeBlockBytes / 32, P::template Codes<1, 1>(qs1, hm));
+        _mm256_store_si256(o + 6 * kCodeBlockBytes / 32, P::template Codes<1, 2>(qs1, hm));
+        _mm256_store_si256(o + 7 * kCodeBlockBytes / 32, P::template Codes<1, 3>(qs1, hm));
       }
     }
   }
 }
 
-// The two types' panels as the shared steps below see them: a super-block's
-// bytes, −z·Σx from the activations' gbias (−32·Σx), where a super-block's
-// int8 scales [16 groups][32 rows] are (Q6_K: in the panel; Q3_K: decoded
-// beside the codes), and their decode and one-token tiles.
+// The three types' panels as the shared steps below see them: a
+// super-block's bytes, −z·Σx of a group from the activations' gbias (−32·Σx),
+// where a super-block's int8 scales [16 groups][32 rows] are (Q6_K: in the
+// panel; Q3_K, Q2_K: decoded beside the codes), whether mins follow, and
+// their decode and one-token tiles.
 struct Q6KPanels {
   static constexpr int64_t kSuperBytes = panels::q6k::kSuperBytes;
-  static constexpr int kBiasShift = 0;
-  static const int8_t* Scales(const uint8_t* super, const int8_t* /*decoded*/) {
+  static constexpr bool kMins = false;
+  static int32_t Bias(int32_t gbias) { return gbias; }
+  static const int8_t* Scales(const uint8_t* super, const GroupScales& /*decoded*/) {
     return reinterpret_cast<const int8_t*>(super + panels::q6k::kScaleOffset);
   }
-  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* /*scales*/) {
+  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, GroupScales* /*scales*/) {
     DecodeStretch(panel, sb0, sb_end, codes);
   }
   static constexpr auto kTile1 = Tile1;
 };
 struct Q3KPanels {
   static constexpr int64_t kSuperBytes = panels::q3k::kSuperBytes;
-  static constexpr int kBiasShift = 3;  // −4·Σx: exact
-  static const int8_t* Scales(const uint8_t* /*super*/, const int8_t* decoded) { return decoded; }
-  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* scales) {
-    Q3KDecodeStretch(panel, sb0, sb_end, codes, scales);
-  }
-  static constexpr auto kTile1 = Q3KTile1;
+  static constexpr bool kMins = false;
+  static int32_t Bias(int32_t gbias) { return gbias >> 3; }  // −4·Σx: exact
+  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
+  static constexpr auto DecodeScales = DecodeQ3KScales;
+  // SmallCodesTile1's chunks: qs half h and the hmask, group k, 3 chunks a group.
+  static constexpr int64_t kNextGroup = 3 * panels::q3k::kGroupBytes;
+  static constexpr int64_t QsAt(int h, int k) { return panels::q3k::QuantAt(h, k); }
+  static constexpr int64_t HmAt(int /*h*/, int k) { return panels::q3k::QuantAt(2, k); }
+  template <int kH, int kM>
+  static __m256i Codes(__m256i qs, __m256i hm) { return Q3Codes<kH, kM>(qs, hm); }
+  static constexpr auto Decode = SmallCodesDecodeStretch<Q3KPanels>;
+  static constexpr auto kTile1 = SmallCodesTile1<Q3KPanels>;
+};
+struct Q2KPanels {
+  static constexpr int64_t kSuperBytes = panels::q2k::kSuperBytes;
+  static constexpr bool kMins = true;
+  static int32_t Bias(int32_t /*gbias*/) { return 0; }
+  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
+  static constexpr auto DecodeScales = DecodeQ2KScales;
+  // qs half h, group k, 2 chunks a group (no hmask: the qs chunk again).
+  static constexpr int64_t kNextGroup = 2 * panels::q2k::kGroupBytes;
+  static constexpr int64_t QsAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
+  static constexpr int64_t HmAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
+  template <int kH, int kM>
+  static __m256i Codes(__m256i qs, __m256i /*no hmask*/) { return Q2Codes<kM>(qs); }
+  static constexpr auto Decode = SmallCodesDecodeStretch<Q2KPanels>;
+  static constexpr auto kTile1 = SmallCodesTile1<Q2KPanels>;
 };
 
 // Quarter q × kT tokens × the panel's super-blocks [sb0, sb_end), from their
@@ -379,11 +457,12 @@ struct Q3KPanels {
 // masked to the panel's valid rows, so the stretches continue each row's
 // one fma chain exactly.
 template <typename P, int kT>
-void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scales, int64_t sb0, int64_t sb_end, int q,
+void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* scales, int64_t sb0, int64_t sb_end,
+                 int q,
                  const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
                  int64_t n_valid_rows) {
   using panels::q6k::kCodeBlockBytes, panels::q6k::kDOffset;
-  static_assert(panels::q3k::kDOffset == kDOffset);
+  static_assert(panels::q3k::kDOffset == kDOffset && panels::q2k::kDOffset == kDOffset);
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
   const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
@@ -393,7 +472,8 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scale
   for (int t = 0; t < kT; ++t) acc[t] = sb0 == 0 ? _mm256_setzero_ps() : _mm256_maskload_ps(yq + t * y_stride, mask);
   for (int64_t sb = sb0; sb < sb_end; ++sb) {
     const uint8_t* p = panel + sb * P::kSuperBytes;
-    const int8_t* sc_super = P::Scales(p, scales + (sb - sb0) * kQ3KScaleBytes);
+    const GroupScales& decoded = scales[sb - sb0];
+    const int8_t* sc_super = P::Scales(p, decoded);
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kDOffset + 16 * q)));
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
@@ -409,9 +489,8 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scale
       }
       __m256i i_b[kT];
       for (int t = 0; t < kT; ++t)
-        i_b[t] =
-            _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b] >> P::kBiasShift), sc32[0]),
-                             _mm256_mullo_epi32(_mm256_set1_epi32(tok[t].gbias[2 * b + 1] >> P::kBiasShift), sc32[1]));
+        i_b[t] = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(P::Bias(tok[t].gbias[2 * b])), sc32[0]),
+                                  _mm256_mullo_epi32(_mm256_set1_epi32(P::Bias(tok[t].gbias[2 * b + 1])), sc32[1]));
 #pragma GCC unroll 4
       for (int k = 0; k < 8; k += 2) {
         const __m256i c0 = Load256(c + k * kQuarters * 32), c1 = Load256(c + (k + 1) * kQuarters * 32);
@@ -425,6 +504,13 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scale
       }
       for (int t = 0; t < kT; ++t)
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i_b[t]), _mm256_mul_ps(d, _mm256_set1_ps(tok[t].d[b])), acc[t]);
+      if constexpr (P::kMins) {
+        for (int gi = 0; gi < 2; ++gi) {
+          const __m256 mins = _mm256_load_ps(decoded.mins + (2 * j + gi) * kPanelRows + q * kQuarterRows);
+          for (int t = 0; t < kT; ++t)
+            acc[t] = _mm256_fnmadd_ps(mins, _mm256_set1_ps(tok[t].gsum[2 * b + gi]), acc[t]);
+        }
+      }
     }
   }
   for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(yq + t * y_stride, mask, acc[t]);
@@ -456,7 +542,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
   const int64_t n_tiles = tiles.n_tiles * kQuarters;
   alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
-  alignas(32) int8_t scales[kStretchSuper * kQ3KScaleBytes];  // Q3_K's
+  GroupScales scales[kStretchSuper];  // Q3_K's, Q2_K's
   for (int64_t sb0 = 0; sb0 < n; sb0 += kStretchSuper) {
     const int64_t sb_end = std::min(n, sb0 + kStretchSuper);
     P::Decode(panel, sb0, sb_end, codes, scales);
@@ -471,19 +557,14 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
           for (int64_t l = tile * kStretchBytes / n_tiles / 64; l < (tile + 1) * kStretchBytes / n_tiles / 64; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
         }
+        const auto tile = [&]<int kT>() {
+          TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
+        };
         switch (size) {
-          case 1:
-            TileDecoded<P, 1>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
-            break;
-          case 2:
-            TileDecoded<P, 2>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
-            break;
-          case 3:
-            TileDecoded<P, 3>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
-            break;
-          default:
-            TileDecoded<P, 4>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
-            break;
+          case 1: tile.template operator()<1>(); break;
+          case 2: tile.template operator()<2>(); break;
+          case 3: tile.template operator()<3>(); break;
+          default: tile.template operator()<4>(); break;
         }
       }
       t += size;
@@ -506,17 +587,36 @@ struct Q6KRowSteps {
 const TypeKernels* Avx2Q6KKernels(GgmlType type, bool repacked) {
   const ActPrep acts = Avx2KQuantActPrep();  // the K-quants' shared preparation
   // The file layout takes per-call panels from 5 tokens on, repacked weights their panels always.
-  static const TypeKernels q6k[2] = {{acts, 4, Q6KFileRows<Q6KForm, Q6KRowSteps>, acts, kPanelRows, 5,
-                                      PanelBytes<panels::q6k::kSuperBytes>, PackPanel, PanelMatMul<Q6KPanels>},
-                                     {acts, 4, Q6KFileRows<Q6KForm, Q6KRowSteps>, acts, kPanelRows, 1,
-                                      PanelBytes<panels::q6k::kSuperBytes>, PackPanel, PanelMatMul<Q6KPanels>}};
-  static const TypeKernels q3k[2] = {{acts, 4, Q6KFileRows<Q3KForm, Q6KRowSteps>, acts, kPanelRows, 5,
-                                      PanelBytes<panels::q3k::kSuperBytes>, PackQ3KPanel, PanelMatMul<Q3KPanels>},
-                                     {acts, 4, Q6KFileRows<Q3KForm, Q6KRowSteps>, acts, kPanelRows, 1,
-                                      PanelBytes<panels::q3k::kSuperBytes>, PackQ3KPanel, PanelMatMul<Q3KPanels>}};
-  if (type == GgmlType::kQ6_K) return &q6k[repacked];
-  if (type == GgmlType::kQ3_K) return &q3k[repacked];
-  return nullptr;
+  const auto kernels_of = [&](auto rows, auto panel_bytes, auto pack, auto panel_matmul, bool packed) {
+    return TypeKernels{acts, 4, rows, acts, kPanelRows, packed ? 1 : 5, panel_bytes, pack, panel_matmul};
+  };
+  switch (type) {
+    case GgmlType::kQ6_K: {
+      static const TypeKernels k[2] = {
+          kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelBytes<panels::q6k::kSuperBytes>, PackPanel,
+                     PanelMatMul<Q6KPanels>, false),
+          kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelBytes<panels::q6k::kSuperBytes>, PackPanel,
+                     PanelMatMul<Q6KPanels>, true)};
+      return &k[repacked];
+    }
+    case GgmlType::kQ3_K: {
+      static const TypeKernels k[2] = {
+          kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelBytes<panels::q3k::kSuperBytes>, PackQ3KPanel,
+                     PanelMatMul<Q3KPanels>, false),
+          kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelBytes<panels::q3k::kSuperBytes>, PackQ3KPanel,
+                     PanelMatMul<Q3KPanels>, true)};
+      return &k[repacked];
+    }
+    case GgmlType::kQ2_K: {
+      static const TypeKernels k[2] = {
+          kernels_of(Q6KFileRows<Q2KForm, Q6KRowSteps>, PanelBytes<panels::q2k::kSuperBytes>, PackQ2KPanel,
+                     PanelMatMul<Q2KPanels>, false),
+          kernels_of(Q6KFileRows<Q2KForm, Q6KRowSteps>, PanelBytes<panels::q2k::kSuperBytes>, PackQ2KPanel,
+                     PanelMatMul<Q2KPanels>, true)};
+      return &k[repacked];
+    }
+    default: return nullptr;
+  }
 }
 
 }  // namespace ridge::kernels::internal

@@ -1,17 +1,19 @@
-// Q6_K and Q3_K on AVX-512 (VNNI). Weights repacked at load into the panel
-// layouts of weight_panels.h (q6k, q3k) are multiplied in place by the panel
-// tiles; weights in the file's layout (--mmap) take a rows tile for 1-4
-// tokens and panels packed per call from 5 on. Every path takes the same
+// Q6_K, Q3_K and Q2_K on AVX-512 (VNNI). Weights repacked at load into the
+// panel layouts of weight_panels.h (q6k, q3k, q2k) are multiplied in place by
+// the panel tiles; weights in the file's layout (--mmap) take a rows tile for
+// 1-4 tokens and panels packed per call from 5 on. Every path takes the same
 // steps, so the bits are the same whichever layout, path or batch.
 //
-// w = d·sc_g·(c − z), 16 groups g of 16 elements with an int8 scale: Q6_K's
-// c 6-bit, z = 32; Q3_K's c = its 2 bits of qs with a bit of hmask above,
-// z = 4, and sc its 6-bit scale − 32. Each group's sum starts from −z·Σx of
-// the group (the activations' gbias, −32·Σx, shifted down for Q3_K; or per
-// 4-byte lane their bias), so it is S_g = Σ(c − z)·x, exact. Steps per
-// (row, token), x's 32-blocks b in order (d: b's super-block's):
+// w = d·sc_g·(c − z) − dmin·m_g, 16 groups g of 16 elements with an int8
+// scale: Q6_K's c 6-bit, z = 32; Q3_K's c = its 2 bits of qs with a bit of
+// hmask above, z = 4, and sc its 6-bit scale − 32; Q2_K's c 2-bit, z = 0,
+// sc 4-bit, and a 4-bit min m_g (the others have none). Each group's sum
+// starts from −z·Σx of the group (from the activations' gbias, −32·Σx, or
+// per 4-byte lane their bias), so it is S_g = Σ(c − z)·x, exact. Steps per
+// (row, token), x's 32-blocks b in order (d, dmin: b's super-block's):
 //   I_b = sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1}     exact int32 (|I_b| < 2²⁶)
 //   acc = fma(float(I_b), d·d_x(b), acc)
+//   acc = fnmadd(dmin·m_g, gsum_g, acc), g = 2b, 2b + 1   (Q2_K; gsum_g = d_x·Σx of g)
 //
 // Panels: a 64-byte load holds 16 rows' 4 bytes of a chunk (a row per int32
 // lane); a code is a chunk's bits with bits of another chunk selected above
@@ -28,7 +30,7 @@
 #include "ridge/kernels/weight_panels.h"
 // After simd_avx512.h (the intrinsics).
 #include "ridge/kernels/kquant_rows_impl.h"
-#include "ridge/kernels/q3k_panel_scales_impl.h"
+#include "ridge/kernels/kquant_group_scales_impl.h"
 
 namespace ridge::kernels::internal {
 namespace {
@@ -62,6 +64,12 @@ inline __attribute__((always_inline)) __m512i Q3Codes(__m512i qs, __m512i hm) {
   const __m512i high = kShift < 0 ? _mm512_slli_epi16(hm, -kShift) : kShift == 0 ? hm : _mm512_srli_epi16(hm, kShift);
   // bits 0-1 ? low : high (vpternlogd 0xe4), then bits 3-7 cleared.
   return _mm512_and_si512(_mm512_ternarylogic_epi32(low, high, _mm512_set1_epi8(3), 0xe4), _mm512_set1_epi8(7));
+}
+
+// The 2-bit codes of element set m (0..3), 16 rows × 4 elements: bits 2m, 2m + 1 of qs.
+template <int kM>
+inline __attribute__((always_inline)) __m512i Q2Codes(__m512i qs) {
+  return _mm512_and_si512(kM == 0 ? qs : _mm512_srli_epi16(qs, 2 * kM), _mm512_set1_epi8(3));
 }
 
 // One panel × 1 token (decode), both halves: the four element sets m of a
@@ -145,23 +153,25 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
   }
 }
 
-// Q3_K's panel × 1 token: Tile1's steps and order on Q3_K's panel (q3k), the
-// scales decoded a super-block at a time, a file half's codes from its qs
-// chunk and the hmask chunk (the half a template argument: each code's hmask
-// bit a fixed shift away).
-void Q3KTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
-              int64_t n_valid_rows) {
-  using namespace panels::q3k;
+// Q3_K's or Q2_K's panel × 1 token (P: Q3KPanels, Q2KPanels below): Tile1's
+// steps and order, the scales (and Q2_K's mins, each block's fma followed by
+// its two groups') decoded a super-block at a time, a file half's codes from
+// its qs chunk (and Q3_K's hmask chunk; the half a template argument: each
+// code's hmask bit a fixed shift away).
+template <typename P>
+void SmallCodesTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, float* y,
+                     int64_t n_valid_rows) {
   constexpr int kH = 2;
   const TokenActs tok(acts, layout);
   __m512 acc[kH] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-  alignas(32) int8_t scales[kQ3KScaleBytes];
+  GroupScales scales;
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
-    DecodeQ3KScaleBytes(p, scales);
+    const uint8_t* p = panel + sb * P::kSuperBytes;
+    P::DecodeScales(p, scales);
     __m512 d[kH];
+    static_assert(panels::q3k::kDOffset == 0 && panels::q2k::kDOffset == 0);
     for (int h = 0; h < kH; ++h)
-      d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kDOffset + 2 * kHalfRows * h)));
+      d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * kHalfRows * h)));
     auto file_half = [&]<int kFh>() {
       const int64_t b0 = sb * 8 + 4 * kFh;  // x's block of m = 0
       __m512i scaled[4][kH];
@@ -169,12 +179,12 @@ void Q3KTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, co
       for (int gi = 0; gi < 2; ++gi) {
         __m512i sum[4][kH];
         for (int m = 0; m < 4; ++m)
-          for (int h = 0; h < kH; ++h) sum[m][h] = _mm512_set1_epi32(tok.gbias[2 * (b0 + m) + gi] >> 3);  // −4·Σx
+          for (int h = 0; h < kH; ++h) sum[m][h] = _mm512_set1_epi32(P::Bias(tok.gbias[2 * (b0 + m) + gi]));
 #pragma GCC unroll 4
         for (int k = 4 * gi; k < 4 * gi + 4; ++k) {
           // Each line once, a super-block and a half ahead, into L1, as Tile1.
-          constexpr int64_t kLines = kSuperBytes / 64;  // 55
-          static_assert(kSuperBytes % 64 == 0);
+          constexpr int64_t kLines = P::kSuperBytes / 64;  // Q3_K 55, Q2_K 42
+          static_assert(P::kSuperBytes % 64 == 0);
           const uint8_t* ahead = p + (3 * kLines / 2) * 64;
           const int64_t step = kFh * 8 + k;
 #pragma GCC unroll 1
@@ -188,28 +198,38 @@ void Q3KTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, co
           }
 #pragma GCC unroll 2
           for (int h = 0; h < kH; ++h) {
-            const uint8_t* at = p + QuantAt(kFh, k) + h * kHalfRows * 4;
-            const __m512i qs = _mm512_loadu_si512(at), hm = _mm512_loadu_si512(at + (2 - kFh) * kGroupBytes);
-            sum[0][h] = _mm512_dpbusd_epi32(sum[0][h], Q3Codes<kFh, 0>(qs, hm), x[0]);
-            sum[1][h] = _mm512_dpbusd_epi32(sum[1][h], Q3Codes<kFh, 1>(qs, hm), x[1]);
-            sum[2][h] = _mm512_dpbusd_epi32(sum[2][h], Q3Codes<kFh, 2>(qs, hm), x[2]);
-            sum[3][h] = _mm512_dpbusd_epi32(sum[3][h], Q3Codes<kFh, 3>(qs, hm), x[3]);
+            const __m512i qs = _mm512_loadu_si512(p + P::QsAt(kFh, k) + h * kHalfRows * 4);
+            const __m512i hm = _mm512_loadu_si512(p + P::HmAt(kFh, k) + h * kHalfRows * 4);
+            sum[0][h] = _mm512_dpbusd_epi32(sum[0][h], P::template Codes<kFh, 0>(qs, hm), x[0]);
+            sum[1][h] = _mm512_dpbusd_epi32(sum[1][h], P::template Codes<kFh, 1>(qs, hm), x[1]);
+            sum[2][h] = _mm512_dpbusd_epi32(sum[2][h], P::template Codes<kFh, 2>(qs, hm), x[2]);
+            sum[3][h] = _mm512_dpbusd_epi32(sum[3][h], P::template Codes<kFh, 3>(qs, hm), x[3]);
           }
         }
         for (int m = 0; m < 4; ++m) {
           const int64_t g = 8 * kFh + 2 * m + gi;
           for (int h = 0; h < kH; ++h) {
             const __m512i sc = _mm512_cvtepi8_epi32(
-                _mm_load_si128(reinterpret_cast<const __m128i*>(scales + g * panels::kRows + h * kHalfRows)));
+                _mm_load_si128(reinterpret_cast<const __m128i*>(scales.sc + g * panels::kRows + h * kHalfRows)));
             const __m512i s = _mm512_mullo_epi32(sum[m][h], sc);
             scaled[m][h] = gi == 0 ? s : _mm512_add_epi32(scaled[m][h], s);
           }
         }
       }
-      for (int m = 0; m < 4; ++m)
-        for (int h = 0; h < kH; ++h)
-          acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[m][h]), _mm512_mul_ps(d[h], _mm512_set1_ps(tok.d[b0 + m])),
+      for (int m = 0; m < 4; ++m) {
+        const int64_t b = b0 + m;
+        for (int h = 0; h < kH; ++h) {
+          acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[m][h]), _mm512_mul_ps(d[h], _mm512_set1_ps(tok.d[b])),
                                    acc[h]);
+          if constexpr (P::kMins) {
+            for (int gi = 0; gi < 2; ++gi) {
+              const int64_t g = 8 * kFh + 2 * m + gi;
+              acc[h] = _mm512_fnmadd_ps(_mm512_load_ps(scales.mins + g * panels::kRows + h * kHalfRows),
+                                        _mm512_set1_ps(tok.gsum[2 * b + gi]), acc[h]);
+            }
+          }
+        }
+      }
     };
     file_half.template operator()<0>();
     file_half.template operator()<1>();
@@ -254,57 +274,80 @@ void DecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* c
   }
 }
 
-// Q3_K's DecodeStretch: the same code layout from Q3_K's panel (codes 0..7),
-// and scales[(sb − sb0)·kQ3KScaleBytes ..] ← each super-block's decoded scales.
-void Q3KDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* scales) {
-  using namespace panels::q3k;
-  constexpr int64_t kCodeBlockBytes = panels::q6k::kCodeBlockBytes;
+// Q3_K's and Q2_K's DecodeStretch: the same code layout from their panels
+// (codes 0..7, 0..3), and scales[sb − sb0] ← each super-block's decoded
+// scales (and mins). P: Q3KPanels, Q2KPanels below.
+template <typename P>
+void SmallCodesDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, GroupScales* scales) {
+  using panels::q6k::kCodeBlockBytes;
   for (int64_t sb = sb0; sb < sb_end; ++sb) {
-    const uint8_t* p = panel + sb * kSuperBytes;
-    DecodeQ3KScaleBytes(p, scales + (sb - sb0) * kQ3KScaleBytes);
+    const uint8_t* p = panel + sb * P::kSuperBytes;
+    P::DecodeScales(p, scales[sb - sb0]);
     uint8_t* out = codes + (sb - sb0) * 8 * kCodeBlockBytes;
     for (int k = 0; k < 8; ++k) {
       for (int h = 0; h < 2; ++h) {
-        const uint8_t* at = p + QuantAt(0, k) + h * kHalfRows * 4;
-        const __m512i qs0 = _mm512_loadu_si512(at), qs1 = _mm512_loadu_si512(at + kGroupBytes);
-        const __m512i hm = _mm512_loadu_si512(at + 2 * kGroupBytes);
+        const int64_t rows = h * kHalfRows * 4;
+        const __m512i qs0 = _mm512_loadu_si512(p + P::QsAt(0, k) + rows),
+                      qs1 = _mm512_loadu_si512(p + P::QsAt(1, k) + rows);
+        const __m512i hm = _mm512_loadu_si512(p + P::HmAt(0, k) + rows);
         uint8_t* o = out + (k * 2 + h) * 64;
-        _mm512_store_si512(o + 0 * kCodeBlockBytes, Q3Codes<0, 0>(qs0, hm));
-        _mm512_store_si512(o + 1 * kCodeBlockBytes, Q3Codes<0, 1>(qs0, hm));
-        _mm512_store_si512(o + 2 * kCodeBlockBytes, Q3Codes<0, 2>(qs0, hm));
-        _mm512_store_si512(o + 3 * kCodeBlockBytes, Q3Codes<0, 3>(qs0, hm));
-        _mm512_store_si512(o + 4 * kCodeBlockBytes, Q3Codes<1, 0>(qs1, hm));
-        _mm512_store_si512(o + 5 * kCodeBlockBytes, Q3Codes<1, 1>(qs1, hm));
-        _mm512_store_si512(o + 6 * kCodeBlockBytes, Q3Codes<1, 2>(qs1, hm));
-        _mm512_store_si512(o + 7 * kCodeBlockBytes, Q3Codes<1, 3>(qs1, hm));
+        _mm512_store_si512(o + 0 * kCodeBlockBytes, P::template Codes<0, 0>(qs0, hm));
+        _mm512_store_si512(o + 1 * kCodeBlockBytes, P::template Codes<0, 1>(qs0, hm));
+        _mm512_store_si512(o + 2 * kCodeBlockBytes, P::template Codes<0, 2>(qs0, hm));
+        _mm512_store_si512(o + 3 * kCodeBlockBytes, P::template Codes<0, 3>(qs0, hm));
+        _mm512_store_si512(o + 4 * kCodeBlockBytes, P::template Codes<1, 0>(qs1, hm));
+        _mm512_store_si512(o + 5 * kCodeBlockBytes, P::template Codes<1, 1>(qs1, hm));
+        _mm512_store_si512(o + 6 * kCodeBlockBytes, P::template Codes<1, 2>(qs1, hm));
+        _mm512_store_si512(o + 7 * kCodeBlockBytes, P::template Codes<1, 3>(qs1, hm));
       }
     }
   }
 }
 
-// The two types' panels as the shared steps below see them: a super-block's
-// bytes, −z·Σx from the activations' gbias (−32·Σx), where a super-block's
-// int8 scales [16 groups][32 rows] are (Q6_K: in the panel; Q3_K: decoded
-// beside the codes), and their decode and one-token tiles.
+// The three types' panels as the shared steps below see them: a
+// super-block's bytes, −z·Σx of a group from the activations' gbias (−32·Σx),
+// where a super-block's int8 scales [16 groups][32 rows] are (Q6_K: in the
+// panel; Q3_K, Q2_K: decoded beside the codes), whether mins follow, and
+// their decode and one-token tiles.
 struct Q6KPanels {
   static constexpr int64_t kSuperBytes = panels::q6k::kSuperBytes;
-  static constexpr int kBiasShift = 0;
-  static const int8_t* Scales(const uint8_t* super, const int8_t* /*decoded*/) {
+  static constexpr bool kMins = false;
+  static int32_t Bias(int32_t gbias) { return gbias; }
+  static const int8_t* Scales(const uint8_t* super, const GroupScales& /*decoded*/) {
     return reinterpret_cast<const int8_t*>(super + panels::q6k::kScaleOffset);
   }
-  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* /*scales*/) {
+  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, GroupScales* /*scales*/) {
     DecodeStretch(panel, sb0, sb_end, codes);
   }
   static constexpr auto kTile1 = Tile1;
 };
 struct Q3KPanels {
   static constexpr int64_t kSuperBytes = panels::q3k::kSuperBytes;
-  static constexpr int kBiasShift = 3;  // −4·Σx: exact
-  static const int8_t* Scales(const uint8_t* /*super*/, const int8_t* decoded) { return decoded; }
-  static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, int8_t* scales) {
-    Q3KDecodeStretch(panel, sb0, sb_end, codes, scales);
-  }
-  static constexpr auto kTile1 = Q3KTile1;
+  static constexpr bool kMins = false;
+  static int32_t Bias(int32_t gbias) { return gbias >> 3; }  // −4·Σx: exact
+  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
+  static constexpr auto DecodeScales = DecodeQ3KScales;
+  // The chunks: qs half h and the hmask, group k (the hmask's the same for both halves).
+  static constexpr int64_t QsAt(int h, int k) { return panels::q3k::QuantAt(h, k); }
+  static constexpr int64_t HmAt(int /*h*/, int k) { return panels::q3k::QuantAt(2, k); }
+  template <int kH, int kM>
+  static __m512i Codes(__m512i qs, __m512i hm) { return Q3Codes<kH, kM>(qs, hm); }
+  static constexpr auto Decode = SmallCodesDecodeStretch<Q3KPanels>;
+  static constexpr auto kTile1 = SmallCodesTile1<Q3KPanels>;
+};
+struct Q2KPanels {
+  static constexpr int64_t kSuperBytes = panels::q2k::kSuperBytes;
+  static constexpr bool kMins = true;
+  static int32_t Bias(int32_t /*gbias*/) { return 0; }
+  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
+  static constexpr auto DecodeScales = DecodeQ2KScales;
+  // qs half h, group k (no hmask: the qs chunk again).
+  static constexpr int64_t QsAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
+  static constexpr int64_t HmAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
+  template <int kH, int kM>
+  static __m512i Codes(__m512i qs, __m512i /*no hmask*/) { return Q2Codes<kM>(qs); }
+  static constexpr auto Decode = SmallCodesDecodeStretch<Q2KPanels>;
+  static constexpr auto kTile1 = SmallCodesTile1<Q2KPanels>;
 };
 
 // kT tokens × the panel's super-blocks [sb0, sb_end), from their decoded
@@ -312,11 +355,11 @@ struct Q3KPanels {
 // y, masked to the panel's valid rows, so the stretches continue each row's
 // one fma chain exactly.
 template <typename P, int kT>
-void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scales, int64_t sb0, int64_t sb_end,
+void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* scales, int64_t sb0, int64_t sb_end,
                  const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
                  int64_t n_valid_rows) {
   using panels::q6k::kCodeBlockBytes, panels::q6k::kDOffset;
-  static_assert(panels::q3k::kDOffset == kDOffset);
+  static_assert(panels::q3k::kDOffset == kDOffset && panels::q2k::kDOffset == kDOffset);
   constexpr int kH = 2;
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
@@ -330,7 +373,8 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scale
   }
   for (int64_t sb = sb0; sb < sb_end; ++sb) {
     const uint8_t* p = panel + sb * P::kSuperBytes;
-    const int8_t* sc_super = P::Scales(p, scales + (sb - sb0) * kQ3KScaleBytes);
+    const GroupScales& decoded = scales[sb - sb0];
+    const int8_t* sc_super = P::Scales(p, decoded);
     __m512 d[kH];
     for (int h = 0; h < kH; ++h)
       d[h] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kDOffset + 2 * kHalfRows * h)));
@@ -343,7 +387,7 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scale
       for (int gi = 0; gi < 2; ++gi) {
         __m512i sum[kH][kT];  // the group's Σ(q − 32)·x
         for (int t = 0; t < kT; ++t) {
-          const __m512i bias = _mm512_set1_epi32(tok[t].gbias[2 * b + gi] >> P::kBiasShift);
+          const __m512i bias = _mm512_set1_epi32(P::Bias(tok[t].gbias[2 * b + gi]));
           for (int h = 0; h < kH; ++h) sum[h][t] = bias;
         }
 #pragma GCC unroll 4
@@ -374,6 +418,14 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const int8_t* scale
         for (int t = 0; t < kT; ++t)
           acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[h][t]),
                                       _mm512_mul_ps(d[h], _mm512_set1_ps(tok[t].d[b])), acc[h][t]);
+      if constexpr (P::kMins) {
+        for (int gi = 0; gi < 2; ++gi)
+          for (int h = 0; h < kH; ++h) {
+            const __m512 mins = _mm512_load_ps(decoded.mins + (2 * j + gi) * kPanelRows + h * kHalfRows);
+            for (int t = 0; t < kT; ++t)
+              acc[h][t] = _mm512_fnmadd_ps(mins, _mm512_set1_ps(tok[t].gsum[2 * b + gi]), acc[h][t]);
+          }
+      }
     }
   }
   for (int h = 0; h < kH; ++h)
@@ -395,7 +447,7 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
   const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
   const int64_t n_tiles = tiles.n_tiles;
   alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
-  alignas(64) int8_t scales[kStretchSuper * kQ3KScaleBytes];  // Q3_K's
+  GroupScales scales[kStretchSuper];  // Q3_K's, Q2_K's
   const int64_t s = acts.row_stride;
   for (int64_t sb0 = 0; sb0 < n_super; sb0 += kStretchSuper) {
     const int64_t sb_end = std::min(n_super, sb0 + kStretchSuper);
@@ -449,7 +501,6 @@ struct Q6KRowSteps {
 }  // namespace
 
 const TypeKernels* Avx512Q6KKernels(GgmlType type, bool repacked) {
-  if (type != GgmlType::kQ6_K && type != GgmlType::kQ3_K) return nullptr;
   const ActPrep acts = Avx512KQuantKernels(GgmlType::kQ4_K)->row_acts;  // the K-quants' shared preparation
   // The layouts and their packers are AVX2's (an AVX-512 CPU runs AVX2 code).
   // The file layout takes per-call panels from 5 tokens on, repacked weights their panels always.
@@ -458,15 +509,24 @@ const TypeKernels* Avx512Q6KKernels(GgmlType type, bool repacked) {
     return TypeKernels{acts, 4, rows, acts, kPanelRows, packed ? 1 : 5, avx2_panels.panel_bytes, avx2_panels.pack_panel,
                        panel_matmul};
   };
-  if (type == GgmlType::kQ6_K) {
-    static const TypeKernels q6k[2] = {
-        kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelMatMul<Q6KPanels>, false),
-        kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelMatMul<Q6KPanels>, true)};
-    return &q6k[repacked];
+  switch (type) {
+    case GgmlType::kQ6_K: {
+      static const TypeKernels k[2] = {kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelMatMul<Q6KPanels>, false),
+                                       kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelMatMul<Q6KPanels>, true)};
+      return &k[repacked];
+    }
+    case GgmlType::kQ3_K: {
+      static const TypeKernels k[2] = {kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelMatMul<Q3KPanels>, false),
+                                       kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelMatMul<Q3KPanels>, true)};
+      return &k[repacked];
+    }
+    case GgmlType::kQ2_K: {
+      static const TypeKernels k[2] = {kernels_of(Q6KFileRows<Q2KForm, Q6KRowSteps>, PanelMatMul<Q2KPanels>, false),
+                                       kernels_of(Q6KFileRows<Q2KForm, Q6KRowSteps>, PanelMatMul<Q2KPanels>, true)};
+      return &k[repacked];
+    }
+    default: return nullptr;
   }
-  static const TypeKernels q3k[2] = {kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelMatMul<Q3KPanels>, false),
-                                     kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelMatMul<Q3KPanels>, true)};
-  return &q3k[repacked];
 }
 
 }  // namespace ridge::kernels::internal

@@ -129,14 +129,35 @@ void UnpackQ3KPanels(const WeightMatrix& w, uint8_t* rows) {
   }
 }
 
+// The file's rows of a Q2_K matrix in the panel layout of weight_panels.h (q2k).
+void UnpackQ2KPanels(const WeightMatrix& w, uint8_t* rows) {
+  using namespace panels::q2k;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
+    const uint8_t* panel = w.data + r0 * w.row_bytes;
+    for (int64_t j = 0; j < panels::kRows; ++j)
+      for (int64_t sb = 0; sb < n_super; ++sb) {
+        const uint8_t* super = panel + sb * kSuperBytes;
+        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
+        for (int64_t g = 0; g < kGroups; ++g) block[g] = super[kScaleOffset + g * panels::kRows + j];
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t k = 0; k < 8; ++k)
+            std::memcpy(block + kFileQsOffset + 32 * h + 4 * k, super + QuantAt(h, k) + j * 4, 4);
+        std::memcpy(block + kFileDOffset, super + kDOffset + 2 * j, 2);
+        std::memcpy(block + kFileDminOffset, super + kDminOffset + 2 * j, 2);
+      }
+  }
+}
+
 }  // namespace
 
 void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
   if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K || w.type == GgmlType::kQ6_K ||
-      w.type == GgmlType::kQ3_K) {
+      w.type == GgmlType::kQ3_K || w.type == GgmlType::kQ2_K) {
     RIDGE_CHECK(w.panels && w.row_bytes == RowBytes(w.type, w.n_cols));
     if (w.type == GgmlType::kQ6_K) return UnpackQ6KPanels(w, rows);
     if (w.type == GgmlType::kQ3_K) return UnpackQ3KPanels(w, rows);
+    if (w.type == GgmlType::kQ2_K) return UnpackQ2KPanels(w, rows);
     return UnpackQ4KPanels(w, rows);
   }
   const panels::Format* f = FormatOf(w.type);

@@ -1,6 +1,6 @@
 #pragma once
 // Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K,
-// Q5_K, Q6_K and Q3_K, see the end) take in memory once they are repacked at load
+// Q5_K, Q6_K, Q3_K and Q2_K, see the end) take in memory once they are repacked at load
 // (kernels::RepackInPlace), and the layout the AVX-512
 // panel kernels read (and AVX2's for Q8_0 and Q4_0, a 32-byte quarter of
 // 8 rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
@@ -168,5 +168,32 @@ static_assert(kSuperBytes == kRows * kFileBlockBytes);
 // Offset of row 0's 4 bytes of chunk c (0, 1: qs half c; 2: hmask), group k.
 constexpr int64_t QuantAt(int64_t c, int64_t k) { return kQuantOffset + (k * 3 + c) * kGroupBytes; }
 }  // namespace q3k
+
+// Q2_K (as Q3_K: matmul_q6k_avx2.cc packs it, both ISAs' files read it, with
+// Q6_K's steps and the mins: w = d·sc_g·q − dmin·m_g, q 2-bit, sc and m
+// 4-bit): per super-block of 256 columns, 2688 bytes = 32 rows × the file's
+// 84, one after the other:
+//   f16 [32 rows] d, then f16 [32 rows] dmin
+//   u8  [16 groups g][32 rows j]             the rows' scale byte of group g (sc | m << 4)
+//   u8  [8 groups k][2 chunks h][32 rows j][4] file qs bytes 32h + 4k + i of row j
+// so element 128h + 32m + 4k + i (m = 0..3) is bits 2m, 2m + 1 of chunk h:
+// one 64-byte load gives 16 rows' (a 32-byte load 8 rows') codes of group k
+// for 4 element sets, a row per int32 lane, read strictly forward.
+namespace q2k {
+constexpr int64_t kFileBlockBytes = 84;  // scales[16], qs[64], d, dmin
+constexpr int64_t kFileQsOffset = 16;
+constexpr int64_t kFileDOffset = 80;
+constexpr int64_t kFileDminOffset = 82;
+constexpr int64_t kGroups = 16;
+constexpr int64_t kDOffset = 0;
+constexpr int64_t kDminOffset = 2 * kRows;
+constexpr int64_t kScaleOffset = kDminOffset + 2 * kRows;          // 128
+constexpr int64_t kQuantOffset = kScaleOffset + kGroups * kRows;  // 640
+constexpr int64_t kGroupBytes = kRows * 4;                         // one chunk's group k of 32 rows
+constexpr int64_t kSuperBytes = kQuantOffset + 8 * 2 * kGroupBytes;
+static_assert(kSuperBytes == kRows * kFileBlockBytes);
+// Offset of row 0's 4 bytes of qs chunk h, group k.
+constexpr int64_t QuantAt(int64_t h, int64_t k) { return kQuantOffset + (k * 2 + h) * kGroupBytes; }
+}  // namespace q2k
 
 }  // namespace ridge::kernels::panels
