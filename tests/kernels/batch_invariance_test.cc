@@ -89,14 +89,15 @@ TEST(MatMulBatchInvariance, RepackedQuantizedTypes) {
       for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
 }
 
-// The K-quants' weight panels, 256-column super-blocks: Q4_K, Q5_K, Q6_K, Q3_K and Q2_K
-// (one layout each for AVX2 and AVX-512), read in place where the ISA has their
-// kernels, unpacked under the others.
+// The K-quants' weight panels, 256-column super-blocks (one layout a type,
+// the same for AVX2 and AVX-512; IQ4_XS's on AVX-512 only), read in place
+// where the ISA has their kernels, unpacked under the others.
 TEST(MatMulBatchInvariance, RepackedKQuants) {
   uint32_t seed = 40;
   std::mt19937 rng(1);
   int checked = 0;
-  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kQ2_K}) {
+  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kQ2_K,
+                        GgmlType::kIQ4_XS}) {
     if (!CanRepack(RandomWeights(type, 32, 256, rng).matrix)) continue;
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);

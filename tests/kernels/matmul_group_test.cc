@@ -84,7 +84,7 @@ TEST(MatMulGroup, SameBitsAsMatMulOnEachProduct) {
        std::vector<std::vector<GgmlType>>{{GgmlType::kMXFP4},
                                           {GgmlType::kQ8_0, GgmlType::kQ4_0},
                                           {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K},
-                                          {GgmlType::kQ2_K, GgmlType::kQ6_K},
+                                          {GgmlType::kQ2_K, GgmlType::kQ6_K, GgmlType::kIQ4_XS},
                                           {GgmlType::kF16, GgmlType::kQ5_0},
                                           {GgmlType::kF32, GgmlType::kBF16}})
     for (int64_t n_rows : {13, 70, 300})

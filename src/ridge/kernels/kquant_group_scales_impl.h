@@ -1,9 +1,10 @@
 #pragma once
-// The scales of a Q3_K or Q2_K weight-panel super-block (weight_panels.h,
-// q3k, q2k), decoded for 32 rows at once into the int8 layout of Q6_K's panel
-// scales, [16 groups g][32 rows j] (and Q2_K's mins, as floats): shared by
-// the AVX2 and AVX-512 panel kernels of the 16-group K-quants
-// (matmul_q6k_avx2.cc, matmul_q6k_avx512.cc), which read the same layouts.
+// The scales of a Q3_K, Q2_K or IQ4_XS weight-panel super-block
+// (weight_panels.h, q3k, q2k, iq4xs), decoded for 32 rows at once into the
+// int8 layout of Q6_K's panel scales, [16 groups g][32 rows j] (and Q2_K's
+// mins, as floats): shared by the AVX2 and AVX-512 panel kernels of the
+// 16-group K-quants (matmul_q6k_avx2.cc, matmul_q6k_avx512.cc), which read the
+// same layouts.
 // 256-bit AVX2 operations only, so both ISAs compile it.
 //
 // Include only from *_avx2.cc / *_avx512.cc, after <immintrin.h> (or
@@ -63,6 +64,31 @@ inline __attribute__((always_inline)) void DecodeQ2KScales(const uint8_t* super,
       const __m256 mf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(rows[q]));
       _mm256_store_ps(out.mins + g * panels::kRows + 8 * q, _mm256_mul_ps(mf, dmin[q]));
     }
+  }
+}
+
+// IQ4_XS (AVX-512 only): both groups of sub-block s take ls_s − 32, ls_s's
+// low 4 bits at 4·(s % 2) of scales_l byte s / 2, its high 2 at 2·(s % 4) of
+// scales_h byte s / 4.
+inline __attribute__((always_inline)) void DecodeIQ4XSScales(const uint8_t* super, GroupScales& out) {
+  using namespace panels::iq4xs;
+  const auto row_bytes = [&](int64_t offset) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + offset));
+  };
+  const __m256i m4 = _mm256_set1_epi8(0x0f), top2 = _mm256_set1_epi8(0x30), bias = _mm256_set1_epi8(32);
+  for (int s = 0; s < 8; ++s) {
+    const __m256i l = row_bytes(kScaleLOffset + (s / 2) * panels::kRows);
+    const __m256i h = row_bytes(kScaleHOffset + (s / 4) * panels::kRows);
+    const __m256i low = s % 2 == 0 ? l : _mm256_srli_epi16(l, 4);
+    const int hs = s % 4;  // the high bits at 2·hs, moved to 4
+    const __m256i high = hs == 0   ? _mm256_slli_epi16(h, 4)
+                         : hs == 1 ? _mm256_slli_epi16(h, 2)
+                         : hs == 2 ? h
+                                   : _mm256_srli_epi16(h, 2);
+    const __m256i sc =
+        _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(low, m4), _mm256_and_si256(high, top2)), bias);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out.sc + 2 * s * panels::kRows), sc);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out.sc + (2 * s + 1) * panels::kRows), sc);
   }
 }
 

@@ -1,12 +1,10 @@
 #pragma once
-// The K-quant rows path shared by matmul_kquant_avx2.cc and
-// matmul_kquant_avx512.cc: the prepared activation layout, small helpers,
-// the file-layout rows tile of Q6_K, Q3_K and Q2_K (at the end), and
-// the IQ4_XS tile written once against the including
-// file's 256-bit integer dot D::DotAdd(acc, u8, s8) (acc + per int32 lane the
-// Σ of 4 products; vpdpbusd, or vpmaddubsw + vpmaddwd where every pair sum
-// must stay below 2¹⁵: then codes must be ≤ 127 against |x| ≤ 127, and
-// D::kAnyUnsignedByte is false).
+// The K-quant rows path shared by the K-quant kernels of both ISAs: the
+// prepared activation layout, small helpers, AVX2's IQ4_XS tile written
+// against the including file's 256-bit integer dot D::DotAdd(acc, u8, s8)
+// (acc + per int32 lane the Σ of 4 products, by vpmaddubsw + vpmaddwd: every
+// pair sum must stay below 2¹⁵), and the file-layout rows tile of Q6_K, Q3_K,
+// Q2_K and (AVX-512) IQ4_XS (at the end).
 //
 // Include only from *_avx2.cc / *_avx512.cc, after <immintrin.h> (or
 // simd_avx512.h). Everything here sits in an anonymous namespace and D is a
@@ -137,7 +135,6 @@ constexpr int kPrefetchTiles = 2;
 struct SuperActs {
   const int8_t* q;      // [256]
   const float* d;       // [8]
-  const float* dsum;    // [8]
 };
 
 // The 16 6-bit Q3_K scales, unbiased, as int8 (group g's low 4 bits in byte
@@ -154,47 +151,50 @@ __m128i Q3KScales(const uint8_t* block) {
   return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi32(high, 4)), _mm_set1_epi8(32));
 }
 
-// IQ4_XS: w = d·(ls_s − 32)·level[q], 8 sub-blocks of 32, q 4-bit indexing
-// the IQ4_NL levels. Where D::DotAdd takes any unsigned byte (VNNI) the dot
-// runs on level + 128 and the 128·Σx comes off per sub-block with x's
-// block sums (one FMA per super-block); else (16-bit pair sums) on |level|
-// against x carrying level's sign.
+// IQ4_XS's ls_s − 32 of its 8 sub-blocks s, as int32 (ls_s: 4 bits of
+// scales_l at bit 4s, 2 of scales_h at bit 2s).
+__m256i IQ4XSSubScales(const uint8_t* block) {
+  uint16_t scales_h;
+  uint32_t scales_l;
+  std::memcpy(&scales_h, block + 2, 2);
+  std::memcpy(&scales_l, block + 4, 4);
+  const __m256i low = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales_l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+      _mm256_set1_epi32(0x0f));
+  const __m256i high =
+      _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                       _mm256_set1_epi32(3));
+  return _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
+}
+
+// The IQ4_NL levels in both 128-bit lanes (vpshufb's table).
+__m256i IQ4Levels256() {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
+}
+
+// IQ4_XS on AVX2: w = d·(ls_s − 32)·level[q], 8 sub-blocks of 32, q 4-bit
+// indexing the IQ4_NL levels. 16-bit pair sums (D: vpmaddubsw + vpmaddwd)
+// cannot take level + 128, so the dot runs on |level| against x carrying
+// level's sign, a float per 4-element lane: other steps than AVX-512's
+// (IQ4XSForm below), so other bits.
 struct IQ4XS {
   static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_XS);
   struct Decoded {
-    __m256i q[8];      // level + 128, or |level|
-    __m256i level[8];  // signed levels (the sign path only)
+    __m256i q[8];      // |level|
+    __m256i level[8];  // signed levels
     __m256 dsc;        // d·(ls − 32) of the 8 sub-blocks
   };
   template <typename D>
   static void Decode(const uint8_t* block, Decoded& out) {
-    // ls of sub-block s: 4 bits of scales_l at bit 4s, 2 of scales_h at bit 2s.
-    uint16_t scales_h;
-    uint32_t scales_l;
-    std::memcpy(&scales_h, block + 2, 2);
-    std::memcpy(&scales_l, block + 4, 4);
-    const __m256i low = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales_l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-        _mm256_set1_epi32(0x0f));
-    const __m256i high = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_set1_epi32(scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
-    const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
-    out.dsc = _mm256_mul_ps(_mm256_cvtepi32_ps(ls), _mm256_set1_ps(F16At(block)));
-    __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
-    if constexpr (D::kAnyUnsignedByte) levels = _mm256_add_epi8(levels, _mm256_set1_epi8(static_cast<char>(128)));
-    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    out.dsc = _mm256_mul_ps(_mm256_cvtepi32_ps(IQ4XSSubScales(block)), _mm256_set1_ps(F16At(block)));
+    const __m256i levels = IQ4Levels256(), nibble = _mm256_set1_epi8(0x0f);
     for (int p = 0; p < 4; ++p) {  // sub-blocks 2p and 2p + 1: 16 code bytes each
       const __m256i codes = Load256(block + 8 + 32 * p);
       const __m256i lo = _mm256_and_si256(codes, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(codes, 4), nibble);
       const __m256i idx[2] = {_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31)};
       for (int k = 0; k < 2; ++k) {
-        const __m256i v = _mm256_shuffle_epi8(levels, idx[k]);
-        if constexpr (D::kAnyUnsignedByte) {
-          out.q[2 * p + k] = v;
-        } else {
-          out.level[2 * p + k] = v;
-          out.q[2 * p + k] = _mm256_abs_epi8(v);
-        }
+        out.level[2 * p + k] = _mm256_shuffle_epi8(levels, idx[k]);
+        out.q[2 * p + k] = _mm256_abs_epi8(out.level[2 * p + k]);
       }
     }
   }
@@ -203,13 +203,10 @@ struct IQ4XS {
     const __m256 s = _mm256_mul_ps(w.dsc, _mm256_loadu_ps(x.d));
 #pragma GCC unroll 8
     for (int c = 0; c < 8; ++c) {
-      __m256i xq = Load256(x.q + 32 * c);
-      if constexpr (!D::kAnyUnsignedByte) xq = _mm256_sign_epi8(xq, w.level[c]);
+      const __m256i xq = _mm256_sign_epi8(Load256(x.q + 32 * c), w.level[c]);
       const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], xq);
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), Lane(s, c), acc);
     }
-    if constexpr (D::kAnyUnsignedByte)
-      acc = _mm256_fnmadd_ps(_mm256_mul_ps(w.dsc, _mm256_set1_ps(128.0f)), _mm256_loadu_ps(x.dsum), acc);
     return acc;
   }
 };
@@ -234,7 +231,6 @@ void KQuantTile(const MatView& w, const ActLayout& layout, const ActView& acts, 
     for (int t = 0; t < kT; ++t) {
       x[t].q = reinterpret_cast<const int8_t*>(token[t]) + sb * kQK_K;
       x[t].d = reinterpret_cast<const float*>(token[t] + layout.d_off) + sb * 8;
-      x[t].dsum = reinterpret_cast<const float*>(token[t] + layout.dsum_off) + sb * 8;
     }
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
@@ -280,7 +276,8 @@ void KQuantRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t
 //   acc = fma(float(I_b), d·d_x(b), acc)
 //   acc = fnmadd(dmin·m_g, gsum_g, acc), g = 2b, 2b + 1  (Q2_K; gsum_g = d_x·Σx of g)
 // F: the type's form (Q6KForm: c 6-bit, z = 32; Q3KForm: c 3-bit, z = 4;
-// Q2KForm: c 2-bit, z = 0, with mins).
+// Q2KForm: c 2-bit, z = 0, with mins; IQ4XSForm: c = level + 128, z = 128,
+// VNNI only).
 // S: the including file's steps (DotAdd as D's above, codes ≤ 63; the
 // 8-vector SumHalvesOf8 and Transpose8x8 of its ISA's simd header).
 //
@@ -359,6 +356,28 @@ struct Q2KForm {
     mins[0] = _mm256_mul_ps(I8x8ToFloat(m), dmin);
     mins[1] = _mm256_mul_ps(I8x8ToFloat(_mm_srli_si128(m, 8)), dmin);
   }
+};
+
+// IQ4_XS on VNNI only (c = level + 128 up to 241: vpmaddubsw's pairs would
+// saturate): ls_s 6-bit (low 4 bits in scales_l, high 2 in scales_h), sc of
+// both groups of sub-block s = ls_s − 32, c = its IQ4_NL level + 128, z = 128.
+struct IQ4XSForm {
+  static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_XS);
+  static constexpr int64_t kDOffset = 0;
+  static constexpr bool kMins = false;
+  static void Scales(const uint8_t* block, __m256i* even, __m256i* odd) { *even = *odd = IQ4XSSubScales(block); }
+  // Sub-blocks 4h .. 4h + 3: each 16 code bytes, low nibbles elements 0-15, high 16-31.
+  static void Codes(const uint8_t* block, int h, __m256i q[4]) {
+    const __m256i levels = _mm256_add_epi8(IQ4Levels256(), _mm256_set1_epi8(static_cast<char>(128)));
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    for (int p = 0; p < 2; ++p) {  // sub-blocks 4h + 2p and 4h + 2p + 1
+      const __m256i codes = Load256(block + 8 + 64 * h + 32 * p);
+      const __m256i lo = _mm256_and_si256(codes, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(codes, 4), nibble);
+      q[2 * p] = _mm256_shuffle_epi8(levels, _mm256_permute2x128_si256(lo, hi, 0x20));
+      q[2 * p + 1] = _mm256_shuffle_epi8(levels, _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+  }
+  static __m256i Bias(const int32_t* bias32) { return _mm256_slli_epi32(Load256(bias32), 2); }  // −128·Σx
 };
 
 template <typename F, typename S, int kR, int kT>

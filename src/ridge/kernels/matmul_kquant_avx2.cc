@@ -308,7 +308,6 @@ constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows<kQ5>,       kQuantAc
                                   8,             Q4KPanelBytes, Q4KPackPanel<kQ5>, Q4KPanelMatMul<kQ5>};
 
 struct MaddDot {
-  static constexpr bool kAnyUnsignedByte = false;
   static __m256i DotAdd(__m256i acc, __m256i u8, __m256i s8) { return _mm256_add_epi32(acc, Dot(u8, s8)); }
 };
 template <typename Kind>

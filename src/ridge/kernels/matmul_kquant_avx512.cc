@@ -1,7 +1,6 @@
-// K-quant MatMul for AVX-512 (VNNI): Q4_K and Q5_K here, IQ4_XS
-// from kquant_rows_impl.h with vpdpbusd as their dot, and the activation
-// preparation every K-quant kernel of this ISA shares (Q6_K's, Q3_K's and
-// Q2_K's included: matmul_q6k_avx512.cc).
+// K-quant MatMul for AVX-512 (VNNI): Q4_K and Q5_K here, and the activation
+// preparation every K-quant kernel of this ISA shares (that of Q6_K, Q3_K,
+// Q2_K and IQ4_XS included: matmul_q6k_avx512.cc).
 //
 // Rows path (decode): activations quantized once per call to int8 blocks of
 // 32 with a float scale (as for Q8_0/Q4_0); each 32-element piece of a
@@ -302,17 +301,9 @@ void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, 
 }
 
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
-constexpr ActPrep kNoActs{nullptr, nullptr};
 template <bool kQ5>
 constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows<kQ5>,       kQuantActs,    kQ4KPanelRows,
                                   8,             Q4KPanelBytes, Q4KPackPanel<kQ5>, Q4KPanelMatMul};
-
-struct VnniDot {
-  static constexpr bool kAnyUnsignedByte = true;
-  static __m256i DotAdd(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_epi32(acc, u8, s8); }
-};
-template <typename Kind>
-constexpr TypeKernels kKernels{kQuantActs, 4, KQuantRows<Kind, VnniDot>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 }  // namespace
 
@@ -322,8 +313,8 @@ const TypeKernels* Avx512KQuantKernels(GgmlType type) {
     case GgmlType::kQ5_K: return &kQ4KKernels<true>;
     case GgmlType::kQ6_K:
     case GgmlType::kQ3_K:
-    case GgmlType::kQ2_K: return Avx512Q6KKernels(type, /*repacked=*/false);
-    case GgmlType::kIQ4_XS: return &kKernels<IQ4XS>;
+    case GgmlType::kQ2_K:
+    case GgmlType::kIQ4_XS: return Avx512Q6KKernels(type, /*repacked=*/false);
     default: return nullptr;
   }
 }

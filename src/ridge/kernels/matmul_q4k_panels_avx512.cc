@@ -262,7 +262,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
 }  // namespace
 
 const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type) {
-  if (type == GgmlType::kQ6_K || type == GgmlType::kQ3_K || type == GgmlType::kQ2_K)
+  if (type == GgmlType::kQ6_K || type == GgmlType::kQ3_K || type == GgmlType::kQ2_K || type == GgmlType::kIQ4_XS)
     return Avx512Q6KKernels(type, /*repacked=*/true);
   if (type != GgmlType::kQ4_K && type != GgmlType::kQ5_K) return nullptr;
   // The layouts and their packers are AVX2's (an AVX-512 CPU runs AVX2 code).

@@ -149,13 +149,34 @@ void UnpackQ2KPanels(const WeightMatrix& w, uint8_t* rows) {
   }
 }
 
+// The file's rows of an IQ4_XS matrix in the panel layout of weight_panels.h (iq4xs).
+void UnpackIQ4XSPanels(const WeightMatrix& w, uint8_t* rows) {
+  using namespace panels::iq4xs;
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
+    const uint8_t* panel = w.data + r0 * w.row_bytes;
+    for (int64_t j = 0; j < panels::kRows; ++j)
+      for (int64_t sb = 0; sb < n_super; ++sb) {
+        const uint8_t* super = panel + sb * kSuperBytes;
+        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
+        std::memcpy(block, super + kDOffset + 2 * j, 2);
+        for (int64_t b = 0; b < 2; ++b) block[kFileScaleHOffset + b] = super[kScaleHOffset + b * panels::kRows + j];
+        for (int64_t b = 0; b < 4; ++b) block[kFileScaleLOffset + b] = super[kScaleLOffset + b * panels::kRows + j];
+        for (int64_t s = 0; s < 8; ++s)
+          for (int64_t k = 0; k < 4; ++k)
+            std::memcpy(block + kFileQsOffset + 16 * s + 4 * k, super + QuantAt(s, k) + j * 4, 4);
+      }
+  }
+}
+
 }  // namespace
 
 void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
   if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K || w.type == GgmlType::kQ6_K ||
-      w.type == GgmlType::kQ3_K || w.type == GgmlType::kQ2_K) {
+      w.type == GgmlType::kQ3_K || w.type == GgmlType::kQ2_K || w.type == GgmlType::kIQ4_XS) {
     RIDGE_CHECK(w.panels && w.row_bytes == RowBytes(w.type, w.n_cols));
     if (w.type == GgmlType::kQ6_K) return UnpackQ6KPanels(w, rows);
+    if (w.type == GgmlType::kIQ4_XS) return UnpackIQ4XSPanels(w, rows);
     if (w.type == GgmlType::kQ3_K) return UnpackQ3KPanels(w, rows);
     if (w.type == GgmlType::kQ2_K) return UnpackQ2KPanels(w, rows);
     return UnpackQ4KPanels(w, rows);

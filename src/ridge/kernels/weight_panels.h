@@ -1,6 +1,6 @@
 #pragma once
 // Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K,
-// Q5_K, Q6_K, Q3_K and Q2_K, see the end) take in memory once they are repacked at load
+// Q5_K, Q6_K, Q3_K, Q2_K and IQ4_XS, see the end) take in memory once they are repacked at load
 // (kernels::RepackInPlace), and the layout the AVX-512
 // panel kernels read (and AVX2's for Q8_0 and Q4_0, a 32-byte quarter of
 // 8 rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
@@ -195,5 +195,32 @@ static_assert(kSuperBytes == kRows * kFileBlockBytes);
 // Offset of row 0's 4 bytes of qs chunk h, group k.
 constexpr int64_t QuantAt(int64_t h, int64_t k) { return kQuantOffset + (k * 2 + h) * kGroupBytes; }
 }  // namespace q2k
+
+// IQ4_XS (AVX-512 only, matmul_q6k_avx512.cc, with Q6_K's steps: w =
+// d·(ls_s − 32)·level[q], 8 sub-blocks s of 32, q a 4-bit index into the
+// IQ4_NL levels): per super-block of 256 columns, 4352 bytes = 32 rows × the
+// file's 136, one after the other:
+//   f16 [32 rows] d
+//   u8  [2 bytes][32 rows]                    the rows' scales_h, byte b
+//   u8  [4 bytes][32 rows]                    the rows' scales_l, byte b
+//   u8  [8 sub-blocks s][4 groups k][32 rows j][4] file qs bytes 16s + 4k + i of row j:
+//                      low nibble element 32s + 4k + i, high nibble 32s + 16 + 4k + i
+// so one 64-byte load gives 16 rows' 4 bytes, the codes of 4 elements of
+// each of sub-block s's two 16-element halves, a row per int32 lane.
+namespace iq4xs {
+constexpr int64_t kFileBlockBytes = 136;  // d, scales_h, scales_l[4], qs[128]
+constexpr int64_t kFileScaleHOffset = 2;
+constexpr int64_t kFileScaleLOffset = 4;
+constexpr int64_t kFileQsOffset = 8;
+constexpr int64_t kDOffset = 0;
+constexpr int64_t kScaleHOffset = 2 * kRows;
+constexpr int64_t kScaleLOffset = kScaleHOffset + 2 * kRows;
+constexpr int64_t kQuantOffset = kScaleLOffset + 4 * kRows;  // 256
+constexpr int64_t kGroupBytes = kRows * 4;                   // one group k of 32 rows
+constexpr int64_t kSuperBytes = kQuantOffset + 8 * 4 * kGroupBytes;
+static_assert(kSuperBytes == kRows * kFileBlockBytes);
+// Offset of row 0's 4 bytes of sub-block s, group k.
+constexpr int64_t QuantAt(int64_t s, int64_t k) { return kQuantOffset + (s * 4 + k) * kGroupBytes; }
+}  // namespace iq4xs
 
 }  // namespace ridge::kernels::panels
