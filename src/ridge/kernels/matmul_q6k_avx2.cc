@@ -46,6 +46,7 @@
 #include "ridge/kernels/kquant_group_scales_impl.h"
 #include "ridge/kernels/kquant_rows_impl.h"
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/scratch.h"
 #include "ridge/kernels/weight_panels.h"
 
 namespace ridge::kernels::internal {
@@ -453,14 +454,16 @@ struct Q2KPanels {
 // register per token holds I_b: the same integer as
 // sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1} (every partial sum < 2²⁶), in fewer
 // registers than the S of each group (16 ymm: acc and I_b of 4 tokens,
-// codes, activations). acc starts from y (sb0 > 0) or 0 and ends in y,
-// masked to the panel's valid rows, so the stretches continue each row's
-// one fma chain exactly.
+// codes, activations). acc starts from `keep` (sb0 > 0) or 0 and ends in
+// `keep`, or after the last stretch in y (masked to the panel's valid
+// rows), so the stretches continue each row's one fma chain exactly. keep:
+// the tile's tokens' 32 accumulators, [kT][32 rows], contiguous (see
+// PanelMatMul).
 template <typename P, int kT>
 void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* scales, int64_t sb0, int64_t sb_end,
                  int q,
                  const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
-                 int64_t n_valid_rows) {
+                 int64_t n_valid_rows, float* keep, bool last) {
   using panels::q6k::kCodeBlockBytes, panels::q6k::kDOffset;
   static_assert(panels::q3k::kDOffset == kDOffset && panels::q2k::kDOffset == kDOffset);
   TokenActs tok[kT];
@@ -469,7 +472,8 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
   const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   float* yq = y + q * kQuarterRows;
   __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = sb0 == 0 ? _mm256_setzero_ps() : _mm256_maskload_ps(yq + t * y_stride, mask);
+  float* kq = keep + q * kQuarterRows;
+  for (int t = 0; t < kT; ++t) acc[t] = sb0 == 0 ? _mm256_setzero_ps() : _mm256_load_ps(kq + t * kPanelRows);
   for (int64_t sb = sb0; sb < sb_end; ++sb) {
     const uint8_t* p = panel + sb * P::kSuperBytes;
     const GroupScales& decoded = scales[sb - sb0];
@@ -513,7 +517,10 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
       }
     }
   }
-  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(yq + t * y_stride, mask, acc[t]);
+  for (int t = 0; t < kT; ++t) {
+    if (last) _mm256_maskstore_ps(yq + t * y_stride, mask, acc[t]);
+    else _mm256_store_ps(kq + t * kPanelRows, acc[t]);
+  }
 }
 
 // One panel × every token. Up to 4 tokens (decode, speculation's verifying
@@ -537,14 +544,22 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   // end, the next panel's), so that its read overlaps this stretch's tiles.
   // Without it a stretch's decode waited on memory and its tiles on nothing:
   // BM_Batched/Q6_K_memory/8 ran ~40 % below the same from cache (Zen 3).
+  // Between stretches each token's 32 accumulators wait in a contiguous
+  // scratch (128 bytes a token) rather than in y, whose rows lie a matrix's
+  // width apart, as on AVX-512 (matmul_q6k_avx512.cc: 1.33-1.35 × in a host's
+  // slow minutes). Here, the model's 512-token pass on Zen 5 under
+  // RIDGE_ISA=avx2, arithmetic-bound at ~2.8 s: Q6_K 1.01 ×, Q3_K 1.02-1.05 ×.
   constexpr int64_t kStretchBytes = kStretchSuper * P::kSuperBytes;
   const bool streams = next.stream_ahead_bytes > 0;
   const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
   const int64_t n_tiles = tiles.n_tiles * kQuarters;
   alignas(64) uint8_t codes[kStretchSuper * 8 * kCodeBlockBytes];
   GroupScales scales[kStretchSuper];  // Q3_K's, Q2_K's
+  thread_local ScratchBuffer keep_buffer;  // [n_tokens][32 rows]
+  float* keep = reinterpret_cast<float*>(keep_buffer.Get(n_tokens * kPanelRows * 4));
   for (int64_t sb0 = 0; sb0 < n; sb0 += kStretchSuper) {
     const int64_t sb_end = std::min(n, sb0 + kStretchSuper);
+    const bool last = sb_end == n;
     P::Decode(panel, sb0, sb_end, codes, scales);
     const uint8_t* ahead = panel + sb_end * P::kSuperBytes;
     int64_t tile = 0;
@@ -552,19 +567,20 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
       const int64_t size = tiles.TileSize(k);
       const uint8_t* a = acts.data + t * s;
       float* yt = y + t * y_stride;
+      float* kt = keep + t * kPanelRows;
       for (int q = 0; q < kQuarters; ++q, ++tile) {
         if (streams) {
           for (int64_t l = tile * kStretchBytes / n_tiles / 64; l < (tile + 1) * kStretchBytes / n_tiles / 64; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
         }
-        const auto tile = [&]<int kT>() {
-          TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows);
+        const auto run = [&]<int kT>() {
+          TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows, kt, last);
         };
         switch (size) {
-          case 1: tile.template operator()<1>(); break;
-          case 2: tile.template operator()<2>(); break;
-          case 3: tile.template operator()<3>(); break;
-          default: tile.template operator()<4>(); break;
+          case 1: run.template operator()<1>(); break;
+          case 2: run.template operator()<2>(); break;
+          case 3: run.template operator()<3>(); break;
+          default: run.template operator()<4>(); break;
         }
       }
       t += size;
