@@ -92,5 +92,41 @@ inline __attribute__((always_inline)) void DecodeIQ4XSScales(const uint8_t* supe
   }
 }
 
+// What the panel kernels of both ISAs know of each type's panels: a
+// super-block's bytes, −z·Σx of a group from the activations' gbias
+// (−32·Σx), where a super-block's int8 scales [16 groups][32 rows] are
+// (Q6_K: in the panel; the others: decoded beside the codes), whether mins
+// follow, and (the 2- and 3-bit codes) the chunks a code comes from: qs half
+// h and (Q3_K) the hmask, of group k. Each ISA file adds its codes, decode
+// and one-token tiles.
+struct Q6KPanelFacts {
+  static constexpr int64_t kSuperBytes = panels::q6k::kSuperBytes;
+  static constexpr bool kMins = false;
+  static int32_t Bias(int32_t gbias) { return gbias; }
+  static const int8_t* Scales(const uint8_t* super, const GroupScales& /*decoded*/) {
+    return reinterpret_cast<const int8_t*>(super + panels::q6k::kScaleOffset);
+  }
+};
+struct Q3KPanelFacts {
+  static constexpr int64_t kSuperBytes = panels::q3k::kSuperBytes;
+  static constexpr bool kMins = false;
+  static int32_t Bias(int32_t gbias) { return gbias >> 3; }  // −4·Σx: exact
+  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
+  static constexpr auto DecodeScales = DecodeQ3KScales;
+  static constexpr int64_t kNextGroup = 3 * panels::q3k::kGroupBytes;  // qs halves and hmask of a group
+  static constexpr int64_t QsAt(int h, int k) { return panels::q3k::QuantAt(h, k); }
+  static constexpr int64_t HmAt(int /*h*/, int k) { return panels::q3k::QuantAt(2, k); }  // both halves'
+};
+struct Q2KPanelFacts {
+  static constexpr int64_t kSuperBytes = panels::q2k::kSuperBytes;
+  static constexpr bool kMins = true;
+  static int32_t Bias(int32_t /*gbias*/) { return 0; }
+  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
+  static constexpr auto DecodeScales = DecodeQ2KScales;
+  static constexpr int64_t kNextGroup = 2 * panels::q2k::kGroupBytes;
+  static constexpr int64_t QsAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
+  static constexpr int64_t HmAt(int h, int k) { return panels::q2k::QuantAt(h, k); }  // no hmask: qs again
+};
+
 }  // namespace
 }  // namespace ridge::kernels::internal

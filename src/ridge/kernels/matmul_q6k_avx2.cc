@@ -61,66 +61,75 @@ int64_t PanelBytes(int64_t n_cols) {
   return (n_cols / kQK_K) * kSuperBytes;
 }
 
-// Rows [r_begin, r_begin + 32) of w into the panel layout; rows past w.n_rows
-// are zeros (their outputs are never stored).
-void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  using namespace panels::q6k;
+// Rows [r_begin, r_begin + 32) of w into a panel layout of weight_panels.h
+// (q6k, q3k, q2k) of super_bytes a super-block: the file's 32-byte chunks at
+// chunk_offset[c] of each block transposed, 8 rows' 4-byte group k to
+// at(c, k) (+ the quarter's 32 bytes), then per_row(super, block, j) copies
+// row j's scales and d (block: nullptr past w.n_rows, a row of zeros, whose
+// outputs are never stored).
+template <int kChunks, typename At, typename PerRow>
+void PackGroupPanel(const MatView& w, int64_t r_begin, uint8_t* panel, int64_t super_bytes, int64_t file_block_bytes,
+                    const int64_t (&chunk_offset)[kChunks], At at, PerRow per_row) {
   const int64_t n_super = w.n_cols / kQK_K;
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    uint8_t* out = panel + sb * kSuperBytes;
+    uint8_t* out = panel + sb * super_bytes;
     for (int q = 0; q < kQuarters; ++q) {
       const uint8_t* rows[kQuarterRows];
       for (int i = 0; i < kQuarterRows; ++i) {
         const int64_t r = r_begin + q * kQuarterRows + i;
-        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
+        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * file_block_bytes : nullptr;
       }
-      for (int c = 0; c < kFileChunks; ++c) {
-        __m256i v[kQuarterRows];  // [k] = the 8 rows' group k of chunk c (bytes 32c + 4k ..)
-        avx2::LoadTransposed8(rows, 32 * c, v);
+      for (int c = 0; c < kChunks; ++c) {
+        __m256i v[kQuarterRows];  // [k] = the 8 rows' group k of chunk c
+        avx2::LoadTransposed8(rows, chunk_offset[c], v);
         for (int k = 0; k < 8; ++k)
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + QuantAt(c, k) + q * kQuarterRows * 4), v[k]);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + at(c, k) + q * kQuarterRows * 4), v[k]);
       }
     }
     for (int64_t j = 0; j < kPanelRows; ++j) {
       const int64_t r = r_begin + j;
-      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
-      for (int64_t g = 0; g < kGroups; ++g) out[kScaleOffset + g * kPanelRows + j] = block ? block[192 + g] : 0;
-      if (block) std::memcpy(out + kDOffset + 2 * j, block + 208, 2);
-      else std::memset(out + kDOffset + 2 * j, 0, 2);
+      per_row(out, r < w.n_rows ? w.data + r * w.row_bytes + sb * file_block_bytes : nullptr, j);
     }
   }
 }
 
-// Q3_K's rows [r_begin, r_begin + 32) of w into its panel layout (q3k); rows
-// past w.n_rows are zeros.
+// A row's f16 at file offset `from` of block (0 for none) to `to`.
+void CopyF16(const uint8_t* block, int64_t from, uint8_t* to) {
+  if (block) std::memcpy(to, block + from, 2);
+  else std::memset(to, 0, 2);
+}
+
+void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  using namespace panels::q6k;
+  constexpr int64_t kChunkOffset[kFileChunks] = {0, 32, 64, 96, 128, 160};  // ql 0-3, qh 4-5
+  PackGroupPanel(w, r_begin, panel, kSuperBytes, kFileBlockBytes, kChunkOffset, QuantAt,
+                 [](uint8_t* out, const uint8_t* block, int64_t j) {
+                   for (int64_t g = 0; g < kGroups; ++g)
+                     out[kScaleOffset + g * kPanelRows + j] = block ? block[192 + g] : 0;
+                   CopyF16(block, 208, out + kDOffset + 2 * j);
+                 });
+}
+
 void PackQ3KPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   using namespace panels::q3k;
-  constexpr int64_t kFileChunkOffset[3] = {kFileQsOffset, kFileQsOffset + 32, 0};  // qs halves, hmask
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-    uint8_t* out = panel + sb * kSuperBytes;
-    for (int q = 0; q < kQuarters; ++q) {
-      const uint8_t* rows[kQuarterRows];
-      for (int i = 0; i < kQuarterRows; ++i) {
-        const int64_t r = r_begin + q * kQuarterRows + i;
-        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
-      }
-      for (int c = 0; c < 3; ++c) {
-        __m256i v[kQuarterRows];  // [k] = the 8 rows' group k of chunk c
-        avx2::LoadTransposed8(rows, kFileChunkOffset[c], v);
-        for (int k = 0; k < 8; ++k)
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + QuantAt(c, k) + q * kQuarterRows * 4), v[k]);
-      }
-    }
-    for (int64_t j = 0; j < kPanelRows; ++j) {
-      const int64_t r = r_begin + j;
-      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
-      for (int64_t b = 0; b < kScaleBytes; ++b)
-        out[kScaleOffset + b * kPanelRows + j] = block ? block[kFileScaleOffset + b] : 0;
-      if (block) std::memcpy(out + kDOffset + 2 * j, block + kFileDOffset, 2);
-      else std::memset(out + kDOffset + 2 * j, 0, 2);
-    }
-  }
+  constexpr int64_t kChunkOffset[3] = {kFileQsOffset, kFileQsOffset + 32, 0};  // qs halves, hmask
+  PackGroupPanel(w, r_begin, panel, kSuperBytes, kFileBlockBytes, kChunkOffset, QuantAt,
+                 [](uint8_t* out, const uint8_t* block, int64_t j) {
+                   for (int64_t b = 0; b < kScaleBytes; ++b)
+                     out[kScaleOffset + b * kPanelRows + j] = block ? block[kFileScaleOffset + b] : 0;
+                   CopyF16(block, kFileDOffset, out + kDOffset + 2 * j);
+                 });
+}
+
+void PackQ2KPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
+  using namespace panels::q2k;
+  constexpr int64_t kChunkOffset[2] = {kFileQsOffset, kFileQsOffset + 32};  // qs halves
+  PackGroupPanel(w, r_begin, panel, kSuperBytes, kFileBlockBytes, kChunkOffset, QuantAt,
+                 [](uint8_t* out, const uint8_t* block, int64_t j) {
+                   for (int64_t g = 0; g < kGroups; ++g) out[kScaleOffset + g * kPanelRows + j] = block ? block[g] : 0;
+                   CopyF16(block, kFileDOffset, out + kDOffset + 2 * j);
+                   CopyF16(block, kFileDminOffset, out + kDminOffset + 2 * j);
+                 });
 }
 
 // The 6-bit codes of element set m (0..3) of 32 bytes: `ql` the bytes of ql
@@ -148,41 +157,6 @@ inline __attribute__((always_inline)) __m256i Q3Codes(__m256i qs, __m256i hm) {
   const __m256i low = kM == 0 ? qs : _mm256_srli_epi16(qs, 2 * kM);
   const __m256i high = kShift < 0 ? _mm256_slli_epi16(hm, -kShift) : kShift == 0 ? hm : _mm256_srli_epi16(hm, kShift);
   return _mm256_or_si256(_mm256_and_si256(low, _mm256_set1_epi8(3)), _mm256_and_si256(high, _mm256_set1_epi8(4)));
-}
-
-// Q2_K's rows [r_begin, r_begin + 32) of w into its panel layout (q2k); rows
-// past w.n_rows are zeros.
-void PackQ2KPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  using namespace panels::q2k;
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-    uint8_t* out = panel + sb * kSuperBytes;
-    for (int q = 0; q < kQuarters; ++q) {
-      const uint8_t* rows[kQuarterRows];
-      for (int i = 0; i < kQuarterRows; ++i) {
-        const int64_t r = r_begin + q * kQuarterRows + i;
-        rows[i] = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
-      }
-      for (int h = 0; h < 2; ++h) {
-        __m256i v[kQuarterRows];  // [k] = the 8 rows' group k of qs chunk h
-        avx2::LoadTransposed8(rows, kFileQsOffset + 32 * h, v);
-        for (int k = 0; k < 8; ++k)
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + QuantAt(h, k) + q * kQuarterRows * 4), v[k]);
-      }
-    }
-    for (int64_t j = 0; j < kPanelRows; ++j) {
-      const int64_t r = r_begin + j;
-      const uint8_t* block = r < w.n_rows ? w.data + r * w.row_bytes + sb * kFileBlockBytes : nullptr;
-      for (int64_t g = 0; g < kGroups; ++g) out[kScaleOffset + g * kPanelRows + j] = block ? block[g] : 0;
-      if (block) {
-        std::memcpy(out + kDOffset + 2 * j, block + kFileDOffset, 2);
-        std::memcpy(out + kDminOffset + 2 * j, block + kFileDminOffset, 2);
-      } else {
-        std::memset(out + kDOffset + 2 * j, 0, 2);
-        std::memset(out + kDminOffset + 2 * j, 0, 2);
-      }
-    }
-  }
 }
 
 // The 2-bit codes of element set m (0..3): bits 2m, 2m + 1 of qs.
@@ -216,6 +190,15 @@ inline __attribute__((always_inline)) __m256i GroupDot(const uint8_t* a, const u
     x += 8;
   }
   return sum;
+}
+
+// A one-token tile's 4 quarters of accumulators into y, masked to the panel's valid rows.
+void StoreQuarters(const __m256 acc[kQuarters], int64_t n_valid_rows, float* y) {
+  for (int q = 0; q < kQuarters; ++q) {
+    const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(y + q * kQuarterRows, mask, acc[q]);
+  }
 }
 
 // One panel × 1 token (decode), rows 0 .. 31: per super-block and file half,
@@ -268,11 +251,7 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
       }
     }
   }
-  for (int q = 0; q < kQuarters; ++q) {
-    const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    _mm256_maskstore_ps(y + q * kQuarterRows, mask, acc[q]);
-  }
+  StoreQuarters(acc, n_valid_rows, y);
 }
 
 // Q3_K's or Q2_K's panel × 1 token (P: Q3KPanels, Q2KPanels below): Tile1's
@@ -337,11 +316,7 @@ void SmallCodesTile1(const uint8_t* panel, int64_t n_super, const ActLayout& lay
     half.template operator()<0>();
     half.template operator()<1>();
   }
-  for (int q = 0; q < kQuarters; ++q) {
-    const int valid = static_cast<int>(std::clamp<int64_t>(n_valid_rows - q * kQuarterRows, 0, kQuarterRows));
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    _mm256_maskstore_ps(y + q * kQuarterRows, mask, acc[q]);
-  }
+  StoreQuarters(acc, n_valid_rows, y);
 }
 
 // From 5 tokens on, a stretch of the panel's codes is decoded once
@@ -400,48 +375,21 @@ void SmallCodesDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, 
   }
 }
 
-// The three types' panels as the shared steps below see them: a
-// super-block's bytes, −z·Σx of a group from the activations' gbias (−32·Σx),
-// where a super-block's int8 scales [16 groups][32 rows] are (Q6_K: in the
-// panel; Q3_K, Q2_K: decoded beside the codes), whether mins follow, and
-// their decode and one-token tiles.
-struct Q6KPanels {
-  static constexpr int64_t kSuperBytes = panels::q6k::kSuperBytes;
-  static constexpr bool kMins = false;
-  static int32_t Bias(int32_t gbias) { return gbias; }
-  static const int8_t* Scales(const uint8_t* super, const GroupScales& /*decoded*/) {
-    return reinterpret_cast<const int8_t*>(super + panels::q6k::kScaleOffset);
-  }
+// The three types' panels as the shared steps below see them: the facts of
+// kquant_group_scales_impl.h, their codes, decode and one-token tiles.
+struct Q6KPanels : Q6KPanelFacts {
   static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, GroupScales* /*scales*/) {
     DecodeStretch(panel, sb0, sb_end, codes);
   }
   static constexpr auto kTile1 = Tile1;
 };
-struct Q3KPanels {
-  static constexpr int64_t kSuperBytes = panels::q3k::kSuperBytes;
-  static constexpr bool kMins = false;
-  static int32_t Bias(int32_t gbias) { return gbias >> 3; }  // −4·Σx: exact
-  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
-  static constexpr auto DecodeScales = DecodeQ3KScales;
-  // SmallCodesTile1's chunks: qs half h and the hmask, group k, 3 chunks a group.
-  static constexpr int64_t kNextGroup = 3 * panels::q3k::kGroupBytes;
-  static constexpr int64_t QsAt(int h, int k) { return panels::q3k::QuantAt(h, k); }
-  static constexpr int64_t HmAt(int /*h*/, int k) { return panels::q3k::QuantAt(2, k); }
+struct Q3KPanels : Q3KPanelFacts {
   template <int kH, int kM>
   static __m256i Codes(__m256i qs, __m256i hm) { return Q3Codes<kH, kM>(qs, hm); }
   static constexpr auto Decode = SmallCodesDecodeStretch<Q3KPanels>;
   static constexpr auto kTile1 = SmallCodesTile1<Q3KPanels>;
 };
-struct Q2KPanels {
-  static constexpr int64_t kSuperBytes = panels::q2k::kSuperBytes;
-  static constexpr bool kMins = true;
-  static int32_t Bias(int32_t /*gbias*/) { return 0; }
-  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
-  static constexpr auto DecodeScales = DecodeQ2KScales;
-  // qs half h, group k, 2 chunks a group (no hmask: the qs chunk again).
-  static constexpr int64_t kNextGroup = 2 * panels::q2k::kGroupBytes;
-  static constexpr int64_t QsAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
-  static constexpr int64_t HmAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
+struct Q2KPanels : Q2KPanelFacts {
   template <int kH, int kM>
   static __m256i Codes(__m256i qs, __m256i /*no hmask*/) { return Q2Codes<kM>(qs); }
   static constexpr auto Decode = SmallCodesDecodeStretch<Q2KPanels>;
@@ -449,7 +397,8 @@ struct Q2KPanels {
 };
 
 // Quarter q × kT tokens × the panel's super-blocks [sb0, sb_end), from their
-// decoded codes (and, Q3_K, scales). The group scale goes into the widening vpmaddwd (each row's
+// decoded codes (and Q3_K's and Q2_K's decoded scales and mins, P::kMins).
+// The group scale goes into the widening vpmaddwd (each row's
 // sc in both words of its lane) and −z·Σx·sc starts the sum, so one
 // register per token holds I_b: the same integer as
 // sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1} (every partial sum < 2²⁶), in fewer
@@ -598,39 +547,27 @@ struct Q6KRowSteps {
   static void Transpose8x8(__m256 r[8]) { avx2::Transpose8x8(r); }
 };
 
+// One type's kernels: F its rows form, P its panels, kPack their packer.
+// The file layout takes per-call panels from 5 tokens on, repacked weights
+// their panels always.
+template <typename F, typename P, void (*kPack)(const MatView&, int64_t, uint8_t*)>
+const TypeKernels* KernelsOf(bool repacked) {
+  const ActPrep acts = Avx2KQuantActPrep();  // the K-quants' shared preparation
+  const auto kernels = [&](int64_t panel_min_tokens) {
+    return TypeKernels{acts,           4, Q6KFileRows<F, Q6KRowSteps>, acts, kPanelRows, panel_min_tokens,
+                       PanelBytes<P::kSuperBytes>, kPack, PanelMatMul<P>};
+  };
+  static const TypeKernels k[2] = {kernels(5), kernels(1)};
+  return &k[repacked];
+}
+
 }  // namespace
 
 const TypeKernels* Avx2Q6KKernels(GgmlType type, bool repacked) {
-  const ActPrep acts = Avx2KQuantActPrep();  // the K-quants' shared preparation
-  // The file layout takes per-call panels from 5 tokens on, repacked weights their panels always.
-  const auto kernels_of = [&](auto rows, auto panel_bytes, auto pack, auto panel_matmul, bool packed) {
-    return TypeKernels{acts, 4, rows, acts, kPanelRows, packed ? 1 : 5, panel_bytes, pack, panel_matmul};
-  };
   switch (type) {
-    case GgmlType::kQ6_K: {
-      static const TypeKernels k[2] = {
-          kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelBytes<panels::q6k::kSuperBytes>, PackPanel,
-                     PanelMatMul<Q6KPanels>, false),
-          kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelBytes<panels::q6k::kSuperBytes>, PackPanel,
-                     PanelMatMul<Q6KPanels>, true)};
-      return &k[repacked];
-    }
-    case GgmlType::kQ3_K: {
-      static const TypeKernels k[2] = {
-          kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelBytes<panels::q3k::kSuperBytes>, PackQ3KPanel,
-                     PanelMatMul<Q3KPanels>, false),
-          kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelBytes<panels::q3k::kSuperBytes>, PackQ3KPanel,
-                     PanelMatMul<Q3KPanels>, true)};
-      return &k[repacked];
-    }
-    case GgmlType::kQ2_K: {
-      static const TypeKernels k[2] = {
-          kernels_of(Q6KFileRows<Q2KForm, Q6KRowSteps>, PanelBytes<panels::q2k::kSuperBytes>, PackQ2KPanel,
-                     PanelMatMul<Q2KPanels>, false),
-          kernels_of(Q6KFileRows<Q2KForm, Q6KRowSteps>, PanelBytes<panels::q2k::kSuperBytes>, PackQ2KPanel,
-                     PanelMatMul<Q2KPanels>, true)};
-      return &k[repacked];
-    }
+    case GgmlType::kQ6_K: return KernelsOf<Q6KForm, Q6KPanels, PackPanel>(repacked);
+    case GgmlType::kQ3_K: return KernelsOf<Q3KForm, Q3KPanels, PackQ3KPanel>(repacked);
+    case GgmlType::kQ2_K: return KernelsOf<Q2KForm, Q2KPanels, PackQ2KPanel>(repacked);
     default: return nullptr;
   }
 }

@@ -305,46 +305,21 @@ void SmallCodesDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, 
   }
 }
 
-// The three types' panels as the shared steps below see them: a
-// super-block's bytes, −z·Σx of a group from the activations' gbias (−32·Σx),
-// where a super-block's int8 scales [16 groups][32 rows] are (Q6_K: in the
-// panel; Q3_K, Q2_K: decoded beside the codes), whether mins follow, and
-// their decode and one-token tiles.
-struct Q6KPanels {
-  static constexpr int64_t kSuperBytes = panels::q6k::kSuperBytes;
-  static constexpr bool kMins = false;
-  static int32_t Bias(int32_t gbias) { return gbias; }
-  static const int8_t* Scales(const uint8_t* super, const GroupScales& /*decoded*/) {
-    return reinterpret_cast<const int8_t*>(super + panels::q6k::kScaleOffset);
-  }
+// The three types' panels as the shared steps below see them: the facts of
+// kquant_group_scales_impl.h, their codes, decode and one-token tiles.
+struct Q6KPanels : Q6KPanelFacts {
   static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, GroupScales* /*scales*/) {
     DecodeStretch(panel, sb0, sb_end, codes);
   }
   static constexpr auto kTile1 = Tile1;
 };
-struct Q3KPanels {
-  static constexpr int64_t kSuperBytes = panels::q3k::kSuperBytes;
-  static constexpr bool kMins = false;
-  static int32_t Bias(int32_t gbias) { return gbias >> 3; }  // −4·Σx: exact
-  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
-  static constexpr auto DecodeScales = DecodeQ3KScales;
-  // The chunks: qs half h and the hmask, group k (the hmask's the same for both halves).
-  static constexpr int64_t QsAt(int h, int k) { return panels::q3k::QuantAt(h, k); }
-  static constexpr int64_t HmAt(int /*h*/, int k) { return panels::q3k::QuantAt(2, k); }
+struct Q3KPanels : Q3KPanelFacts {
   template <int kH, int kM>
   static __m512i Codes(__m512i qs, __m512i hm) { return Q3Codes<kH, kM>(qs, hm); }
   static constexpr auto Decode = SmallCodesDecodeStretch<Q3KPanels>;
   static constexpr auto kTile1 = SmallCodesTile1<Q3KPanels>;
 };
-struct Q2KPanels {
-  static constexpr int64_t kSuperBytes = panels::q2k::kSuperBytes;
-  static constexpr bool kMins = true;
-  static int32_t Bias(int32_t /*gbias*/) { return 0; }
-  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
-  static constexpr auto DecodeScales = DecodeQ2KScales;
-  // qs half h, group k (no hmask: the qs chunk again).
-  static constexpr int64_t QsAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
-  static constexpr int64_t HmAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
+struct Q2KPanels : Q2KPanelFacts {
   template <int kH, int kM>
   static __m512i Codes(__m512i qs, __m512i /*no hmask*/) { return Q2Codes<kM>(qs); }
   static constexpr auto Decode = SmallCodesDecodeStretch<Q2KPanels>;
@@ -652,41 +627,31 @@ struct Q6KRowSteps {
   static void Transpose8x8(__m256 r[8]) { avx512::Transpose8x8(r); }
 };
 
+// One type's kernels: F its rows form, P its panels, with their packer.
+// The file layout takes per-call panels from 5 tokens on, repacked weights
+// their panels always.
+template <typename F, typename P>
+const TypeKernels* KernelsOf(bool repacked, int64_t (*panel_bytes)(int64_t),
+                             void (*pack)(const MatView&, int64_t, uint8_t*)) {
+  const ActPrep acts = Avx512KQuantKernels(GgmlType::kQ4_K)->row_acts;  // the K-quants' shared preparation
+  const auto kernels = [&](int64_t panel_min_tokens) {
+    return TypeKernels{acts, 4, Q6KFileRows<F, Q6KRowSteps>, acts, kPanelRows, panel_min_tokens, panel_bytes, pack,
+                       PanelMatMul<P>};
+  };
+  static const TypeKernels k[2] = {kernels(5), kernels(1)};
+  return &k[repacked];
+}
+
 }  // namespace
 
 const TypeKernels* Avx512Q6KKernels(GgmlType type, bool repacked) {
-  const ActPrep acts = Avx512KQuantKernels(GgmlType::kQ4_K)->row_acts;  // the K-quants' shared preparation
-  // The layouts and their packers are AVX2's (an AVX-512 CPU runs AVX2 code).
-  // The file layout takes per-call panels from 5 tokens on, repacked weights their panels always.
-  const auto kernels_of = [&](auto rows, auto panel_matmul, bool packed) {
-    const TypeKernels& avx2_panels = *Avx2Q6KKernels(type, /*repacked=*/true);  // Q6_K, Q3_K, Q2_K
-    return TypeKernels{acts, 4, rows, acts, kPanelRows, packed ? 1 : 5, avx2_panels.panel_bytes, avx2_panels.pack_panel,
-                       panel_matmul};
-  };
+  // Q6_K's, Q3_K's and Q2_K's layouts and packers are AVX2's (an AVX-512 CPU runs AVX2 code).
+  const auto avx2 = [&] { return Avx2Q6KKernels(type, /*repacked=*/true); };
   switch (type) {
-    case GgmlType::kQ6_K: {
-      static const TypeKernels k[2] = {kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelMatMul<Q6KPanels>, false),
-                                       kernels_of(Q6KFileRows<Q6KForm, Q6KRowSteps>, PanelMatMul<Q6KPanels>, true)};
-      return &k[repacked];
-    }
-    case GgmlType::kQ3_K: {
-      static const TypeKernels k[2] = {kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelMatMul<Q3KPanels>, false),
-                                       kernels_of(Q6KFileRows<Q3KForm, Q6KRowSteps>, PanelMatMul<Q3KPanels>, true)};
-      return &k[repacked];
-    }
-    case GgmlType::kQ2_K: {
-      static const TypeKernels k[2] = {kernels_of(Q6KFileRows<Q2KForm, Q6KRowSteps>, PanelMatMul<Q2KPanels>, false),
-                                       kernels_of(Q6KFileRows<Q2KForm, Q6KRowSteps>, PanelMatMul<Q2KPanels>, true)};
-      return &k[repacked];
-    }
-    case GgmlType::kIQ4_XS: {
-      static const TypeKernels k[2] = {
-          {acts, 4, Q6KFileRows<IQ4XSForm, Q6KRowSteps>, acts, kPanelRows, 5, IQ4XSPanelBytes, PackIQ4XSPanel,
-           PanelMatMul<IQ4XSPanels>},
-          {acts, 4, Q6KFileRows<IQ4XSForm, Q6KRowSteps>, acts, kPanelRows, 1, IQ4XSPanelBytes, PackIQ4XSPanel,
-           PanelMatMul<IQ4XSPanels>}};
-      return &k[repacked];
-    }
+    case GgmlType::kQ6_K: return KernelsOf<Q6KForm, Q6KPanels>(repacked, avx2()->panel_bytes, avx2()->pack_panel);
+    case GgmlType::kQ3_K: return KernelsOf<Q3KForm, Q3KPanels>(repacked, avx2()->panel_bytes, avx2()->pack_panel);
+    case GgmlType::kQ2_K: return KernelsOf<Q2KForm, Q2KPanels>(repacked, avx2()->panel_bytes, avx2()->pack_panel);
+    case GgmlType::kIQ4_XS: return KernelsOf<IQ4XSForm, IQ4XSPanels>(repacked, IQ4XSPanelBytes, PackIQ4XSPanel);
     default: return nullptr;
   }
 }

@@ -64,109 +64,87 @@ const panels::Format* FormatOf(GgmlType type) {
   }
 }
 
+// fn(super, block, j) for every row j of every panel of w and super-block:
+// `super` the panel's super-block (super_bytes), `block` row j's block of
+// the file (file_block_bytes) in rows.
+template <typename Fn>
+void ForEachPanelBlock(const WeightMatrix& w, uint8_t* rows, int64_t super_bytes, int64_t file_block_bytes, Fn fn) {
+  const int64_t n_super = w.n_cols / kQK_K;
+  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
+    const uint8_t* panel = w.data + r0 * w.row_bytes;
+    for (int64_t j = 0; j < panels::kRows; ++j)
+      for (int64_t sb = 0; sb < n_super; ++sb)
+        fn(panel + sb * super_bytes, rows + (r0 + j) * w.row_bytes + sb * file_block_bytes, j);
+  }
+}
+
 // The file's rows of a Q4_K or Q5_K matrix in the panel layout of
 // weight_panels.h (q4k, q5k: Q4_K's with the qh bytes before the quants).
 void UnpackQ4KPanels(const WeightMatrix& w, uint8_t* rows) {
   using namespace panels::q4k;  // d, dmin and the scales: at the same offsets for Q5_K
   const panels::Q4KFamily f = panels::Q4KFamilyOf(w.type == GgmlType::kQ5_K);
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
-    const uint8_t* panel = w.data + r0 * w.row_bytes;
-    for (int64_t j = 0; j < panels::kRows; ++j)
-      for (int64_t sb = 0; sb < n_super; ++sb) {
-        const uint8_t* super = panel + sb * f.super_bytes;
-        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * f.file_block_bytes;
-        std::memcpy(block, super + kDOffset + 2 * j, 2);
-        std::memcpy(block + 2, super + kDminOffset + 2 * j, 2);
-        for (int64_t b = 0; b < kScaleBytes; ++b) block[4 + b] = super[kScaleOffset + b * panels::kRows + j];
-        if (f.high_offset != 0)
-          for (int64_t g = 0; g < 8; ++g)
-            std::memcpy(block + f.file_high_offset + 4 * g, super + f.high_offset + (g * panels::kRows + j) * 4, 4);
-        for (int64_t k = 0; k < 4; ++k)
-          for (int64_t g = 0; g < 8; ++g)
-            std::memcpy(block + f.file_quant_offset + 32 * k + 4 * g,
-                        super + f.quant_offset + ((k * 8 + g) * panels::kRows + j) * 4, 4);
-      }
-  }
+  ForEachPanelBlock(w, rows, f.super_bytes, f.file_block_bytes, [&](const uint8_t* super, uint8_t* block, int64_t j) {
+    std::memcpy(block, super + kDOffset + 2 * j, 2);
+    std::memcpy(block + 2, super + kDminOffset + 2 * j, 2);
+    for (int64_t b = 0; b < kScaleBytes; ++b) block[4 + b] = super[kScaleOffset + b * panels::kRows + j];
+    if (f.high_offset != 0)
+      for (int64_t g = 0; g < 8; ++g)
+        std::memcpy(block + f.file_high_offset + 4 * g, super + f.high_offset + (g * panels::kRows + j) * 4, 4);
+    for (int64_t k = 0; k < 4; ++k)
+      for (int64_t g = 0; g < 8; ++g)
+        std::memcpy(block + f.file_quant_offset + 32 * k + 4 * g,
+                    super + f.quant_offset + ((k * 8 + g) * panels::kRows + j) * 4, 4);
+  });
 }
 
 // The file's rows of a Q6_K matrix in the panel layout of weight_panels.h (q6k).
 void UnpackQ6KPanels(const WeightMatrix& w, uint8_t* rows) {
   using namespace panels::q6k;
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
-    const uint8_t* panel = w.data + r0 * w.row_bytes;
-    for (int64_t j = 0; j < panels::kRows; ++j)
-      for (int64_t sb = 0; sb < n_super; ++sb) {
-        const uint8_t* super = panel + sb * kSuperBytes;
-        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
-        for (int64_t c = 0; c < kFileChunks; ++c)
-          for (int64_t k = 0; k < 8; ++k) std::memcpy(block + 32 * c + 4 * k, super + QuantAt(c, k) + j * 4, 4);
-        for (int64_t g = 0; g < kGroups; ++g) block[192 + g] = super[kScaleOffset + g * panels::kRows + j];
-        std::memcpy(block + 208, super + kDOffset + 2 * j, 2);
-      }
-  }
+  ForEachPanelBlock(w, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
+    for (int64_t c = 0; c < kFileChunks; ++c)
+      for (int64_t k = 0; k < 8; ++k) std::memcpy(block + 32 * c + 4 * k, super + QuantAt(c, k) + j * 4, 4);
+    for (int64_t g = 0; g < kGroups; ++g) block[192 + g] = super[kScaleOffset + g * panels::kRows + j];
+    std::memcpy(block + 208, super + kDOffset + 2 * j, 2);
+  });
 }
 
 // The file's rows of a Q3_K matrix in the panel layout of weight_panels.h (q3k).
 void UnpackQ3KPanels(const WeightMatrix& w, uint8_t* rows) {
   using namespace panels::q3k;
-  constexpr int64_t kFileChunkOffset[3] = {kFileQsOffset, kFileQsOffset + 32, 0};  // qs halves, hmask
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
-    const uint8_t* panel = w.data + r0 * w.row_bytes;
-    for (int64_t j = 0; j < panels::kRows; ++j)
-      for (int64_t sb = 0; sb < n_super; ++sb) {
-        const uint8_t* super = panel + sb * kSuperBytes;
-        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
-        for (int64_t c = 0; c < 3; ++c)
-          for (int64_t k = 0; k < 8; ++k)
-            std::memcpy(block + kFileChunkOffset[c] + 4 * k, super + QuantAt(c, k) + j * 4, 4);
-        for (int64_t b = 0; b < kScaleBytes; ++b)
-          block[kFileScaleOffset + b] = super[kScaleOffset + b * panels::kRows + j];
-        std::memcpy(block + kFileDOffset, super + kDOffset + 2 * j, 2);
-      }
-  }
+  ForEachPanelBlock(w, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
+    constexpr int64_t kFileChunkOffset[3] = {kFileQsOffset, kFileQsOffset + 32, 0};  // qs halves, hmask
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t k = 0; k < 8; ++k)
+        std::memcpy(block + kFileChunkOffset[c] + 4 * k, super + QuantAt(c, k) + j * 4, 4);
+    for (int64_t b = 0; b < kScaleBytes; ++b) block[kFileScaleOffset + b] = super[kScaleOffset + b * panels::kRows + j];
+    std::memcpy(block + kFileDOffset, super + kDOffset + 2 * j, 2);
+  });
 }
 
 // The file's rows of a Q2_K matrix in the panel layout of weight_panels.h (q2k).
 void UnpackQ2KPanels(const WeightMatrix& w, uint8_t* rows) {
   using namespace panels::q2k;
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
-    const uint8_t* panel = w.data + r0 * w.row_bytes;
-    for (int64_t j = 0; j < panels::kRows; ++j)
-      for (int64_t sb = 0; sb < n_super; ++sb) {
-        const uint8_t* super = panel + sb * kSuperBytes;
-        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
-        for (int64_t g = 0; g < kGroups; ++g) block[g] = super[kScaleOffset + g * panels::kRows + j];
-        for (int64_t h = 0; h < 2; ++h)
-          for (int64_t k = 0; k < 8; ++k)
-            std::memcpy(block + kFileQsOffset + 32 * h + 4 * k, super + QuantAt(h, k) + j * 4, 4);
-        std::memcpy(block + kFileDOffset, super + kDOffset + 2 * j, 2);
-        std::memcpy(block + kFileDminOffset, super + kDminOffset + 2 * j, 2);
-      }
-  }
+  ForEachPanelBlock(w, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
+    for (int64_t g = 0; g < kGroups; ++g) block[g] = super[kScaleOffset + g * panels::kRows + j];
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t k = 0; k < 8; ++k)
+        std::memcpy(block + kFileQsOffset + 32 * h + 4 * k, super + QuantAt(h, k) + j * 4, 4);
+    std::memcpy(block + kFileDOffset, super + kDOffset + 2 * j, 2);
+    std::memcpy(block + kFileDminOffset, super + kDminOffset + 2 * j, 2);
+  });
 }
 
 // The file's rows of an IQ4_XS matrix in the panel layout of weight_panels.h (iq4xs).
 void UnpackIQ4XSPanels(const WeightMatrix& w, uint8_t* rows) {
   using namespace panels::iq4xs;
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
-    const uint8_t* panel = w.data + r0 * w.row_bytes;
-    for (int64_t j = 0; j < panels::kRows; ++j)
-      for (int64_t sb = 0; sb < n_super; ++sb) {
-        const uint8_t* super = panel + sb * kSuperBytes;
-        uint8_t* block = rows + (r0 + j) * w.row_bytes + sb * kFileBlockBytes;
-        std::memcpy(block, super + kDOffset + 2 * j, 2);
-        for (int64_t b = 0; b < 2; ++b) block[kFileScaleHOffset + b] = super[kScaleHOffset + b * panels::kRows + j];
-        for (int64_t b = 0; b < 4; ++b) block[kFileScaleLOffset + b] = super[kScaleLOffset + b * panels::kRows + j];
-        for (int64_t s = 0; s < 8; ++s)
-          for (int64_t k = 0; k < 4; ++k)
-            std::memcpy(block + kFileQsOffset + 16 * s + 4 * k, super + QuantAt(s, k) + j * 4, 4);
-      }
-  }
+  ForEachPanelBlock(w, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
+    std::memcpy(block, super + kDOffset + 2 * j, 2);
+    for (int64_t b = 0; b < 2; ++b) block[kFileScaleHOffset + b] = super[kScaleHOffset + b * panels::kRows + j];
+    for (int64_t b = 0; b < 4; ++b) block[kFileScaleLOffset + b] = super[kScaleLOffset + b * panels::kRows + j];
+    for (int64_t s = 0; s < 8; ++s)
+      for (int64_t k = 0; k < 4; ++k)
+        std::memcpy(block + kFileQsOffset + 16 * s + 4 * k, super + QuantAt(s, k) + j * 4, 4);
+  });
 }
 
 }  // namespace
