@@ -1,13 +1,15 @@
-// Q6_K, Q3_K and Q2_K on AVX-512 (VNNI). Weights repacked at load into the
-// panel layouts of weight_panels.h (q6k, q3k, q2k) are multiplied in place by
-// the panel tiles; weights in the file's layout (--mmap) take a rows tile for
+// Q6_K, Q3_K, Q2_K and IQ4_XS on AVX-512 (VNNI). Weights repacked at load
+// into the panel layouts of weight_panels.h (q6k, q3k, q2k, iq4xs) are
+// multiplied in place by the panel tiles; weights in the file's layout (--mmap) take a rows tile for
 // 1-4 tokens and panels packed per call from 5 on. Every path takes the same
 // steps, so the bits are the same whichever layout, path or batch.
 //
 // w = d·sc_g·(c − z) − dmin·m_g, 16 groups g of 16 elements with an int8
 // scale: Q6_K's c 6-bit, z = 32; Q3_K's c = its 2 bits of qs with a bit of
 // hmask above, z = 4, and sc its 6-bit scale − 32; Q2_K's c 2-bit, z = 0,
-// sc 4-bit, and a 4-bit min m_g (the others have none). Each group's sum
+// sc 4-bit, and a 4-bit min m_g (the others have none); IQ4_XS's c = its
+// IQ4_NL level + 128, z = 128, both groups of a 32-element sub-block scaled
+// by its 6-bit scale − 32 (this ISA only: c > 127). Each group's sum
 // starts from −z·Σx of the group (from the activations' gbias, −32·Σx, or
 // per 4-byte lane their bias), so it is S_g = Σ(c − z)·x, exact. Steps per
 // (row, token), x's 32-blocks b in order (d, dmin: b's super-block's):
