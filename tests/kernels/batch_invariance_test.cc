@@ -90,8 +90,8 @@ TEST(MatMulBatchInvariance, RepackedQuantizedTypes) {
 }
 
 // The K-quants' weight panels, 256-column super-blocks (one layout a type,
-// the same for AVX2 and AVX-512; IQ4_XS's on AVX-512 only), read in place
-// where the ISA has their kernels, unpacked under the others.
+// the same for AVX2 and AVX-512), read in place where the ISA has their
+// kernels, unpacked under the others.
 TEST(MatMulBatchInvariance, RepackedKQuants) {
   uint32_t seed = 40;
   std::mt19937 rng(1);
@@ -129,7 +129,7 @@ std::vector<Isa> WiderThanAvx2() {
   return wider;
 }
 
-// Q8_0, Q4_0 and the K-quants but IQ4_XS take the same float steps on AVX2, AVX-512
+// Q8_0, Q4_0 and the K-quants take the same float steps on AVX2, AVX-512
 // and AMX tiles (the int8 activations are the same bytes, the block sums are
 // exact): a model gives the same bits on every kind of machine.
 TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
@@ -137,7 +137,7 @@ TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
   uint32_t seed = 300;
   ThreadPool pool(2);
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                        GgmlType::kQ3_K, GgmlType::kQ2_K})
+                        GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {13, 70})
         for (int64_t n_tokens : {1, 5, 40, 67}) {
@@ -167,7 +167,7 @@ TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512Repacked) {
   uint32_t seed = 400;
   ThreadPool pool(2);
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                        GgmlType::kQ3_K, GgmlType::kQ2_K})
+                        GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_tokens : {1, 2, 3, 5, 40, 67}) {
         std::mt19937 rng(seed++);

@@ -29,11 +29,10 @@ bool IsKQuant(GgmlType type) {
 }
 
 // Whether isa has weight-panel kernels for type: AVX-512 for all of
-// kPanelTypes (amx: the same), AVX2 for Q8_0, Q4_0 and the K-quants but IQ4_XS.
+// kPanelTypes (amx: the same), AVX2 for Q8_0, Q4_0 and the K-quants.
 bool PanelsOn(Isa isa, GgmlType type) {
   if (isa >= Isa::kAvx512) return true;  // avx512 and amx (the same panels)
-  return isa == Isa::kAvx2 &&
-         (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || (IsKQuant(type) && type != GgmlType::kIQ4_XS));
+  return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || IsKQuant(type));
 }
 
 // Columns of the smallest test matrix of type: one block (K-quants: one super-block).
@@ -115,7 +114,7 @@ TEST(Repack, Avx2AndAvx512PackTheSameBytes) {
   if (HardwareIsa() < Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
   std::mt19937 rng(6);
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                        GgmlType::kQ3_K, GgmlType::kQ2_K})
+                        GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
     for (const auto& shape : ShapesOf(type)) {
       const Weights m = RandomWeights(type, shape[0], shape[1], rng);
       EXPECT_EQ(Repacked(m, Isa::kAvx2).bytes, Repacked(m, Isa::kAvx512).bytes)
@@ -154,26 +153,30 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
 }
 
 // Every K-quant code and sub-block scale at its largest (all code and scale
-// bytes 0xff) against activations at ±127: the panels' int16 partial sums
-// (AVX2: Q4_K over 8 groups, Q5_K over 4) meet their bound here. An overflow
-// or a saturation would move a sub-block's sum by ~2¹⁶ of its ~2¹⁷: far
-// outside the scalar rows' rounding, and no longer the same bits on every
-// SIMD target and layout.
+// bytes 0xff; IQ4_XS's codes 0, level −127) against activations at ±127: the
+// panels' int16 partial sums (AVX2: Q4_K over 8 groups, Q5_K over 4, IQ4_XS's
+// single pairs of |level|·x at 32258) meet their bound here. An overflow or a
+// saturation would move a sub-block's sum by ~2¹⁶ of its ~2¹⁷: far outside
+// the scalar rows' rounding, and no longer the same bits on every SIMD target
+// and layout.
 TEST(Repack, KQuantCodesAtTheirLargestKeepExactSums) {
   const int64_t n_rows = 64, n_cols = 512;
   for (GgmlType type : PanelTypesHere()) {
-    // IQ4_XS: no int16 sums (its panels are vpdpbusd's only), and other steps on AVX2 than on AVX-512.
-    if (!IsKQuant(type) || type == GgmlType::kIQ4_XS) continue;
+    if (!IsKQuant(type)) continue;
     Weights m;
     const int64_t row_bytes = RowBytes(type, n_cols), block_bytes = TraitsOf(type).block_bytes;
     m.bytes.assign(static_cast<size_t>(row_bytes * n_rows), 0xff);
-    const std::vector<int> f16_offsets = type == GgmlType::kQ6_K   ? std::vector<int>{208}
-                                         : type == GgmlType::kQ3_K ? std::vector<int>{108}
-                                         : type == GgmlType::kQ2_K ? std::vector<int>{80, 82}
-                                                                   : std::vector<int>{0, 2};
+    const std::vector<int> f16_offsets = type == GgmlType::kQ6_K     ? std::vector<int>{208}
+                                         : type == GgmlType::kQ3_K   ? std::vector<int>{108}
+                                         : type == GgmlType::kQ2_K   ? std::vector<int>{80, 82}
+                                         : type == GgmlType::kIQ4_XS ? std::vector<int>{0}
+                                                                     : std::vector<int>{0, 2};
     const uint16_t h = F32ToF16(0.01f);
-    for (int64_t b = 0; b < n_rows * n_cols / kQK_K; ++b)
-      for (int offset : f16_offsets) std::memcpy(m.bytes.data() + b * block_bytes + offset, &h, 2);
+    for (int64_t b = 0; b < n_rows * n_cols / kQK_K; ++b) {
+      uint8_t* block = m.bytes.data() + b * block_bytes;
+      for (int offset : f16_offsets) std::memcpy(block + offset, &h, 2);
+      if (type == GgmlType::kIQ4_XS) std::memset(block + 8, 0, 128);  // qs: every code 0, level −127
+    }
     m.matrix = {type, m.bytes.data(), n_rows, n_cols, row_bytes};
     const Weights p = Repacked(m);
     for (int64_t n_tokens : {1, 2, 4, 8, 13}) {

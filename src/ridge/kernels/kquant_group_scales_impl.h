@@ -67,7 +67,7 @@ inline __attribute__((always_inline)) void DecodeQ2KScales(const uint8_t* super,
   }
 }
 
-// IQ4_XS (AVX-512 only): both groups of sub-block s take ls_s − 32, ls_s's
+// IQ4_XS: both groups of sub-block s take ls_s − 32, ls_s's
 // low 4 bits at 4·(s % 2) of scales_l byte s / 2, its high 2 at 2·(s % 4) of
 // scales_h byte s / 4.
 inline __attribute__((always_inline)) void DecodeIQ4XSScales(const uint8_t* super, GroupScales& out) {
@@ -126,6 +126,11 @@ struct Q2KPanelFacts {
   static constexpr int64_t kNextGroup = 2 * panels::q2k::kGroupBytes;
   static constexpr int64_t QsAt(int h, int k) { return panels::q2k::QuantAt(h, k); }
   static constexpr int64_t HmAt(int h, int k) { return panels::q2k::QuantAt(h, k); }  // no hmask: qs again
+};
+struct IQ4XSPanelFacts {
+  static constexpr int64_t kSuperBytes = panels::iq4xs::kSuperBytes;
+  static constexpr bool kMins = false;
+  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
 };
 
 }  // namespace

@@ -1,13 +1,11 @@
 #pragma once
 // The K-quant rows path shared by the K-quant kernels of both ISAs: the
-// prepared activation layout, small helpers, AVX2's IQ4_XS tile written
-// against the including file's 256-bit integer dot D::DotAdd(acc, u8, s8)
-// (acc + per int32 lane the Σ of 4 products, by vpmaddubsw + vpmaddwd: every
-// pair sum must stay below 2¹⁵), and the file-layout rows tile of Q6_K, Q3_K,
-// Q2_K and (AVX-512) IQ4_XS (at the end).
+// prepared activation layout, small helpers, and the file-layout rows tile
+// of Q6_K, Q3_K, Q2_K and IQ4_XS (at the end) written against the including
+// file's steps S (its 256-bit integer dot S::DotAdd and shuffles).
 //
 // Include only from *_avx2.cc / *_avx512.cc, after <immintrin.h> (or
-// simd_avx512.h). Everything here sits in an anonymous namespace and D is a
+// simd_avx512.h). Everything here sits in an anonymous namespace and S is a
 // type local to the including file, so each ISA file gets its own private
 // copy compiled with its own flags (no shared inline code for the linker to
 // mix up).
@@ -85,15 +83,6 @@ float F16At(const uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
-[[maybe_unused]] float HorizontalSum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-__m256 Lane(__m256 v, int i) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i)); }
-
 // The 8 6-bit scales and 8 mins of a Q4_K / Q5_K super-block, as floats
 // (ggml's get_scale_min_k4, all at once, in vector registers: scalar pieces
 // stored and reloaded wider would stall store forwarding). Reads the 16
@@ -131,12 +120,6 @@ __m256i Crumbs(__m256i v, int shift) {
 
 constexpr int kPrefetchTiles = 2;
 
-// One token's prepared activations for one super-block (8 32-blocks).
-struct SuperActs {
-  const int8_t* q;      // [256]
-  const float* d;       // [8]
-};
-
 // The 16 6-bit Q3_K scales, unbiased, as int8 (group g's low 4 bits in byte
 // g % 8 at bit 4·(g / 8), its high 2 bits in byte 8 + g % 4 at bit 2·(g / 4)).
 // In vector registers: scalar pieces stored and reloaded wider would stall
@@ -172,103 +155,9 @@ __m256i IQ4Levels256() {
   return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlLevels)));
 }
 
-// IQ4_XS on AVX2: w = d·(ls_s − 32)·level[q], 8 sub-blocks of 32, q 4-bit
-// indexing the IQ4_NL levels. 16-bit pair sums (D: vpmaddubsw + vpmaddwd)
-// cannot take level + 128, so the dot runs on |level| against x carrying
-// level's sign, a float per 4-element lane: other steps than AVX-512's
-// (IQ4XSForm below), so other bits.
-struct IQ4XS {
-  static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_XS);
-  struct Decoded {
-    __m256i q[8];      // |level|
-    __m256i level[8];  // signed levels
-    __m256 dsc;        // d·(ls − 32) of the 8 sub-blocks
-  };
-  template <typename D>
-  static void Decode(const uint8_t* block, Decoded& out) {
-    out.dsc = _mm256_mul_ps(_mm256_cvtepi32_ps(IQ4XSSubScales(block)), _mm256_set1_ps(F16At(block)));
-    const __m256i levels = IQ4Levels256(), nibble = _mm256_set1_epi8(0x0f);
-    for (int p = 0; p < 4; ++p) {  // sub-blocks 2p and 2p + 1: 16 code bytes each
-      const __m256i codes = Load256(block + 8 + 32 * p);
-      const __m256i lo = _mm256_and_si256(codes, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(codes, 4), nibble);
-      const __m256i idx[2] = {_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31)};
-      for (int k = 0; k < 2; ++k) {
-        out.level[2 * p + k] = _mm256_shuffle_epi8(levels, idx[k]);
-        out.q[2 * p + k] = _mm256_abs_epi8(out.level[2 * p + k]);
-      }
-    }
-  }
-  template <typename D>
-  static __m256 Accumulate(const Decoded& w, const SuperActs& x, __m256 acc) {
-    const __m256 s = _mm256_mul_ps(w.dsc, _mm256_loadu_ps(x.d));
-#pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) {
-      const __m256i xq = _mm256_sign_epi8(Load256(x.q + 32 * c), w.level[c]);
-      const __m256i dot = D::DotAdd(_mm256_setzero_si256(), w.q[c], xq);
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), Lane(s, c), acc);
-    }
-    return acc;
-  }
-};
-
-template <typename Kind, typename D, int kR, int kT>
-void KQuantTile(const MatView& w, const ActLayout& layout, const ActView& acts, int64_t r, float* y,
-                int64_t y_stride) {
-  constexpr int kPrefetchLines = (kR * Kind::kBlockBytes + 63) / 64;
-  const uint8_t* base = w.data + r * w.row_bytes;
-  const uint8_t* ahead = base + kPrefetchTiles * kR * w.row_bytes;
-  const int64_t n_super = w.n_cols / kQK_K;
-  const uint8_t* token[kT];
-  for (int t = 0; t < kT; ++t) token[t] = acts.data + t * acts.row_stride;
-  __m256 acc[kR][kT];
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) acc[i][t] = _mm256_setzero_ps();
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-#pragma GCC unroll 8
-    for (int p = 0; p < kPrefetchLines; ++p)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + sb * kR * Kind::kBlockBytes + p * 64), _MM_HINT_T1);
-    SuperActs x[kT];
-    for (int t = 0; t < kT; ++t) {
-      x[t].q = reinterpret_cast<const int8_t*>(token[t]) + sb * kQK_K;
-      x[t].d = reinterpret_cast<const float*>(token[t] + layout.d_off) + sb * 8;
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < kR; ++i) {
-      typename Kind::Decoded decoded;
-      Kind::template Decode<D>(base + i * w.row_bytes + sb * Kind::kBlockBytes, decoded);
-#pragma GCC unroll 4
-      for (int t = 0; t < kT; ++t) acc[i][t] = Kind::template Accumulate<D>(decoded, x[t], acc[i][t]);
-    }
-  }
-  for (int i = 0; i < kR; ++i)
-    for (int t = 0; t < kT; ++t) y[t * y_stride + r + i] = HorizontalSum(acc[i][t]);
-}
-
-template <typename Kind, typename D, int kT>
-void KQuantRowsForTokens(const MatView& w, const ActView& acts, int64_t r_begin, int64_t r_end, float* y,
-                         int64_t y_stride) {
-  constexpr int kR = kT == 1 ? 4 : 2;
-  const ActLayout layout(w.n_cols);
-  int64_t r = r_begin;
-  for (; r + kR <= r_end; r += kR) KQuantTile<Kind, D, kR, kT>(w, layout, acts, r, y, y_stride);
-  for (; r < r_end; ++r) KQuantTile<Kind, D, 1, kT>(w, layout, acts, r, y, y_stride);
-}
-
-// TypeKernels::rows for Kind, up to 4 tokens per pass.
-template <typename Kind, typename D>
-void KQuantRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_begin, int64_t r_end, float* y,
-                int64_t y_stride) {
-  switch (n_tokens) {
-    case 1: return KQuantRowsForTokens<Kind, D, 1>(w, acts, r_begin, r_end, y, y_stride);
-    case 2: return KQuantRowsForTokens<Kind, D, 2>(w, acts, r_begin, r_end, y, y_stride);
-    case 3: return KQuantRowsForTokens<Kind, D, 3>(w, acts, r_begin, r_end, y, y_stride);
-    default: return KQuantRowsForTokens<Kind, D, 4>(w, acts, r_begin, r_end, y, y_stride);
-  }
-}
-
-// ---- Q6_K, Q3_K and Q2_K, file layout ----------------------------------------
+// ---- Q6_K, Q3_K, Q2_K and IQ4_XS, file layout ---------------------------------
 // The rows tile of matmul_q6k_avx512.cc and matmul_q6k_avx2.cc, in the float
-// steps every path of both ISAs takes for the three types (the same bits,
+// steps every path of both ISAs takes for the four types (the same bits,
 // file layout or weight panels): w = d·sc_g·(c − z) − dmin·m_g in 16 groups g
 // of 16, int8 sc_g (m_g: Q2_K's only); per (row, token) and x's 32-block b
 // in order,
@@ -276,10 +165,10 @@ void KQuantRows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t
 //   acc = fma(float(I_b), d·d_x(b), acc)
 //   acc = fnmadd(dmin·m_g, gsum_g, acc), g = 2b, 2b + 1  (Q2_K; gsum_g = d_x·Σx of g)
 // F: the type's form (Q6KForm: c 6-bit, z = 32; Q3KForm: c 3-bit, z = 4;
-// Q2KForm: c 2-bit, z = 0, with mins; IQ4XSForm: c = level + 128, z = 128,
-// VNNI only).
-// S: the including file's steps (DotAdd as D's above, codes ≤ 63; the
-// 8-vector SumHalvesOf8 and Transpose8x8 of its ISA's simd header).
+// Q2KForm: c 2-bit, z = 0, with mins; IQ4XSForm: the level, + 128 on VNNI).
+// S: the including file's steps (DotAdd(acc, c, x): acc + per int32 lane the
+// Σ of 4 products c·x; the 8-vector SumHalvesOf8 and Transpose8x8 of its
+// ISA's simd header).
 //
 // Rows [r, r + kR) × kT tokens, a row at a time in the file's order, kR ≤ 8
 // (rows past kR are copies of row kR − 1, not stored). Per super-block and
@@ -358,17 +247,21 @@ struct Q2KForm {
   }
 };
 
-// IQ4_XS on VNNI only (c = level + 128 up to 241: vpmaddubsw's pairs would
-// saturate): ls_s 6-bit (low 4 bits in scales_l, high 2 in scales_h), sc of
-// both groups of sub-block s = ls_s − 32, c = its IQ4_NL level + 128, z = 128.
+// IQ4_XS: ls_s 6-bit (low 4 bits in scales_l, high 2 in scales_h), sc of
+// both groups of sub-block s = ls_s − 32, c = its IQ4_NL level + kOffset:
+// 128 for VNNI (c up to 241 unsigned, z = 128; vpmaddubsw's pairs would
+// saturate on it), 0 for AVX2 (c the signed level, z = 0, for a dot that
+// gives x c's sign and multiplies |c|). Either way S_g = Σ level·x exactly.
+template <int kOffset>
 struct IQ4XSForm {
+  static_assert(kOffset == 0 || kOffset == 128);
   static constexpr int64_t kBlockBytes = sizeof(BlockIQ4_XS);
   static constexpr int64_t kDOffset = 0;
   static constexpr bool kMins = false;
   static void Scales(const uint8_t* block, __m256i* even, __m256i* odd) { *even = *odd = IQ4XSSubScales(block); }
   // Sub-blocks 4h .. 4h + 3: each 16 code bytes, low nibbles elements 0-15, high 16-31.
   static void Codes(const uint8_t* block, int h, __m256i q[4]) {
-    const __m256i levels = _mm256_add_epi8(IQ4Levels256(), _mm256_set1_epi8(static_cast<char>(128)));
+    const __m256i levels = _mm256_add_epi8(IQ4Levels256(), _mm256_set1_epi8(static_cast<char>(kOffset)));
     const __m256i nibble = _mm256_set1_epi8(0x0f);
     for (int p = 0; p < 2; ++p) {  // sub-blocks 4h + 2p and 4h + 2p + 1
       const __m256i codes = Load256(block + 8 + 64 * h + 32 * p);
@@ -377,7 +270,9 @@ struct IQ4XSForm {
       q[2 * p + 1] = _mm256_shuffle_epi8(levels, _mm256_permute2x128_si256(lo, hi, 0x31));
     }
   }
-  static __m256i Bias(const int32_t* bias32) { return _mm256_slli_epi32(Load256(bias32), 2); }  // −128·Σx
+  static __m256i Bias(const int32_t* bias32) {  // −z·Σx
+    return kOffset == 0 ? _mm256_setzero_si256() : _mm256_slli_epi32(Load256(bias32), 2);
+  }
 };
 
 template <typename F, typename S, int kR, int kT>

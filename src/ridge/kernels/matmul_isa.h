@@ -157,7 +157,8 @@ const TypeKernels* AmxQuantKernels(GgmlType type);
 const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
 const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // IQ4_NL, MXFP4
 const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0
-const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);  // Q4_K, Q5_K (weight_panels.h), Q6_K, Q3_K, Q2_K
+// Q4_K, Q5_K (weight_panels.h), Q6_K, Q3_K, Q2_K, IQ4_XS:
+const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);
 const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // the same types and layouts
 // The active ISA's (repack.cc).
 const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
@@ -167,12 +168,13 @@ const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 const TypeKernels* Avx512Q32Kernels(GgmlType type);
 const TypeKernels* Avx2Q32Kernels(GgmlType type);
 
-// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path; all but IQ4_XS also panels.
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): the rows path and per-call panels.
 const TypeKernels* Avx512KQuantKernels(GgmlType type);
-// Q6_K, Q3_K and Q2_K on AVX-512, weights in the file's layout or repacked (weight_panels.h, q6k, q3k, q2k).
+// Q6_K, Q3_K, Q2_K and IQ4_XS on AVX-512, weights in the file's layout or repacked (weight_panels.h, q6k, q3k, q2k,
+// iq4xs).
 const TypeKernels* Avx512Q6KKernels(GgmlType type, bool repacked);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
-// Q6_K, Q3_K and Q2_K on AVX2, weights in the file's layout or repacked (weight_panels.h, q6k, q3k, q2k).
+// The same on AVX2 (the same layouts, packed by AVX2 code on both ISAs).
 const TypeKernels* Avx2Q6KKernels(GgmlType type, bool repacked);
 // The AVX2 K-quant kernels' activation preparation (shared with the Q4_K weight panels).
 ActPrep Avx2KQuantActPrep();

@@ -1,11 +1,11 @@
-// K-quant MatMul for AVX2 (+ FMA, F16C): IQ4_XS from
-// kquant_rows_impl.h; Q4_K and Q5_K here: matmul_kquant_avx512.cc with
-// vpmaddubsw + vpmaddwd in place of vpdpbusd (unsigned weights ≤ 31 against
-// int8 activations: pairs ≤ 2·31·127 < 2¹⁵, nothing saturates; the high
-// nibble is therefore shifted down rather than used in place). Sums of
-// several pairs stay int16 only for Q4_K (codes ≤ 15). Q6_K, Q3_K and Q2_K
-// have their own file (matmul_q6k_avx2.cc); this one holds the activation
-// preparation every K-quant kernel of this ISA shares, theirs included.
+// K-quant MatMul for AVX2 (+ FMA, F16C), Q4_K and Q5_K:
+// matmul_kquant_avx512.cc with vpmaddubsw + vpmaddwd in place of vpdpbusd
+// (unsigned weights ≤ 31 against int8 activations: pairs ≤ 2·31·127 < 2¹⁵,
+// nothing saturates; the high nibble is therefore shifted down rather than
+// used in place). Sums of several pairs stay int16 only for Q4_K (codes ≤
+// 15). Q6_K, Q3_K, Q2_K and IQ4_XS have their own file (matmul_q6k_avx2.cc);
+// this one holds the activation preparation every K-quant kernel of this ISA
+// shares, theirs included.
 //
 // Rows path (decode): activations quantized once per call to int8 blocks of
 // 32 with a float scale; each 32-element piece of a super-block is one dot.
@@ -300,18 +300,10 @@ void Q4KPanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, 
   }
 }
 
-// The types of kquant_rows_impl.h have no panel path (yet): the rows kernel, 4 tokens per pass.
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
-constexpr ActPrep kNoActs{nullptr, nullptr};
 template <bool kQ5>
 constexpr TypeKernels kQ4KKernels{kQuantActs,    4, Q4KRows<kQ5>,       kQuantActs,         kQ4KPanelRows,
                                   8,             Q4KPanelBytes, Q4KPackPanel<kQ5>, Q4KPanelMatMul<kQ5>};
-
-struct MaddDot {
-  static __m256i DotAdd(__m256i acc, __m256i u8, __m256i s8) { return _mm256_add_epi32(acc, Dot(u8, s8)); }
-};
-template <typename Kind>
-constexpr TypeKernels kKernels{kQuantActs, 4, KQuantRows<Kind, MaddDot>, kNoActs, 0, 0, nullptr, nullptr, nullptr};
 
 }  // namespace
 
@@ -323,8 +315,8 @@ const TypeKernels* Avx2KQuantKernels(GgmlType type) {
     case GgmlType::kQ5_K: return &kQ4KKernels<true>;
     case GgmlType::kQ6_K:
     case GgmlType::kQ3_K:
-    case GgmlType::kQ2_K: return Avx2Q6KKernels(type, /*repacked=*/false);
-    case GgmlType::kIQ4_XS: return &kKernels<IQ4XS>;
+    case GgmlType::kQ2_K:
+    case GgmlType::kIQ4_XS: return Avx2Q6KKernels(type, /*repacked=*/false);
     default: return nullptr;
   }
 }

@@ -366,7 +366,7 @@ TypeKernels KernelsOf(GgmlType type) {
 }  // namespace
 
 const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type) {
-  if (type == GgmlType::kQ6_K || type == GgmlType::kQ3_K || type == GgmlType::kQ2_K)
+  if (type == GgmlType::kQ6_K || type == GgmlType::kQ3_K || type == GgmlType::kQ2_K || type == GgmlType::kIQ4_XS)
     return Avx2Q6KKernels(type, /*repacked=*/true);
   static const TypeKernels q4k = KernelsOf<false>(GgmlType::kQ4_K), q5k = KernelsOf<true>(GgmlType::kQ5_K);
   if (type == GgmlType::kQ4_K) return &q4k;

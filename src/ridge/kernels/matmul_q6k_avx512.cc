@@ -9,10 +9,11 @@
 // hmask above, z = 4, and sc its 6-bit scale − 32; Q2_K's c 2-bit, z = 0,
 // sc 4-bit, and a 4-bit min m_g (the others have none); IQ4_XS's c = its
 // IQ4_NL level + 128, z = 128, both groups of a 32-element sub-block scaled
-// by its 6-bit scale − 32 (this ISA only: c > 127). Each group's sum
-// starts from −z·Σx of the group (from the activations' gbias, −32·Σx, or
-// per 4-byte lane their bias), so it is S_g = Σ(c − z)·x, exact. Steps per
-// (row, token), x's 32-blocks b in order (d, dmin: b's super-block's):
+// by its 6-bit scale − 32 (AVX2 takes the signed level, z = 0: the same
+// sums). Each group's sum starts from −z·Σx of the group (from the
+// activations' gbias, −32·Σx, or per 4-byte lane their bias), so it is
+// S_g = Σ(c − z)·x, exact. Steps per (row, token), x's 32-blocks b in order
+// (d, dmin: b's super-block's):
 //   I_b = sc_{2b}·S_{2b} + sc_{2b+1}·S_{2b+1}     exact int32 (|I_b| < 2²⁶)
 //   acc = fma(float(I_b), d·d_x(b), acc)
 //   acc = fnmadd(dmin·m_g, gsum_g, acc), g = 2b, 2b + 1   (Q2_K; gsum_g = d_x·Σx of g)
@@ -328,29 +329,7 @@ struct Q2KPanels : Q2KPanelFacts {
   static constexpr auto kTile1 = SmallCodesTile1<Q2KPanels>;
 };
 
-// ---- IQ4_XS (this ISA only: its codes + 128 need vpdpbusd) -------------------
-
-int64_t IQ4XSPanelBytes(int64_t n_cols) { return (n_cols / kQK_K) * panels::iq4xs::kSuperBytes; }
-
-// IQ4_XS's rows [r_begin, r_begin + 32) of w into its panel layout (iq4xs);
-// rows past w.n_rows are zeros. At load only: plain copies.
-void PackIQ4XSPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  using namespace panels::iq4xs;
-  const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t sb = 0; sb < n_super; ++sb) {
-    uint8_t* out = panel + sb * kSuperBytes;
-    for (int64_t j = 0; j < kPanelRows; ++j) {
-      const int64_t r = r_begin + j;
-      uint8_t block[kFileBlockBytes] = {};
-      if (r < w.n_rows) std::memcpy(block, w.data + r * w.row_bytes + sb * kFileBlockBytes, kFileBlockBytes);
-      std::memcpy(out + kDOffset + 2 * j, block, 2);
-      for (int b = 0; b < 2; ++b) out[kScaleHOffset + b * kPanelRows + j] = block[kFileScaleHOffset + b];
-      for (int b = 0; b < 4; ++b) out[kScaleLOffset + b * kPanelRows + j] = block[kFileScaleLOffset + b];
-      for (int s = 0; s < 8; ++s)
-        for (int k = 0; k < 4; ++k) std::memcpy(out + QuantAt(s, k) + 4 * j, block + kFileQsOffset + 16 * s + 4 * k, 4);
-    }
-  }
-}
+// ---- IQ4_XS (codes = level + 128, unsigned for vpdpbusd) ----------------------
 
 // The IQ4_NL levels + 128 in every 128-bit lane (vpshufb's table).
 inline __attribute__((always_inline)) __m512i IQ4Levels() {
@@ -453,11 +432,8 @@ void IQ4XSDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8
   }
 }
 
-struct IQ4XSPanels {
-  static constexpr int64_t kSuperBytes = panels::iq4xs::kSuperBytes;
-  static constexpr bool kMins = false;
+struct IQ4XSPanels : IQ4XSPanelFacts {
   static int32_t Bias(int32_t gbias) { return 4 * gbias; }  // −128·Σx
-  static const int8_t* Scales(const uint8_t* /*super*/, const GroupScales& decoded) { return decoded.sc; }
   static constexpr auto Decode = IQ4XSDecodeStretch;
   static constexpr auto kTile1 = IQ4XSTile1;
 };
@@ -647,13 +623,14 @@ const TypeKernels* KernelsOf(bool repacked, int64_t (*panel_bytes)(int64_t),
 }  // namespace
 
 const TypeKernels* Avx512Q6KKernels(GgmlType type, bool repacked) {
-  // Q6_K's, Q3_K's and Q2_K's layouts and packers are AVX2's (an AVX-512 CPU runs AVX2 code).
+  // The layouts and packers are AVX2's (an AVX-512 CPU runs AVX2 code).
   const auto avx2 = [&] { return Avx2Q6KKernels(type, /*repacked=*/true); };
   switch (type) {
     case GgmlType::kQ6_K: return KernelsOf<Q6KForm, Q6KPanels>(repacked, avx2()->panel_bytes, avx2()->pack_panel);
     case GgmlType::kQ3_K: return KernelsOf<Q3KForm, Q3KPanels>(repacked, avx2()->panel_bytes, avx2()->pack_panel);
     case GgmlType::kQ2_K: return KernelsOf<Q2KForm, Q2KPanels>(repacked, avx2()->panel_bytes, avx2()->pack_panel);
-    case GgmlType::kIQ4_XS: return KernelsOf<IQ4XSForm, IQ4XSPanels>(repacked, IQ4XSPanelBytes, PackIQ4XSPanel);
+    case GgmlType::kIQ4_XS:
+      return KernelsOf<IQ4XSForm<128>, IQ4XSPanels>(repacked, avx2()->panel_bytes, avx2()->pack_panel);
     default: return nullptr;
   }
 }

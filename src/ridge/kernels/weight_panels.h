@@ -196,7 +196,7 @@ static_assert(kSuperBytes == kRows * kFileBlockBytes);
 constexpr int64_t QuantAt(int64_t h, int64_t k) { return kQuantOffset + (k * 2 + h) * kGroupBytes; }
 }  // namespace q2k
 
-// IQ4_XS (AVX-512 only, matmul_q6k_avx512.cc, with Q6_K's steps: w =
+// IQ4_XS (matmul_q6k_avx2.cc, matmul_q6k_avx512.cc, with Q6_K's steps: w =
 // d·(ls_s − 32)·level[q], 8 sub-blocks s of 32, q a 4-bit index into the
 // IQ4_NL levels): per super-block of 256 columns, 4352 bytes = 32 rows × the
 // file's 136, one after the other:
