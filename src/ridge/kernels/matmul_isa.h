@@ -176,6 +176,9 @@ const TypeKernels* Avx512Q6KKernels(GgmlType type, bool repacked);
 const TypeKernels* Avx2KQuantKernels(GgmlType type);
 // The same on AVX2 (the same layouts, packed by AVX2 code on both ISAs).
 const TypeKernels* Avx2Q6KKernels(GgmlType type, bool repacked);
+// IQ4_XS's part of the two above (matmul_iq4xs_avx2.cc, matmul_iq4xs_avx512.cc).
+const TypeKernels* Avx2IQ4XSKernels(bool repacked);
+const TypeKernels* Avx512IQ4XSKernels(bool repacked);
 // The AVX2 K-quant kernels' activation preparation (shared with the Q4_K weight panels).
 ActPrep Avx2KQuantActPrep();
 
