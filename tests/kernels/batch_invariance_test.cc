@@ -84,7 +84,7 @@ TEST(MatMulBatchInvariance, QuantizedTypes) {
 TEST(MatMulBatchInvariance, RepackedQuantizedTypes) {
   if (HardwareIsa() == Isa::kScalar) GTEST_SKIP() << "no ISA with weight-panel kernels on this CPU";
   uint32_t seed = 30;
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4})
     for (int64_t n_cols : {64, 288, 1056})
       for (int64_t n_rows : {32, 96}) CheckInvariant(type, n_rows, n_cols, seed++, /*repacked=*/true);
 }
@@ -129,15 +129,15 @@ std::vector<Isa> WiderThanAvx2() {
   return wider;
 }
 
-// Q8_0, Q4_0 and the K-quants take the same float steps on AVX2, AVX-512
+// Q8_0, Q4_0, IQ4_NL, MXFP4 and the K-quants take the same float steps on AVX2, AVX-512
 // and AMX tiles (the int8 activations are the same bytes, the block sums are
 // exact): a model gives the same bits on every kind of machine.
 TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
   if (WiderThanAvx2().empty()) GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 300;
   ThreadPool pool(2);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                        GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4, GgmlType::kQ4_K,
+                        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {13, 70})
         for (int64_t n_tokens : {1, 5, 40, 67}) {
@@ -166,8 +166,8 @@ TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512Repacked) {
   if (WiderThanAvx2().empty()) GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 400;
   ThreadPool pool(2);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                        GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4, GgmlType::kQ4_K,
+                        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_tokens : {1, 2, 3, 5, 40, 67}) {
         std::mt19937 rng(seed++);

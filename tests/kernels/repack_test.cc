@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -28,22 +29,17 @@ bool IsKQuant(GgmlType type) {
          type == GgmlType::kQ2_K || type == GgmlType::kIQ4_XS;
 }
 
-// Whether isa has weight-panel kernels for type: AVX-512 for all of
-// kPanelTypes (amx: the same), AVX2 for Q8_0, Q4_0 and the K-quants.
-bool PanelsOn(Isa isa, GgmlType type) {
-  if (isa >= Isa::kAvx512) return true;  // avx512 and amx (the same panels)
-  return isa == Isa::kAvx2 && (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || IsKQuant(type));
-}
+// Whether isa has weight-panel kernels for the types of kPanelTypes: AVX2
+// and AVX-512 for all of them (amx: AVX-512's), scalar for none.
+bool PanelsOn(Isa isa) { return isa >= Isa::kAvx2; }
 
 // Columns of the smallest test matrix of type: one block (K-quants: one super-block).
 int64_t MinCols(GgmlType type) { return IsKQuant(type) ? 256 : 64; }
 
 // The types this CPU repacks (under its own ISA).
 std::vector<GgmlType> PanelTypesHere() {
-  std::vector<GgmlType> types;
-  for (GgmlType type : kPanelTypes)
-    if (PanelsOn(HardwareIsa(), type)) types.push_back(type);
-  return types;
+  if (!PanelsOn(HardwareIsa())) return {};
+  return std::vector<GgmlType>(std::begin(kPanelTypes), std::end(kPanelTypes));
 }
 
 // A repacked copy of m, packed by `isa`'s kernels (every ISA writes the same layout).
@@ -80,7 +76,7 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
   for (Isa isa : SupportedIsas()) {
     SetIsaOverride(isa);
     for (GgmlType type : kPanelTypes) {
-      const bool panels = PanelsOn(isa, type);
+      const bool panels = PanelsOn(isa);
       Weights m = RandomWeights(type, 64, MinCols(type), rng);
       EXPECT_EQ(panels, CanRepack(m.matrix)) << IsaName(isa) << " " << GgmlTypeName(type);
       EXPECT_FALSE(CanRepack(RandomWeights(type, 48, MinCols(type), rng).matrix)) << "48 rows are not whole panels";
@@ -108,13 +104,12 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
   }
 }
 
-// AVX2 and AVX-512 pack Q8_0, Q4_0 and the K-quants into the same bytes (a
-// model repacked on one reads the same weights as on the other).
+// AVX2 and AVX-512 pack every panel type into the same bytes (a model
+// repacked on one reads the same weights as on the other).
 TEST(Repack, Avx2AndAvx512PackTheSameBytes) {
   if (HardwareIsa() < Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
   std::mt19937 rng(6);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                        GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
+  for (GgmlType type : kPanelTypes)
     for (const auto& shape : ShapesOf(type)) {
       const Weights m = RandomWeights(type, shape[0], shape[1], rng);
       EXPECT_EQ(Repacked(m, Isa::kAvx2).bytes, Repacked(m, Isa::kAvx512).bytes)
@@ -152,30 +147,38 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
   }
 }
 
-// Every K-quant code and sub-block scale at its largest (all code and scale
-// bytes 0xff; IQ4_XS's codes 0, level −127) against activations at ±127: the
-// panels' int16 partial sums (AVX2: Q4_K over 8 groups, Q5_K over 4, IQ4_XS's
-// single pairs of |level|·x at 32258) meet their bound here. An overflow or a
-// saturation would move a sub-block's sum by ~2¹⁶ of its ~2¹⁷: far outside
-// the scalar rows' rounding, and no longer the same bits on every SIMD target
-// and layout.
-TEST(Repack, KQuantCodesAtTheirLargestKeepExactSums) {
+// Every code and (sub-block) scale at its largest against activations at
+// ±127: the panels' int16 partial sums meet their bound here (AVX2: Q4_0
+// over a block's 8 groups, Q4_K over 8, Q5_K over 4, MXFP4's |level| 12 over
+// 8; single pairs of |w|·x: Q8_0's 128·127·2, IQ4_NL's and IQ4_XS's
+// 127·127·2 = 32258). An overflow or a saturation would move a block's sum
+// by ~2¹⁶ of its ~2¹⁷: far outside the scalar rows' rounding, and no longer
+// the same bits on every SIMD target and layout.
+TEST(Repack, CodesAtTheirLargestKeepExactSums) {
   const int64_t n_rows = 64, n_cols = 512;
   for (GgmlType type : PanelTypesHere()) {
-    if (!IsKQuant(type)) continue;
     Weights m;
     const int64_t row_bytes = RowBytes(type, n_cols), block_bytes = TraitsOf(type).block_bytes;
-    m.bytes.assign(static_cast<size_t>(row_bytes * n_rows), 0xff);
-    const std::vector<int> f16_offsets = type == GgmlType::kQ6_K     ? std::vector<int>{208}
-                                         : type == GgmlType::kQ3_K   ? std::vector<int>{108}
-                                         : type == GgmlType::kQ2_K   ? std::vector<int>{80, 82}
-                                         : type == GgmlType::kIQ4_XS ? std::vector<int>{0}
-                                                                     : std::vector<int>{0, 2};
+    // The codes: bytes 0xff (the largest unsigned codes and K-quant scales) but
+    // Q8_0's −128, IQ4_NL's and IQ4_XS's level −127 (code 0), MXFP4's 12 (code 7).
+    const uint8_t code_byte = type == GgmlType::kQ8_0                                   ? 0x80
+                              : type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS ? 0x00
+                              : type == GgmlType::kMXFP4                                ? 0x77
+                                                                                        : 0xff;
+    m.bytes.assign(static_cast<size_t>(row_bytes * n_rows), code_byte);
+    // The scale fields then written over them (f16 0.01; MXFP4's exponent 2^-8).
+    const std::vector<int> f16_offsets = type == GgmlType::kQ6_K   ? std::vector<int>{208}
+                                         : type == GgmlType::kQ3_K ? std::vector<int>{108}
+                                         : type == GgmlType::kQ2_K ? std::vector<int>{80, 82}
+                                         : type == GgmlType::kQ4_K || type == GgmlType::kQ5_K ? std::vector<int>{0, 2}
+                                         : type == GgmlType::kMXFP4                           ? std::vector<int>{}
+                                                                                              : std::vector<int>{0};
     const uint16_t h = F32ToF16(0.01f);
-    for (int64_t b = 0; b < n_rows * n_cols / kQK_K; ++b) {
+    for (int64_t b = 0; b < n_rows * n_cols / TraitsOf(type).block_elems; ++b) {
       uint8_t* block = m.bytes.data() + b * block_bytes;
       for (int offset : f16_offsets) std::memcpy(block + offset, &h, 2);
-      if (type == GgmlType::kIQ4_XS) std::memset(block + 8, 0, 128);  // qs: every code 0, level −127
+      if (type == GgmlType::kIQ4_XS) std::memset(block + 2, 0xff, 6);  // scales_h, scales_l: +31
+      if (type == GgmlType::kMXFP4) block[0] = 120;
     }
     m.matrix = {type, m.bytes.data(), n_rows, n_cols, row_bytes};
     const Weights p = Repacked(m);

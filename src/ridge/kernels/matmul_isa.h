@@ -156,15 +156,16 @@ const TypeKernels* AmxQuantKernels(GgmlType type);
 // packing (nullptr: none for the type).
 const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
 const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // IQ4_NL, MXFP4
-const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0
+const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0, IQ4_NL, MXFP4
 // Q4_K, Q5_K (weight_panels.h), Q6_K, Q3_K, Q2_K, IQ4_XS:
 const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);
 const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // the same types and layouts
 // The active ISA's (repack.cc).
 const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 
-// The other 32-element block types (Q4_1, Q5_0, Q5_1, IQ4_NL): rows and panels
-// on AVX-512, the rows path only on AVX2.
+// The other 32-element block types (Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4): rows and
+// panels on AVX-512; on AVX2 the rows path (IQ4_NL's and MXFP4's panels are
+// Avx2QuantKernels', with these rows).
 const TypeKernels* Avx512Q32Kernels(GgmlType type);
 const TypeKernels* Avx2Q32Kernels(GgmlType type);
 

@@ -16,7 +16,9 @@
 //   MXFP4 (w = 2^(e−128)·level[c]):    as IQ4_NL, with MXFP4's levels (|level| <= 12)
 //                                       and the E8M0 byte's scale
 // The same steps for a (row, token) whatever else the call holds (batch
-// invariance). There is no panel path: prefill takes the rows path too.
+// invariance). IQ4_NL and MXFP4 also have panels (prefill, weights repacked
+// at load) in matmul_quant_avx2.cc, which takes these kernels' rows path;
+// Q4_1, Q5_0 and Q5_1 have none: prefill takes the rows path too.
 #include "ridge/kernels/simd_avx2.h"
 
 #include <cstring>
@@ -64,16 +66,10 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   }
 }
 
-// 2^(e − 128) for the E8M0 bytes e at base + offsets[i], in lanes 0..7
-// (MXFP4's scales, exactly as the scalar E8M0Half): the float whose exponent
-// field is e − 1, or for e = 0, 1 the subnormals 2^-128 and 2^-127.
+// 2^(e − 128) for the E8M0 bytes e at base + offsets[i], in lanes 0..7.
 __m256 E8M0HalfOf8(const uint8_t* base, const int64_t offsets[8]) {
-  const __m256i e = _mm256_setr_epi32(base[offsets[0]], base[offsets[1]], base[offsets[2]], base[offsets[3]],
-                                      base[offsets[4]], base[offsets[5]], base[offsets[6]], base[offsets[7]]);
-  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
-  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
-  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
-  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+  return avx2::E8M0HalfOf8(_mm256_setr_epi32(base[offsets[0]], base[offsets[1]], base[offsets[2]], base[offsets[3]],
+                                             base[offsets[4]], base[offsets[5]], base[offsets[6]], base[offsets[7]]));
 }
 
 // 16 packed bytes → 32 codes 0..15 in element order (low nibbles are

@@ -1,4 +1,5 @@
-// Q8_0 and Q4_0 MatMul inner kernels for AVX2 (+ FMA, F16C).
+// Q8_0 and Q4_0 MatMul inner kernels for AVX2 (+ FMA, F16C), and the panels
+// of IQ4_NL and MXFP4 (their rows path: matmul_q32_avx2.cc).
 //
 // Activations are quantized once per call to int8 blocks of 32 with a float
 // scale (simd_avx2.h). One block's dot product by vpmaddubsw (unsigned ×
@@ -171,29 +172,63 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
 constexpr int64_t kPanelRows = panels::kRows;
 constexpr int64_t kQuarterRows = 8;
 constexpr int kQuarters = 4;
-static_assert(panels::kQ8_0.file_block_bytes == sizeof(BlockQ8_0));
-static_assert(panels::kQ4_0.file_block_bytes == sizeof(BlockQ4_0));
 
-template <bool kQ4>
-constexpr int64_t kPanelBlockBytes = kQ4 ? panels::kQ4_0.block_bytes() : panels::kQ8_0.block_bytes();
-template <bool kQ4>
-constexpr int64_t kPanelQuantBytes = kQ4 ? panels::kQ4_0.quant_bytes : panels::kQ8_0.quant_bytes;
+// The panel types of this file, K below: where a file block keeps its
+// quants and how a tile turns a group's bytes into products.
+//   Q8_0: bytes w + 128 in the panel (flip), the sign trick on w (above).
+//   Q4_0: nibbles w + 8 as the unsigned operand, a block's 8 groups summed
+//         in int16, its −8·Σx added to the exact sum.
+//   IQ4_NL, MXFP4: nibbles indexing 16 signed levels (vpshufb), |level|
+//         against x with the level's sign: IQ4_NL's |level| ≤ 127 fills a
+//         word with one pair sum (≤ 32258), widened at once; MXFP4's ≤ 12
+//         lets a block's 8 groups sum in int16 (≤ 8·2·12·127 = 24384).
+//         Their rows path is matmul_q32_avx2.cc's, whose float steps these
+//         panels take (acc = fma(float(Σ level·x), d·d_x, acc)), as the
+//         AVX-512 panels do (matmul_q32_avx512.cc): the same bits.
+struct Q8Kind {
+  static constexpr panels::Format kFormat = panels::kQ8_0;
+  static constexpr int64_t kFileQuantOffset = 2;
+  static constexpr bool kNibbles = false, kInt16Sums = false, kE8M0Scale = false;
+  static constexpr const int8_t* kLevels = nullptr;
+};
+struct Q4Kind {
+  static constexpr panels::Format kFormat = panels::kQ4_0;
+  static constexpr int64_t kFileQuantOffset = 2;
+  static constexpr bool kNibbles = true, kInt16Sums = true, kE8M0Scale = false;
+  static constexpr const int8_t* kLevels = nullptr;
+};
+struct IQ4NLKind {
+  static constexpr panels::Format kFormat = panels::kIQ4_NL;
+  static constexpr int64_t kFileQuantOffset = 2;
+  static constexpr bool kNibbles = true, kInt16Sums = false, kE8M0Scale = false;
+  static constexpr const int8_t* kLevels = kIq4NlLevels;
+};
+struct MXFP4Kind {
+  static constexpr panels::Format kFormat = panels::kMXFP4;
+  static constexpr int64_t kFileQuantOffset = 1;
+  static constexpr bool kNibbles = true, kInt16Sums = true, kE8M0Scale = true;
+  static constexpr const int8_t* kLevels = kMxfp4Levels;
+};
+static_assert(Q8Kind::kFormat.file_block_bytes == sizeof(BlockQ8_0));
+static_assert(Q4Kind::kFormat.file_block_bytes == sizeof(BlockQ4_0));
+static_assert(IQ4NLKind::kFormat.file_block_bytes == sizeof(BlockIQ4_NL));
+static_assert(MXFP4Kind::kFormat.file_block_bytes == sizeof(BlockMXFP4));
 
-template <bool kQ4>
+template <typename K>
 int64_t PanelBytes(int64_t n_cols) {
-  return n_cols / kBlock * kPanelBlockBytes<kQ4>;
+  return n_cols / kBlock * K::kFormat.block_bytes();
 }
 
 // Packs rows [r_begin, r_begin + 32) of the file-layout matrix w into the
 // layout of weight_panels.h (rows past w.n_rows: zero quants, the last row's
 // scales; their outputs are never stored). Per quarter, the 8 rows' quants
-// of a block (Q4_0: of two blocks) are transposed as 8 × 8 int32.
-template <bool kQ4>
+// of a block (nibbles: of two blocks) are transposed as 8 × 8 int32.
+template <typename K>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   const int64_t n_blocks = w.n_cols / kBlock;
-  constexpr int64_t kFileBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  constexpr int64_t kBlockBytes = kPanelBlockBytes<kQ4>;
-  const __m256i flip = _mm256_set1_epi8(static_cast<char>(kQ4 ? panels::kQ4_0.flip : panels::kQ8_0.flip));
+  constexpr int64_t kFileBlockBytes = K::kFormat.file_block_bytes;
+  constexpr int64_t kBlockBytes = K::kFormat.block_bytes();
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(K::kFormat.flip));
   for (int64_t k = 0; k < kQuarters; ++k) {
     const int64_t first = r_begin + k * kQuarterRows;
     const uint8_t* rows[kQuarterRows];  // nullptr: past the matrix
@@ -205,7 +240,7 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
     }
     const uint8_t* scale_base = w.data + r_begin * w.row_bytes;
     uint8_t* out = panel + k * kQuarterRows * 4;
-    if constexpr (kQ4) {
+    if constexpr (K::kNibbles) {
       for (int64_t b = 0; b < n_blocks; b += 2) {  // blocks b and b + 1: 4 groups each
         const bool pair = b + 1 < n_blocks;
         __m256i v[8];
@@ -214,7 +249,7 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
             v[i] = _mm256_setzero_si256();
             continue;
           }
-          const uint8_t* qs = rows[i] + b * kFileBlockBytes + 2;
+          const uint8_t* qs = rows[i] + b * kFileBlockBytes + K::kFileQuantOffset;
           const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
           const __m128i hi =
               pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + kFileBlockBytes)) : _mm_setzero_si128();
@@ -234,16 +269,24 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
         for (int i = 0; i < kQuarterRows; ++i)
           v[i] = rows[i] == nullptr
                      ? _mm256_setzero_si256()
-                     : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i] + b * kFileBlockBytes + 2));
+                     : _mm256_loadu_si256(
+                           reinterpret_cast<const __m256i*>(rows[i] + b * kFileBlockBytes + K::kFileQuantOffset));
         avx2::Transpose8x8(v);
         for (int g = 0; g < 8; ++g)
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b * kBlockBytes + g * kPanelRows * 4),
                               _mm256_xor_si256(v[g], flip));
       }
     }
-    for (int64_t b = 0; b < n_blocks; ++b)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(panel + b * kBlockBytes + kPanelQuantBytes<kQ4> + k * 16),
-                       avx2::HalvesOf8(scale_base + b * kFileBlockBytes, scale_offsets));
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      uint8_t* scales = panel + b * kBlockBytes + K::kFormat.quant_bytes;
+      if constexpr (K::kE8M0Scale) {
+        for (int i = 0; i < kQuarterRows; ++i)
+          scales[k * kQuarterRows + i] = scale_base[b * kFileBlockBytes + scale_offsets[i]];
+      } else {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(scales + k * 16),
+                         avx2::HalvesOf8(scale_base + b * kFileBlockBytes, scale_offsets));
+      }
+    }
   }
 }
 
@@ -259,7 +302,7 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 // kQ × kT exact int32 block sums (a row per lane), then one convert and one
 // FMA per (quarter, token) in the rows kernel's order. y points at the
 // panel's row 0 for the tile's first token.
-template <bool kQ4, int kT, int kQ>
+template <typename K, int kT, int kQ>
 void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_rows, const ActLayout& layout,
                const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
   const int8_t* xq[kT];
@@ -279,10 +322,11 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     for (int i = 0; i < pf.n; ++i)
       for (int l = 0; l < pf.lines; ++l)
         _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T1);
-    const uint8_t* p = panel + b * kPanelBlockBytes<kQ4>;
+    constexpr int64_t kBlockBytes = K::kFormat.block_bytes();
+    const uint8_t* p = panel + b * kBlockBytes;
     if (pf.ahead > 0) {
 #pragma GCC unroll 17
-      for (int64_t line = 0; line < kPanelBlockBytes<kQ4>; line += 64)
+      for (int64_t line = 0; line < kBlockBytes; line += 64)
         _mm_prefetch(reinterpret_cast<const char*>(p + pf.ahead + line), _MM_HINT_T1);
     }
     // Group by group, each quarter's rows in turn (one broadcast of a
@@ -290,8 +334,11 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     __m256i dot[kQ][kT];
     for (int q = 0; q < kQ; ++q)
       for (int t = 0; t < kT; ++t) dot[q][t] = _mm256_setzero_si256();
-    if constexpr (kQ4) {  // int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
+    if constexpr (K::kNibbles) {  // Q4_0's and MXFP4's int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
       const __m256i low4 = _mm256_set1_epi8(0x0f);
+      __m256i levels;
+      if constexpr (K::kLevels != nullptr)
+        levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(K::kLevels)));
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
         __m256i xl[kT], xh[kT];
@@ -306,19 +353,41 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
         for (int q = 0; q < kQ; ++q) {
           const __m256i wv = _mm256_loadu_si256(
               reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4));
-          const __m256i lo = _mm256_and_si256(wv, low4);
-          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+          __m256i lo = _mm256_and_si256(wv, low4);
+          __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+          if constexpr (K::kLevels == nullptr) {
 #pragma GCC unroll 8
-          for (int t = 0; t < kT; ++t) {
-            dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
-            dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
+            for (int t = 0; t < kT; ++t) {
+              dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
+              dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
+            }
+          } else {
+            lo = _mm256_shuffle_epi8(levels, lo);  // the signed levels
+            hi = _mm256_shuffle_epi8(levels, hi);
+            const __m256i lo_abs = _mm256_abs_epi8(lo), hi_abs = _mm256_abs_epi8(hi);
+#pragma GCC unroll 8
+            for (int t = 0; t < kT; ++t) {
+              const __m256i pl = _mm256_maddubs_epi16(lo_abs, _mm256_sign_epi8(xl[t], lo));
+              const __m256i ph = _mm256_maddubs_epi16(hi_abs, _mm256_sign_epi8(xh[t], hi));
+              if constexpr (K::kInt16Sums) {
+                dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_add_epi16(pl, ph));
+              } else {
+                dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_add_epi32(_mm256_madd_epi16(pl, ones16),
+                                                                         _mm256_madd_epi16(ph, ones16)));
+              }
+            }
           }
         }
         avx2::KeepInRegisters(dot);
       }
-      for (int q = 0; q < kQ; ++q)
-        for (int t = 0; t < kT; ++t)
-          dot[q][t] = _mm256_add_epi32(_mm256_madd_epi16(dot[q][t], ones16), _mm256_set1_epi32(xbias[t][b]));
+      if constexpr (K::kInt16Sums) {
+        for (int q = 0; q < kQ; ++q)
+          for (int t = 0; t < kT; ++t) {
+            dot[q][t] = _mm256_madd_epi16(dot[q][t], ones16);
+            if constexpr (K::kLevels == nullptr)  // Q4_0's −8·Σx
+              dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_set1_epi32(xbias[t][b]));
+          }
+      }
     } else {
       const __m256i flip = _mm256_set1_epi8(static_cast<char>(panels::kQ8_0.flip));
 #pragma GCC unroll 8
@@ -347,8 +416,10 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     }
 #pragma GCC unroll 4
     for (int q = 0; q < kQ; ++q) {
-      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(
-          reinterpret_cast<const __m128i*>(p + kPanelQuantBytes<kQ4> + (k0 + q) * kQuarterRows * 2)));
+      const uint8_t* scales = p + K::kFormat.quant_bytes + (k0 + q) * kQuarterRows * K::kFormat.scale_bytes;
+      const __m256 dw = K::kE8M0Scale ? avx2::E8M0HalfOf8(_mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                                            reinterpret_cast<const __m128i*>(scales))))
+                                      : _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
 #pragma GCC unroll 8
       for (int t = 0; t < kT; ++t)
         acc[q][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[q][t]), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])),
@@ -372,7 +443,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
 // tokens as 3 + 2 decoded Q8_0 6 % faster in the model than 4 + 1); the
 // tokens' tile outside, so that its activations stay in L1 while the 4
 // quarters pass.
-template <bool kQ4>
+template <typename K>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
@@ -390,10 +461,10 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
     for (int q = 0; q < n_quarters; ++q, ++k) {
       const TilePrefetch pf = PrefetchSlice(next, n_blocks, k, n_tiles);
       switch (size) {
-        case 1: PanelTile<kQ4, 1, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        case 2: PanelTile<kQ4, 2, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        case 3: PanelTile<kQ4, 3, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        default: PanelTile<kQ4, kT, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+        case 1: PanelTile<K, 1, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+        case 2: PanelTile<K, 2, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+        case 3: PanelTile<K, 3, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+        default: PanelTile<K, kT, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
       }
     }
     t += size;
@@ -426,25 +497,25 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
 // with the parts then row slices: 8 and 16 tokens 7-26 % faster; 64 level.
 constexpr int64_t kQ4DecodeAheadBlocks = 8;
 
-template <bool kQ4>
+template <typename K>
 void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActView& acts, int64_t n_tokens,
               float* y, int64_t y_stride, int64_t stream_ahead) {
-  const int64_t panel_bytes = PanelBytes<kQ4>(n_cols);
+  const int64_t panel_bytes = PanelBytes<K>(n_cols);
   const ActLayout layout(n_cols);
-  TilePrefetch own{};  // 1-3 tokens: the run's own stream, Q4_0 only (above)
-  if constexpr (kQ4) own.ahead = kQ4DecodeAheadBlocks * kPanelBlockBytes<kQ4>;
+  TilePrefetch own{};  // 1-3 tokens: the run's own stream, the nibble types only (above)
+  if constexpr (K::kNibbles) own.ahead = kQ4DecodeAheadBlocks * K::kFormat.block_bytes();
   for (int64_t i = 0; i < n_panels; ++i) {
     const uint8_t* panel = first + i * panel_bytes;
     float* yp = y + i * kPanelRows;
     const int64_t n = layout.n_blocks, s = acts.row_stride;
     switch (n_tokens) {
-      case 1: PanelTile<kQ4, 1, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
-      case 2: PanelTile<kQ4, 2, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
-      case 3: PanelTile<kQ4, 3, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
+      case 1: PanelTile<K, 1, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
+      case 2: PanelTile<K, 2, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
+      case 3: PanelTile<K, 3, kQuarters>(panel, n, 0, kPanelRows, layout, acts.data, s, yp, y_stride, own); break;
       default: {
         // The next panel as one row of bytes, cut among the tiles (PrefetchSlice).
         const bool more = i + 1 < n_panels;
-        PanelMatMul<kQ4>(panel, n_cols, kPanelRows, acts, n_tokens, yp, y_stride,
+        PanelMatMul<K>(panel, n_cols, kPanelRows, acts, n_tokens, yp, y_stride,
                          PanelPrefetch{panel + panel_bytes, more ? 1 : 0, panel_bytes, i == 0 ? stream_ahead : 0});
       }
     }
@@ -454,9 +525,28 @@ void PanelRun(const uint8_t* first, int64_t n_panels, int64_t n_cols, const ActV
 constexpr int64_t kPanelMinTokens = 8;
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 constexpr TypeKernels kQ8_0Kernels{kQuantActs, 4, Rows<false>, kQuantActs, kPanelRows, kPanelMinTokens,
-                                   PanelBytes<false>, PackPanel<false>, PanelMatMul<false>, PanelRun<false>};
+                                   PanelBytes<Q8Kind>, PackPanel<Q8Kind>, PanelMatMul<Q8Kind>, PanelRun<Q8Kind>};
 constexpr TypeKernels kQ4_0Kernels{kQuantActs, 4, Rows<true>, kQuantActs, kPanelRows, kPanelMinTokens,
-                                   PanelBytes<true>, PackPanel<true>, PanelMatMul<true>, PanelRun<true>};
+                                   PanelBytes<Q4Kind>, PackPanel<Q4Kind>, PanelMatMul<Q4Kind>, PanelRun<Q4Kind>};
+
+// IQ4_NL's and MXFP4's: the rows path of matmul_q32_avx2.cc (its activations
+// carry Σx for the types with a min), the panels here on this file's
+// activations (the same int8 and scales: QuantizeBlock32).
+template <typename K>
+const TypeKernels* LevelKernels(GgmlType type) {
+  static const TypeKernels k = [&] {
+    TypeKernels kernels = *Avx2Q32Kernels(type);
+    kernels.panel_acts = kQuantActs;
+    kernels.panel_rows = kPanelRows;
+    kernels.panel_min_tokens = kPanelMinTokens;
+    kernels.panel_bytes = PanelBytes<K>;
+    kernels.pack_panel = PackPanel<K>;
+    kernels.panel_matmul = PanelMatMul<K>;
+    kernels.panel_run = PanelRun<K>;
+    return kernels;
+  }();
+  return &k;
+}
 
 }  // namespace
 
@@ -464,6 +554,8 @@ const TypeKernels* Avx2QuantKernels(GgmlType type) {
   switch (type) {
     case GgmlType::kQ8_0: return &kQ8_0Kernels;
     case GgmlType::kQ4_0: return &kQ4_0Kernels;
+    case GgmlType::kIQ4_NL: return LevelKernels<IQ4NLKind>(type);
+    case GgmlType::kMXFP4: return LevelKernels<MXFP4Kind>(type);
     default: return nullptr;
   }
 }

@@ -73,6 +73,16 @@ inline __m128i HalvesOf8(const uint8_t* base, const int64_t offsets[8]) {
   return _mm_unpacklo_epi64(d0123, d4567);
 }
 
+// 2^(e − 128) for the E8M0 bytes e in int32 lanes (MXFP4's halved scales,
+// exactly as the scalar E8M0Half): the float whose exponent field is e − 1,
+// or for e = 0, 1 the subnormals 2^-128 and 2^-127.
+inline __m256 E8M0HalfOf8(__m256i e) {
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+}
+
 // The same f16 values as floats in lanes 0..7.
 inline __m256 ScalesOf8(const uint8_t* base, const int64_t offsets[8]) {
   return _mm256_cvtph_ps(HalvesOf8(base, offsets));
