@@ -185,29 +185,29 @@ constexpr int kQuarters = 4;
 //         Their rows path is matmul_q32_avx2.cc's, whose float steps these
 //         panels take (acc = fma(float(Σ level·x), d·d_x, acc)), as the
 //         AVX-512 panels do (matmul_q32_avx512.cc): the same bits.
+// kLevels: the nibbles index Levels() (a flag, not a null pointer test: with
+// -fsanitize=undefined g++ 12 takes no address comparison as constant).
 struct Q8Kind {
   static constexpr panels::Format kFormat = panels::kQ8_0;
   static constexpr int64_t kFileQuantOffset = 2;
-  static constexpr bool kNibbles = false, kInt16Sums = false, kE8M0Scale = false;
-  static constexpr const int8_t* kLevels = nullptr;
+  static constexpr bool kNibbles = false, kLevels = false, kInt16Sums = false, kE8M0Scale = false;
 };
 struct Q4Kind {
   static constexpr panels::Format kFormat = panels::kQ4_0;
   static constexpr int64_t kFileQuantOffset = 2;
-  static constexpr bool kNibbles = true, kInt16Sums = true, kE8M0Scale = false;
-  static constexpr const int8_t* kLevels = nullptr;
+  static constexpr bool kNibbles = true, kLevels = false, kInt16Sums = true, kE8M0Scale = false;
 };
 struct IQ4NLKind {
   static constexpr panels::Format kFormat = panels::kIQ4_NL;
   static constexpr int64_t kFileQuantOffset = 2;
-  static constexpr bool kNibbles = true, kInt16Sums = false, kE8M0Scale = false;
-  static constexpr const int8_t* kLevels = kIq4NlLevels;
+  static constexpr bool kNibbles = true, kLevels = true, kInt16Sums = false, kE8M0Scale = false;
+  static const int8_t* Levels() { return kIq4NlLevels; }
 };
 struct MXFP4Kind {
   static constexpr panels::Format kFormat = panels::kMXFP4;
   static constexpr int64_t kFileQuantOffset = 1;
-  static constexpr bool kNibbles = true, kInt16Sums = true, kE8M0Scale = true;
-  static constexpr const int8_t* kLevels = kMxfp4Levels;
+  static constexpr bool kNibbles = true, kLevels = true, kInt16Sums = true, kE8M0Scale = true;
+  static const int8_t* Levels() { return kMxfp4Levels; }
 };
 static_assert(Q8Kind::kFormat.file_block_bytes == sizeof(BlockQ8_0));
 static_assert(Q4Kind::kFormat.file_block_bytes == sizeof(BlockQ4_0));
@@ -337,8 +337,8 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     if constexpr (K::kNibbles) {  // Q4_0's and MXFP4's int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
       const __m256i low4 = _mm256_set1_epi8(0x0f);
       __m256i levels;
-      if constexpr (K::kLevels != nullptr)
-        levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(K::kLevels)));
+      if constexpr (K::kLevels)
+        levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(K::Levels())));
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
         __m256i xl[kT], xh[kT];
@@ -355,7 +355,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
               reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4));
           __m256i lo = _mm256_and_si256(wv, low4);
           __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
-          if constexpr (K::kLevels == nullptr) {
+          if constexpr (!K::kLevels) {
 #pragma GCC unroll 8
             for (int t = 0; t < kT; ++t) {
               dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
@@ -384,7 +384,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
         for (int q = 0; q < kQ; ++q)
           for (int t = 0; t < kT; ++t) {
             dot[q][t] = _mm256_madd_epi16(dot[q][t], ones16);
-            if constexpr (K::kLevels == nullptr)  // Q4_0's −8·Σx
+            if constexpr (!K::kLevels)  // Q4_0's −8·Σx
               dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_set1_epi32(xbias[t][b]));
           }
       }
