@@ -299,10 +299,12 @@ void Q6KRowsTile(const MatView& w, const ActLayout& layout, const ActView& acts,
     for (int i = 0; i < kTileRows; ++i) {
       const uint8_t* block = base + std::min(i, kR - 1) * w.row_bytes + sb * kBlockBytes;
       std::memcpy(&d16[i], block + F::kDOffset, 2);
-      if (i >= kR) {
-        for (int t = 0; t < kT; ++t) fi[t][i] = fi[t][kR - 1];
-        if constexpr (F::kMins) mins[0][i] = mins[0][kR - 1], mins[1][i] = mins[1][kR - 1];
-        continue;
+      if constexpr (kR < kTileRows) {
+        if (i >= kR) {
+          for (int t = 0; t < kT; ++t) fi[t][i] = fi[t][kR - 1];
+          if constexpr (F::kMins) mins[0][i] = mins[0][kR - 1], mins[1][i] = mins[1][kR - 1];
+          continue;
+        }
       }
       if constexpr (F::kMins) {
         __m256 m[2];

@@ -206,7 +206,7 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
         const uint8_t* quant = p + q * kQuarterRows * 4;
         auto block = [&]<int kM>() {
           const int64_t b = b0 + kM;
-          __m256i scaled;
+          __m256i scaled[2];  // group 2b's and 2b + 1's sc·S
           for (int gi = 0; gi < 2; ++gi) {
             const int k0 = 4 * gi;
             const __m256i s = _mm256_add_epi32(
@@ -216,10 +216,10 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
             const int64_t g = 8 * fh + 2 * kM + gi;  // the super-block's group
             const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(
                 reinterpret_cast<const __m128i*>(p + kScaleOffset + g * kPanelRows + q * kQuarterRows)));
-            const __m256i si = _mm256_mullo_epi32(s, sc);
-            scaled = gi == 0 ? si : _mm256_add_epi32(scaled, si);
+            scaled[gi] = _mm256_mullo_epi32(s, sc);
           }
-          acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(scaled), _mm256_mul_ps(d, _mm256_set1_ps(tok.d[b])), acc[q]);
+          acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(scaled[0], scaled[1])),
+                                   _mm256_mul_ps(d, _mm256_set1_ps(tok.d[b])), acc[q]);
         };
         block.template operator()<0>();
         block.template operator()<1>();
@@ -261,7 +261,7 @@ void SmallCodesTile1(const uint8_t* panel, int64_t n_super, const ActLayout& lay
         const uint8_t* quant = p + q * kQuarterRows * 4;
         auto block = [&]<int kM>() {
           const int64_t b = b0 + kM;
-          __m256i scaled;
+          __m256i scaled[2];  // group 2b's and 2b + 1's sc·S
           for (int gi = 0; gi < 2; ++gi) {
             const int k0 = 4 * gi;
             const __m256i s =
@@ -272,10 +272,10 @@ void SmallCodesTile1(const uint8_t* panel, int64_t n_super, const ActLayout& lay
             const int64_t g = 8 * kH + 2 * kM + gi;  // the super-block's group
             const __m256i sc = _mm256_cvtepi8_epi32(
                 _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales.sc + g * kPanelRows + q * kQuarterRows)));
-            const __m256i si = _mm256_mullo_epi32(s, sc);
-            scaled = gi == 0 ? si : _mm256_add_epi32(scaled, si);
+            scaled[gi] = _mm256_mullo_epi32(s, sc);
           }
-          acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(scaled), _mm256_mul_ps(d, _mm256_set1_ps(tok.d[b])), acc[q]);
+          acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(scaled[0], scaled[1])),
+                                   _mm256_mul_ps(d, _mm256_set1_ps(tok.d[b])), acc[q]);
           if constexpr (P::kMins) {
             for (int gi = 0; gi < 2; ++gi) {
               const int64_t g = 8 * kH + 2 * kM + gi;
