@@ -102,6 +102,25 @@ struct TilePrefetch {
 // also takes next.stream_ahead_bytes, bringing the weights for the others.
 TilePrefetch PrefetchSlice(const PanelPrefetch& next, int64_t n_blocks, int64_t k, int64_t n_tiles);
 
+// A panel's rows in quarters of 8 (AVX2's int32 lanes) × every token in
+// tiles of up to 4 (EvenTokenTiles), the tokens' tile outside so that its
+// activations stay in L1 while the quarters pass; tile k prefetches its
+// slice of next (PrefetchSlice). run(q, t, size, pf): quarter q, tokens
+// [t, t + size). No SIMD here, and each caller's run a lambda of its own file:
+// every instantiation is that file's alone.
+template <typename Run>
+void ForEachQuarterTile(int64_t n_valid_rows, int64_t n_tokens, int64_t n_blocks, const PanelPrefetch& next, Run run) {
+  const int n_quarters = static_cast<int>((n_valid_rows + 7) / 8);
+  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
+  const int64_t n_tiles = n_quarters * tiles.n_tiles;
+  int64_t k = 0;
+  for (int64_t i = 0, t = 0; i < tiles.n_tiles; ++i) {
+    const int64_t size = tiles.TileSize(i);
+    for (int q = 0; q < n_quarters; ++q, ++k) run(q, t, size, PrefetchSlice(next, n_blocks, k, n_tiles));
+    t += size;
+  }
+}
+
 struct TypeKernels {
   // y[t * y_stride + r] for r in [r_begin, r_end), t in [0, n_tokens);
   // 1 <= n_tokens <= max_row_tokens.

@@ -51,6 +51,20 @@ struct ActLayout {
 
 int64_t ActRowBytes(int64_t n_cols) { return ActLayout(n_cols).bytes; }
 
+// One token's prepared activation row (ActLayout), its parts found.
+struct TokenActs {
+  const int8_t* q = nullptr;
+  const float* d = nullptr;
+  const int32_t* qsum = nullptr;
+  const float* dsum = nullptr;
+  TokenActs() = default;
+  TokenActs(const uint8_t* row, const ActLayout& layout)
+      : q(reinterpret_cast<const int8_t*>(row)),
+        d(reinterpret_cast<const float*>(row + layout.d_off)),
+        qsum(reinterpret_cast<const int32_t*>(row + layout.qsum_off)),
+        dsum(reinterpret_cast<const float*>(row + layout.dsum_off)) {}
+};
+
 void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   const ActLayout layout(n_cols);
   auto* q = reinterpret_cast<int8_t*>(dst);
@@ -158,17 +172,8 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
   const uint8_t* ahead = base + kPrefetchTiles * kRowsPerTile * w.row_bytes;
   int64_t row_offsets[kRowsPerTile];  // byte offset of each row from `base`
   for (int i = 0; i < kRowsPerTile; ++i) row_offsets[i] = (i < n_valid ? i : n_valid - 1) * w.row_bytes;
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const int32_t* xqsum[kT];
-  const float* xdsum[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts.data + t * acts.row_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xqsum[t] = reinterpret_cast<const int32_t*>(a + layout.qsum_off);
-    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
-  }
+  TokenActs x[kT];
+  for (int t = 0; t < kT; ++t) x[t] = TokenActs(acts.data + t * acts.row_stride, layout);
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
@@ -184,7 +189,7 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
     for (int i = 0; i < kRowsPerTile; ++i) codes[i] = Codes::Codes(blocks + row_offsets[i]);
 #pragma GCC unroll 4
     for (int t = 0; t < kT; ++t) {
-      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kBlock));
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t].q + b * kBlock));
       __m256i dot[kRowsPerTile];
 #pragma GCC unroll 8
       for (int i = 0; i < kRowsPerTile; ++i) {
@@ -194,9 +199,9 @@ void RowsTile(const MatView& w, const ActLayout& layout, const ActView& acts, in
       }
       __m256i sums = avx2::SumLanesOf8(dot);
       if constexpr (Codes::kBiasFactor != 0)
-        sums = _mm256_add_epi32(sums, _mm256_set1_epi32(Codes::kBiasFactor * xqsum[t][b]));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])), acc[t]);
-      if constexpr (Codes::kHasMin) acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(xdsum[t][b]), acc[t]);
+        sums = _mm256_add_epi32(sums, _mm256_set1_epi32(Codes::kBiasFactor * x[t].qsum[b]));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b])), acc[t]);
+      if constexpr (Codes::kHasMin) acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(x[t].dsum[b]), acc[t]);
     }
   }
   const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -295,17 +300,8 @@ template <typename Codes, int kT>
 void PanelTile(const uint8_t* panel, int64_t n_blocks, int q, int64_t n_valid_rows, const ActLayout& layout,
                const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
   const __m256i ones16 = _mm256_set1_epi16(1);
-  const int8_t* xq[kT];
-  const float* xd[kT];
-  const int32_t* xqsum[kT];
-  const float* xdsum[kT];
-  for (int t = 0; t < kT; ++t) {
-    const uint8_t* a = acts + t * act_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(a);
-    xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
-    xqsum[t] = reinterpret_cast<const int32_t*>(a + layout.qsum_off);
-    xdsum[t] = reinterpret_cast<const float*>(a + layout.dsum_off);
-  }
+  TokenActs x[kT];
+  for (int t = 0; t < kT; ++t) x[t] = TokenActs(acts + t * act_stride, layout);
   __m256 acc[kT];
   for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n_blocks; ++b) {
@@ -314,7 +310,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int q, int64_t n_valid_ro
         _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T1);
     const uint8_t* p = panel + b * kPanelBlockBytes<Codes>;
     __m256i dot[kT];
-    for (int t = 0; t < kT; ++t) dot[t] = _mm256_set1_epi32(Codes::kBiasFactor * xqsum[t][b]);
+    for (int t = 0; t < kT; ++t) dot[t] = _mm256_set1_epi32(Codes::kBiasFactor * x[t].qsum[b]);
 #pragma GCC unroll 2
     for (int g0 = 0; g0 < 8; g0 += kInt16Run) {
       __m256i sum[kT];
@@ -326,7 +322,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int q, int64_t n_valid_ro
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           int32_t x4;
-          std::memcpy(&x4, xq[t] + b * kBlock + 4 * g, 4);
+          std::memcpy(&x4, x[t].q + b * kBlock + 4 * g, 4);
           sum[t] = _mm256_add_epi16(sum[t], _mm256_maddubs_epi16(u, _mm256_set1_epi32(x4)));
         }
       }
@@ -337,8 +333,8 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int q, int64_t n_valid_ro
     __m256 mw;
     if constexpr (Codes::kHasMin) mw = _mm256_loadu_ps(scales + kPanelRows + q * kQuarterRows);
     for (int t = 0; t < kT; ++t) {
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])), acc[t]);
-      if constexpr (Codes::kHasMin) acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(xdsum[t][b]), acc[t]);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b])), acc[t]);
+      if constexpr (Codes::kHasMin) acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(x[t].dsum[b]), acc[t]);
     }
   }
   const int64_t n_valid = n_valid_rows - q * kQuarterRows;
@@ -347,35 +343,24 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int q, int64_t n_valid_ro
   for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + q * kQuarterRows + t * y_stride, mask, acc[t]);
 }
 
-// Every token, tiles of one quarter × up to 4 tokens (EvenTokenTiles), the
-// tokens' tile outside so that its activations stay in L1 while the
-// quarters pass; the tiles prefetch the next panel's rows a slice each
-// (PrefetchSlice), as matmul_quant_avx2.cc's.
+// Every token, tiles of one quarter × up to 4 tokens (ForEachQuarterTile),
+// as matmul_quant_avx2.cc's.
 template <typename Codes>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
-  const int64_t n_blocks = layout.n_blocks;
-  const int n_quarters = static_cast<int>((n_valid_rows + kQuarterRows - 1) / kQuarterRows);
-  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
-  const int64_t n_tiles = n_quarters * tiles.n_tiles;
-  const int64_t s = acts.row_stride;
-  int64_t k = 0;
-  for (int64_t i = 0, t = 0; i < tiles.n_tiles; ++i) {
-    const int64_t size = tiles.TileSize(i);
+  const int64_t n_blocks = layout.n_blocks, s = acts.row_stride;
+  const auto tile = [&](int q, int64_t t, int64_t size, const TilePrefetch& pf) {
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
-    for (int q = 0; q < n_quarters; ++q, ++k) {
-      const TilePrefetch pf = PrefetchSlice(next, n_blocks, k, n_tiles);
-      switch (size) {
-        case 1: PanelTile<Codes, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        case 2: PanelTile<Codes, 2>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        case 3: PanelTile<Codes, 3>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        default: PanelTile<Codes, 4>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      }
+    switch (size) {
+      case 1: PanelTile<Codes, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+      case 2: PanelTile<Codes, 2>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+      case 3: PanelTile<Codes, 3>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+      default: PanelTile<Codes, 4>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
     }
-    t += size;
-  }
+  };
+  ForEachQuarterTile(n_valid_rows, n_tokens, n_blocks, next, tile);
 }
 
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};

@@ -439,36 +439,25 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
   }
 }
 
-// Every token, tiles of one quarter × up to kT tokens (EvenTokenTiles: 5
-// tokens as 3 + 2 decoded Q8_0 6 % faster in the model than 4 + 1); the
-// tokens' tile outside, so that its activations stay in L1 while the 4
-// quarters pass.
+// Every token, tiles of one quarter × up to 4 tokens (ForEachQuarterTile;
+// EvenTokenTiles: 5 tokens as 3 + 2 decoded Q8_0 6 % faster in the model
+// than 4 + 1).
 template <typename K>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
-  const int64_t n_blocks = layout.n_blocks;
-  constexpr int kT = 4;
-  const int n_quarters = static_cast<int>((n_valid_rows + kQuarterRows - 1) / kQuarterRows);
-  const TokenTiles tiles = EvenTokenTiles(n_tokens, kT);
-  const int64_t n_tiles = n_quarters * tiles.n_tiles;
-  const int64_t s = acts.row_stride;
-  int64_t k = 0;
-  for (int64_t i = 0, t = 0; i < tiles.n_tiles; ++i) {
-    const int64_t size = tiles.TileSize(i);
+  const int64_t n_blocks = layout.n_blocks, s = acts.row_stride;
+  const auto tile = [&](int q, int64_t t, int64_t size, const TilePrefetch& pf) {
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
-    for (int q = 0; q < n_quarters; ++q, ++k) {
-      const TilePrefetch pf = PrefetchSlice(next, n_blocks, k, n_tiles);
-      switch (size) {
-        case 1: PanelTile<K, 1, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        case 2: PanelTile<K, 2, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        case 3: PanelTile<K, 3, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-        default: PanelTile<K, kT, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      }
+    switch (size) {
+      case 1: PanelTile<K, 1, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+      case 2: PanelTile<K, 2, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+      case 3: PanelTile<K, 3, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+      default: PanelTile<K, 4, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
     }
-    t += size;
-  }
+  };
+  ForEachQuarterTile(n_valid_rows, n_tokens, n_blocks, next, tile);
 }
 
 // Panels [0, n_panels) of weights repacked at load (whole panels, consecutive
