@@ -145,14 +145,12 @@ struct SignedLevelsDot {
   }
 };
 
-
 // IQ4_XS's panels as TileDecoded sees them.
 struct IQ4XSPanels : IQ4XSPanelFacts, SignedLevelsDot {
   static int32_t Bias(int32_t /*gbias*/) { return 0; }  // signed levels: the sums are Σ level·x already
   static constexpr auto Decode = IQ4XSDecodeStretch;
   static constexpr auto kTile1 = IQ4XSTile1;
 };
-
 
 // The rows tile's steps for IQ4XSForm<0> (signed levels).
 struct IQ4XSRowSteps : Q6KRowSteps {
