@@ -232,7 +232,7 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
 // the file's layout (these types are not repacked at load, as on AVX-512):
 // per block b, kPanelBlockBytes,
 //   codes  uint8 [8 groups g][32 rows][4]   u of elements 4g .. 4g + 3
-//   scales float [32 rows]                 d (0 past the matrix)
+//   scales float [32 rows]                 d
 //   mins   float [32 rows]                 m (Q4_1, Q5_1)
 // A 32-byte load holds a quarter's (8 rows') group, a row per int32 lane: a
 // tile keeps each row's exact block sum in its lane and then takes the rows
@@ -246,12 +246,6 @@ constexpr int64_t kPanelMinTokens = 8;
 // fast so (Zen 5 under RIDGE_ISA=avx2, 172 against 192 t/s).
 constexpr int kInt16Run = 4;
 
-float F16At(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
-}
-
 template <typename Codes>
 constexpr int64_t kPanelBlockBytes = 8 * kPanelRows * 4 + (Codes::kHasMin ? 2 : 1) * kPanelRows * 4;
 
@@ -261,17 +255,20 @@ int64_t PanelBytes(int64_t n_cols) {
 }
 
 // Rows [r_begin, r_begin + 32) of w: per quarter and block, the 8 rows'
-// codes transposed as 8 × 8 int32 (rows past w.n_rows: zero codes, scales
-// and mins; their outputs are never stored).
+// codes transposed as 8 × 8 int32, their scales and mins gathered as the
+// rows tile's (rows past w.n_rows: zero codes, the last row's scales and
+// mins; their outputs are never stored).
 template <typename Codes>
 void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
   constexpr int64_t kBlockBytes = Codes::kBlockBytes;
   const int64_t n_blocks = w.n_cols / kBlock;
   for (int k = 0; k < kQuarters; ++k) {
     const uint8_t* rows[kQuarterRows];  // nullptr: past the matrix
+    int64_t row_offsets[kQuarterRows];  // from w.data, the last row's past the matrix
     for (int i = 0; i < kQuarterRows; ++i) {
       const int64_t r = r_begin + k * kQuarterRows + i;
       rows[i] = r < w.n_rows ? w.data + r * w.row_bytes : nullptr;
+      row_offsets[i] = std::min(r, w.n_rows - 1) * w.row_bytes;
     }
     for (int64_t b = 0; b < n_blocks; ++b) {
       uint8_t* out = panel + b * kPanelBlockBytes<Codes>;
@@ -282,12 +279,10 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
       for (int g = 0; g < 8; ++g)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + g * kPanelRows * 4 + k * kQuarterRows * 4), v[g]);
       auto* scales = reinterpret_cast<float*>(out + 8 * kPanelRows * 4);
-      for (int i = 0; i < kQuarterRows; ++i) {
-        const int64_t j = k * kQuarterRows + i;
-        scales[j] = rows[i] ? F16At(rows[i] + b * kBlockBytes) : 0.0f;
-        if constexpr (Codes::kHasMin)
-          scales[kPanelRows + j] = rows[i] ? F16At(rows[i] + b * kBlockBytes + 2) : 0.0f;
-      }
+      const uint8_t* blocks = w.data + b * kBlockBytes;
+      _mm256_storeu_ps(scales + k * kQuarterRows, avx2::ScalesOf8(blocks, row_offsets));
+      if constexpr (Codes::kHasMin)
+        _mm256_storeu_ps(scales + kPanelRows + k * kQuarterRows, avx2::ScalesOf8(blocks + 2, row_offsets));
     }
   }
 }
