@@ -65,17 +65,6 @@ inline __attribute__((always_inline)) void HalfDs(const uint8_t* super, int half
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(super + kDminOffset + 2 * kHalfRows * half)));
 }
 
-// Q5_K's codes of sub-block s from a 64-byte load of quants (low or high
-// nibbles) and of qh: a GF(2) affine map (GFNI) moves bit s of each qh byte
-// to bit 4 alone, or the high nibble to the low one, in one instruction;
-// vpternlogd merges the nibble and the bit.
-inline __attribute__((always_inline)) __m512i Q5Codes(__m512i wv, __m512i hv, int s, bool high_nibble) {
-  // Output bit i of a byte is the parity of (matrix byte 7 − i) & (input byte).
-  const __m512i bit = _mm512_gf2p8affine_epi64_epi8(hv, _mm512_set1_epi64(int64_t{1} << (24 + s)), 0);
-  const __m512i nibble = high_nibble ? _mm512_gf2p8affine_epi64_epi8(wv, _mm512_set1_epi64(0x1020408000000000), 0) : wv;
-  return _mm512_ternarylogic_epi32(nibble, bit, _mm512_set1_epi8(0x0f), 0xec);  // (nibble & 0x0f) | bit
-}
-
 // The HalfScales of a whole panel, decoded once for a call that passes over it
 // many times (prefill): [n_super][2 halves][4 k].
 template <bool kQ5>
@@ -175,8 +164,8 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
           __m512i lo = _mm512_and_si512(wv, low4), hi;
           if (kQ5) {
             const __m512i hv = _mm512_loadu_si512(p + f.high_offset + (g * kPanelRows + h * kHalfRows) * 4);
-            lo = Q5Codes(wv, hv, 2 * k, false);
-            hi = Q5Codes(wv, hv, 2 * k + 1, true);
+            lo = avx512::FiveBitCodes(wv, hv, 2 * k, false);
+            hi = avx512::FiveBitCodes(wv, hv, 2 * k + 1, true);
           } else {
             hi = _mm512_and_si512(wv, high4);  // in place: 16 × the nibble
           }

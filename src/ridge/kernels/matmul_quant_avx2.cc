@@ -278,7 +278,7 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
       }
     }
     for (int64_t b = 0; b < n_blocks; ++b) {
-      uint8_t* scales = panel + b * kBlockBytes + K::kFormat.quant_bytes;
+      uint8_t* scales = panel + b * kBlockBytes + K::kFormat.scale_offset();
       if constexpr (K::kE8M0Scale) {
         for (int i = 0; i < kQuarterRows; ++i)
           scales[k * kQuarterRows + i] = scale_base[b * kFileBlockBytes + scale_offsets[i]];
@@ -416,7 +416,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     }
 #pragma GCC unroll 4
     for (int q = 0; q < kQ; ++q) {
-      const uint8_t* scales = p + K::kFormat.quant_bytes + (k0 + q) * kQuarterRows * K::kFormat.scale_bytes;
+      const uint8_t* scales = p + K::kFormat.scale_offset() + (k0 + q) * kQuarterRows * K::kFormat.scale_bytes;
       const __m256 dw = K::kE8M0Scale ? avx2::E8M0HalfOf8(_mm256_cvtepu8_epi32(_mm_loadl_epi64(
                                             reinterpret_cast<const __m128i*>(scales))))
                                       : _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));

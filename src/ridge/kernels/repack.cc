@@ -60,6 +60,9 @@ const panels::Format* FormatOf(GgmlType type) {
     case GgmlType::kQ4_0: return &panels::kQ4_0;
     case GgmlType::kIQ4_NL: return &panels::kIQ4_NL;
     case GgmlType::kMXFP4: return &panels::kMXFP4;
+    case GgmlType::kQ4_1: return &panels::kQ4_1;
+    case GgmlType::kQ5_0: return &panels::kQ5_0;
+    case GgmlType::kQ5_1: return &panels::kQ5_1;
     default: return nullptr;
   }
 }
@@ -170,10 +173,19 @@ void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
       for (int64_t b = 0; b < n_blocks; ++b) {
         const uint8_t* src = panel + b * f->block_bytes();
         uint8_t* block = row + b * f->file_block_bytes;
-        std::memcpy(block, src + f->quant_bytes + j * f->scale_bytes, static_cast<size_t>(f->scale_bytes));
+        std::memcpy(block, src + f->scale_offset() + j * f->scale_bytes, static_cast<size_t>(f->scale_bytes));
+        std::memcpy(block + f->file_min_offset(), src + f->min_offset() + j * f->min_bytes,
+                    static_cast<size_t>(f->min_bytes));
+        if (f->high_bytes != 0) {
+          uint32_t word;
+          std::memcpy(&word, src + f->high_offset() + j * 4, 4);
+          const uint32_t qh = panels::FileHighBits(word);
+          std::memcpy(block + f->file_high_offset(), &qh, 4);
+        }
         for (int64_t g = 0; g < n_groups; ++g)
           for (int64_t i = 0; i < 4; ++i)
-            block[f->scale_bytes + g * 4 + i] = static_cast<uint8_t>(src[(g * panels::kRows + j) * 4 + i] ^ f->flip);
+            block[f->file_quant_offset() + g * 4 + i] =
+                static_cast<uint8_t>(src[(g * panels::kRows + j) * 4 + i] ^ f->flip);
       }
     }
   }

@@ -21,6 +21,18 @@ inline int32_t HorizontalSumI32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// 5-bit codes from a 64-byte load of packed nibbles wv (the low or the high
+// nibbles taken) and one of their fifth bits hv (Q5_K's qh, the Q5_0/Q5_1
+// panels' high plane): a GF(2) affine map (GFNI) moves bit s of each hv byte
+// to bit 4 alone, or the high nibble to the low one, in one instruction;
+// vpternlogd merges the nibble and the bit.
+inline __attribute__((always_inline)) __m512i FiveBitCodes(__m512i wv, __m512i hv, int s, bool high_nibble) {
+  // Output bit i of a byte is the parity of (matrix byte 7 − i) & (input byte).
+  const __m512i bit = _mm512_gf2p8affine_epi64_epi8(hv, _mm512_set1_epi64(int64_t{1} << (24 + s)), 0);
+  const __m512i nibble = high_nibble ? _mm512_gf2p8affine_epi64_epi8(wv, _mm512_set1_epi64(0x1020408000000000), 0) : wv;
+  return _mm512_ternarylogic_epi32(nibble, bit, _mm512_set1_epi8(0x0f), 0xec);  // (nibble & 0x0f) | bit
+}
+
 // Quantizes one block of 32 activations to int8 with one scale, as every
 // int8 kernel of every ISA does (simd_avx2.h's twin gives the same bytes):
 // scale = max|x| / 127, q = round-to-nearest-even(x · (1/scale)). Stores the

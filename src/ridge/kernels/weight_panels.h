@@ -1,9 +1,10 @@
 #pragma once
-// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (and Q4_K,
-// Q5_K, Q6_K, Q3_K, Q2_K and IQ4_XS, see the end) take in memory once they are repacked at load
-// (kernels::RepackInPlace), and the layout the AVX-512
-// panel kernels read (and AVX2's for Q8_0 and Q4_0, a 32-byte quarter of
-// 8 rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
+// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (AVX2 and
+// AVX-512), Q4_1, Q5_0 and Q5_1 matrices (AVX-512) and Q4_K, Q5_K, Q6_K,
+// Q3_K, Q2_K and IQ4_XS matrices (see the end) take in memory once they are
+// repacked at load (kernels::RepackInPlace), and the layout the AVX-512 panel
+// kernels read (and AVX2's, a 32-byte quarter of 8 rows per load,
+// matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
 // rows [32p, 32p + 32) in exactly the bytes those rows take in the file, so a
 // repacked matrix occupies the same memory and a slice of whole panels (Q/K/V
 // of a fused tensor, one expert of a stack) is still a matrix. Per block b of
@@ -16,10 +17,18 @@
 //   IQ4_NL (576 bytes): as Q4_0 (nibbles are codes into its levels)
 //   MXFP4  (544 bytes): u8  [4 groups g][32 rows j][4]  as Q4_0 (codes into its levels)
 //                      u8  [32 rows]                    the rows' E8M0 scale bytes
+//   Q4_1   (640 bytes): as Q4_0, then f16 [32 rows] the rows' block minimums
+//   Q5_0   (704 bytes): u8  [4 groups g][32 rows j][4]  as Q4_0 (the low 4 bits of each code)
+//                      u8  [32 rows j][4]              HighPlaneWord of row j's qh: byte i
+//                                                       bit g = the fifth bit of element 4g + i
+//                      f16 [32 rows]
+//   Q5_1   (768 bytes): as Q5_0, then f16 [32 rows] the minimums
 // so one 64-byte load gives a vpdpbusd operand for 16 rows (Q4_0: two, the low
-// and the high nibbles), and one vcvtph2ps 16 rows' scales. The bytes are a
-// permutation of the file's (Q8_0: each quant + 128), so unpacking gives the
-// file's bytes back exactly.
+// and the high nibbles), and one vcvtph2ps 16 rows' scales; Q5's high-plane
+// load serves the block's 8 operands, each taking its bit g by one GF(2)
+// affine map (avx512::FiveBitCodes). The bytes are a permutation of the
+// file's (Q8_0: each quant + 128; Q5: the qh bits too), so unpacking gives
+// the file's bytes back exactly.
 //
 // Plain constants only: included by the ISA files.
 #include <cstdint>
@@ -29,22 +38,55 @@ namespace ridge::kernels::panels {
 constexpr int64_t kRows = 32;          // rows of a panel
 constexpr int64_t kBlockElems = 32;    // Q8_0 / Q4_0 elements per block
 
-// One type's panel block: quant_bytes of groups, then kRows scales of
-// scale_bytes; a file block is the scale then the quants (xor flip).
+// One type's panel block: quant_bytes of groups, then kRows high-plane words
+// (Q5), kRows scales of scale_bytes and kRows f16 minimums (Q4_1, Q5_1). A
+// file block is the scale, the minimum, qh, then the quants (xor flip).
 struct Format {
   int64_t file_block_bytes;  // sizeof the file's block
   int64_t scale_bytes;       // of one row's scale (f16: 2, E8M0: 1)
   int64_t quant_bytes;       // of a panel block's groups: n_groups × kRows × 4
   uint8_t flip;              // panel byte = file byte ^ flip
-  constexpr int64_t block_bytes() const { return quant_bytes + kRows * scale_bytes; }
+  int64_t high_bytes = 0;    // of one row's fifth bits (Q5_0, Q5_1: 4)
+  int64_t min_bytes = 0;     // of one row's minimum (Q4_1, Q5_1: f16, 2)
+  constexpr int64_t high_offset() const { return quant_bytes; }
+  constexpr int64_t scale_offset() const { return quant_bytes + kRows * high_bytes; }
+  constexpr int64_t min_offset() const { return scale_offset() + kRows * scale_bytes; }
+  constexpr int64_t block_bytes() const { return min_offset() + kRows * min_bytes; }
+  constexpr int64_t file_min_offset() const { return scale_bytes; }
+  constexpr int64_t file_high_offset() const { return scale_bytes + min_bytes; }
+  constexpr int64_t file_quant_offset() const { return scale_bytes + min_bytes + high_bytes; }
 };
 constexpr Format kQ8_0{34, 2, 8 * kRows * 4, 0x80};
 constexpr Format kQ4_0{18, 2, 4 * kRows * 4, 0x00};
 constexpr Format kIQ4_NL{18, 2, 4 * kRows * 4, 0x00};
 constexpr Format kMXFP4{17, 1, 4 * kRows * 4, 0x00};
+constexpr Format kQ4_1{20, 2, 4 * kRows * 4, 0x00, 0, 2};
+constexpr Format kQ5_0{22, 2, 4 * kRows * 4, 0x00, 4, 0};
+constexpr Format kQ5_1{24, 2, 4 * kRows * 4, 0x00, 4, 2};
 static_assert(kQ8_0.block_bytes() == kRows * kQ8_0.file_block_bytes);
 static_assert(kQ4_0.block_bytes() == kRows * kQ4_0.file_block_bytes);
 static_assert(kMXFP4.block_bytes() == kRows * kMXFP4.file_block_bytes);
+static_assert(kQ4_1.block_bytes() == kRows * kQ4_1.file_block_bytes);
+static_assert(kQ5_0.block_bytes() == kRows * kQ5_0.file_block_bytes);
+static_assert(kQ5_1.block_bytes() == kRows * kQ5_1.file_block_bytes);
+
+// The high-plane word of a Q5 block's qh (bit e: element e's fifth bit):
+// byte i, bit g = bit 4g + i, for g = 0..7 (g < 4: the element of group g's
+// low nibble, g ≥ 4: of group g − 4's high one). Nibble g of qh spread to
+// bit 0 of four bytes ((n · 0x00204081) & 0x01010101), then shifted to bit g.
+constexpr uint32_t HighPlaneWord(uint32_t qh) {
+  uint32_t word = 0;
+  for (int g = 0; g < 8; ++g) word |= ((((qh >> (4 * g)) & 0xfu) * 0x00204081u) & 0x01010101u) << g;
+  return word;
+}
+// Its inverse: the file's qh of a high-plane word.
+constexpr uint32_t FileHighBits(uint32_t word) {
+  uint32_t qh = 0;
+  for (int e = 0; e < 32; ++e) qh |= ((word >> (8 * (e % 4) + e / 4)) & 1u) << e;
+  return qh;
+}
+static_assert(HighPlaneWord(0x00000010u) == 0x00000002u && HighPlaneWord(0x80000000u) == 0x80000000u);
+static_assert(FileHighBits(HighPlaneWord(0x9abcdef1u)) == 0x9abcdef1u);
 
 // Q4_K (matmul_q4k_panels_avx2.cc, whose packer writes it, and
 // matmul_q4k_panels_avx512.cc, where one 64-byte load is 16 rows' 4 nibble
