@@ -30,25 +30,17 @@ bool IsKQuant(GgmlType type) {
          type == GgmlType::kQ2_K || type == GgmlType::kIQ4_XS;
 }
 
-// Q4_1, Q5_0 and Q5_1: AVX-512's weight panels only (AVX2 packs their panels per call).
-bool Avx512PanelsOnly(GgmlType type) {
-  return type == GgmlType::kQ4_1 || type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1;
-}
-
-// Whether isa has weight-panel kernels for a type of kPanelTypes: AVX-512
-// for all of them (amx: AVX-512's), AVX2 for all but Avx512PanelsOnly's,
-// scalar for none.
-bool PanelsOn(Isa isa, GgmlType type) { return isa >= (Avx512PanelsOnly(type) ? Isa::kAvx512 : Isa::kAvx2); }
+// Whether isa has weight-panel kernels for the types of kPanelTypes: AVX2
+// and AVX-512 for all of them (amx: AVX-512's), scalar for none.
+bool PanelsOn(Isa isa) { return isa >= Isa::kAvx2; }
 
 // Columns of the smallest test matrix of type: one block (K-quants: one super-block).
 int64_t MinCols(GgmlType type) { return IsKQuant(type) ? 256 : 64; }
 
 // The types this CPU repacks (under its own ISA).
 std::vector<GgmlType> PanelTypesHere() {
-  std::vector<GgmlType> types;
-  for (GgmlType type : kPanelTypes)
-    if (PanelsOn(HardwareIsa(), type)) types.push_back(type);
-  return types;
+  if (!PanelsOn(HardwareIsa())) return {};
+  return std::vector<GgmlType>(std::begin(kPanelTypes), std::end(kPanelTypes));
 }
 
 // A repacked copy of m, packed by `isa`'s kernels (every ISA writes the same layout).
@@ -85,7 +77,7 @@ TEST(Repack, OnlyWholePanelsOfTypesWithWeightPanelKernels) {
   for (Isa isa : SupportedIsas()) {
     SetIsaOverride(isa);
     for (GgmlType type : kPanelTypes) {
-      const bool panels = PanelsOn(isa, type);
+      const bool panels = PanelsOn(isa);
       Weights m = RandomWeights(type, 64, MinCols(type), rng);
       EXPECT_EQ(panels, CanRepack(m.matrix)) << IsaName(isa) << " " << GgmlTypeName(type);
       EXPECT_FALSE(CanRepack(RandomWeights(type, 48, MinCols(type), rng).matrix)) << "48 rows are not whole panels";
@@ -113,19 +105,17 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
   }
 }
 
-// AVX2 and AVX-512 pack every panel type both repack into the same bytes (a
-// model repacked on one reads the same weights as on the other).
+// AVX2 and AVX-512 pack every panel type into the same bytes (a model
+// repacked on one reads the same weights as on the other).
 TEST(Repack, Avx2AndAvx512PackTheSameBytes) {
   if (HardwareIsa() < Isa::kAvx512) GTEST_SKIP() << "needs a CPU with AVX-512";
   std::mt19937 rng(6);
-  for (GgmlType type : kPanelTypes) {
-    if (!PanelsOn(Isa::kAvx2, type)) continue;
+  for (GgmlType type : kPanelTypes)
     for (const auto& shape : ShapesOf(type)) {
       const Weights m = RandomWeights(type, shape[0], shape[1], rng);
       EXPECT_EQ(Repacked(m, Isa::kAvx2).bytes, Repacked(m, Isa::kAvx512).bytes)
           << GgmlTypeName(type) << " " << shape[0] << "x" << shape[1];
     }
-  }
 }
 
 TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
@@ -160,18 +150,15 @@ TEST(Repack, MatMulGivesTheSameBitsAsTheFileLayout) {
 
 // Every code and (sub-block) scale at its largest against activations at
 // ±127: the panels' int16 partial sums meet their bound here (AVX2: Q4_0
-// over a block's 8 groups, Q4_1, Q5_0 and Q5_1 over 4, Q4_K over 8, Q5_K
+// and Q4_1 over a block's 8 groups, Q5_0 and Q5_1 over 2, Q4_K over 8, Q5_K
 // over 4, MXFP4's |level| 12 over 8; single pairs of |w|·x: Q8_0's
 // 128·127·2, IQ4_NL's and IQ4_XS's 127·127·2 = 32258). An overflow or a
 // saturation would move a block's sum by ~2¹⁶ of its ~2¹⁷: far outside the
 // scalar rows' rounding, and no longer the same bits on every SIMD target
-// and layout. On an AVX2 CPU, Q4_1, Q5_0 and Q5_1 are not repacked: their
-// panels are packed per call from 8 tokens.
+// and layout.
 TEST(Repack, CodesAtTheirLargestKeepExactSums) {
   const int64_t n_rows = 64, n_cols = 512;
-  std::vector<GgmlType> types;
-  if (HardwareIsa() != Isa::kScalar) types.assign(std::begin(kPanelTypes), std::end(kPanelTypes));
-  for (GgmlType type : types) {
+  for (GgmlType type : PanelTypesHere()) {
     Weights m;
     const int64_t row_bytes = RowBytes(type, n_cols), block_bytes = TraitsOf(type).block_bytes;
     // The codes: bytes 0xff (the largest unsigned codes and K-quant scales) but

@@ -175,7 +175,7 @@ const TypeKernels* AmxQuantKernels(GgmlType type);
 // packing (nullptr: none for the type).
 const TypeKernels* Avx512WeightPanelKernels(GgmlType type);     // Q8_0, Q4_0
 const TypeKernels* Avx512Q32WeightPanelKernels(GgmlType type);  // Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4
-const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0, IQ4_NL, MXFP4
+const TypeKernels* Avx2WeightPanelKernels(GgmlType type);        // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4
 // Q4_K, Q5_K (weight_panels.h), Q6_K, Q3_K, Q2_K, IQ4_XS:
 const TypeKernels* Avx2KQuantWeightPanelKernels(GgmlType type);
 const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // the same types and layouts

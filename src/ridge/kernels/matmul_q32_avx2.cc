@@ -16,12 +16,11 @@
 //   MXFP4 (w = 2^(e−128)·level[c]):    as IQ4_NL, with MXFP4's levels (|level| <= 12)
 //                                       and the E8M0 byte's scale
 // The same steps for a (row, token) whatever else the call holds (batch
-// invariance). Q4_1, Q5_0 and Q5_1 take panels packed per call from 8 tokens
-// (below); IQ4_NL and MXFP4 have theirs, repacked at load too, in
-// matmul_quant_avx2.cc, which takes these kernels' rows path.
+// invariance). Every type here has its panels (prefill, and every call on
+// weights repacked at load) in matmul_quant_avx2.cc, which takes these
+// kernels' rows path.
 #include "ridge/kernels/simd_avx2.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
@@ -227,153 +226,19 @@ void Rows(const MatView& w, const ActView& acts, int64_t n_tokens, int64_t r_beg
   }
 }
 
-// ---- panels (prefill: Q4_1, Q5_0, Q5_1, packed per call) ----------------
-// From kPanelMinTokens tokens on, each thread packs 32 rows at a time from
-// the file's layout (these types are not repacked at load, as on AVX-512):
-// per block b, kPanelBlockBytes,
-//   codes  uint8 [8 groups g][32 rows][4]   u of elements 4g .. 4g + 3
-//   scales float [32 rows]                 d
-//   mins   float [32 rows]                 m (Q4_1, Q5_1)
-// A 32-byte load holds a quarter's (8 rows') group, a row per int32 lane: a
-// tile keeps each row's exact block sum in its lane and then takes the rows
-// kernel's float steps above, so both paths give the same bits.
-constexpr int64_t kPanelRows = 32;
-constexpr int64_t kQuarterRows = 8;
-constexpr int kQuarters = 4;
-constexpr int64_t kPanelMinTokens = 8;
-// Groups whose pair sums add in int16 before they widen: 4·2·31·127 = 31496
-// < 2¹⁵ for Q5's codes. Q4_1's (≤ 15) would allow 8: its pp512 ran 0.89 × as
-// fast so (Zen 5 under RIDGE_ISA=avx2, 172 against 192 t/s).
-constexpr int kInt16Run = 4;
-
-template <typename Codes>
-constexpr int64_t kPanelBlockBytes = 8 * kPanelRows * 4 + (Codes::kHasMin ? 2 : 1) * kPanelRows * 4;
-
-template <typename Codes>
-int64_t PanelBytes(int64_t n_cols) {
-  return n_cols / kBlock * kPanelBlockBytes<Codes>;
-}
-
-// Rows [r_begin, r_begin + 32) of w: per quarter and block, the 8 rows'
-// codes transposed as 8 × 8 int32, their scales and mins gathered as the
-// rows tile's (rows past w.n_rows: zero codes, the last row's scales and
-// mins; their outputs are never stored).
-template <typename Codes>
-void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
-  constexpr int64_t kBlockBytes = Codes::kBlockBytes;
-  const int64_t n_blocks = w.n_cols / kBlock;
-  for (int k = 0; k < kQuarters; ++k) {
-    const uint8_t* rows[kQuarterRows];  // nullptr: past the matrix
-    int64_t row_offsets[kQuarterRows];  // from w.data, the last row's past the matrix
-    for (int i = 0; i < kQuarterRows; ++i) {
-      const int64_t r = r_begin + k * kQuarterRows + i;
-      rows[i] = r < w.n_rows ? w.data + r * w.row_bytes : nullptr;
-      row_offsets[i] = std::min(r, w.n_rows - 1) * w.row_bytes;
-    }
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      uint8_t* out = panel + b * kPanelBlockBytes<Codes>;
-      __m256i v[kQuarterRows];
-      for (int i = 0; i < kQuarterRows; ++i)
-        v[i] = rows[i] ? Codes::Codes(rows[i] + b * kBlockBytes) : _mm256_setzero_si256();
-      avx2::Transpose8x8(v);  // v[g]: group g's 4 codes of the 8 rows
-      for (int g = 0; g < 8; ++g)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + g * kPanelRows * 4 + k * kQuarterRows * 4), v[g]);
-      auto* scales = reinterpret_cast<float*>(out + 8 * kPanelRows * 4);
-      const uint8_t* blocks = w.data + b * kBlockBytes;
-      _mm256_storeu_ps(scales + k * kQuarterRows, avx2::ScalesOf8(blocks, row_offsets));
-      if constexpr (Codes::kHasMin)
-        _mm256_storeu_ps(scales + kPanelRows + k * kQuarterRows, avx2::ScalesOf8(blocks + 2, row_offsets));
-    }
-  }
-}
-
-// Quarter q of a panel × kT tokens over all blocks: per block kT exact
-// int32 block sums (a row per lane), int16 over runs of kInt16Run groups,
-// then the rows kernel's float steps. y points at the panel's row 0
-// for the tile's first token.
-template <typename Codes, int kT>
-void PanelTile(const uint8_t* panel, int64_t n_blocks, int q, int64_t n_valid_rows, const ActLayout& layout,
-               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
-  const __m256i ones16 = _mm256_set1_epi16(1);
-  TokenActs x[kT];
-  for (int t = 0; t < kT; ++t) x[t] = TokenActs(acts + t * act_stride, layout);
-  __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    for (int i = 0; i < pf.n; ++i)
-      for (int l = 0; l < pf.lines; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(pf.pieces[i] + b * pf.step + 64 * l), _MM_HINT_T1);
-    const uint8_t* p = panel + b * kPanelBlockBytes<Codes>;
-    __m256i dot[kT];
-    for (int t = 0; t < kT; ++t) dot[t] = _mm256_set1_epi32(Codes::kBiasFactor * x[t].qsum[b]);
-#pragma GCC unroll 2
-    for (int g0 = 0; g0 < 8; g0 += kInt16Run) {
-      __m256i sum[kT];
-      for (int t = 0; t < kT; ++t) sum[t] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int g = g0; g < g0 + kInt16Run; ++g) {
-        const __m256i u = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + q * kQuarterRows * 4));
-#pragma GCC unroll 4
-        for (int t = 0; t < kT; ++t) {
-          int32_t x4;
-          std::memcpy(&x4, x[t].q + b * kBlock + 4 * g, 4);
-          sum[t] = _mm256_add_epi16(sum[t], _mm256_maddubs_epi16(u, _mm256_set1_epi32(x4)));
-        }
-      }
-      for (int t = 0; t < kT; ++t) dot[t] = _mm256_add_epi32(dot[t], _mm256_madd_epi16(sum[t], ones16));
-    }
-    const auto* scales = reinterpret_cast<const float*>(p + 8 * kPanelRows * 4);
-    const __m256 dw = _mm256_loadu_ps(scales + q * kQuarterRows);
-    __m256 mw;
-    if constexpr (Codes::kHasMin) mw = _mm256_loadu_ps(scales + kPanelRows + q * kQuarterRows);
-    for (int t = 0; t < kT; ++t) {
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(x[t].d[b])), acc[t]);
-      if constexpr (Codes::kHasMin) acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(x[t].dsum[b]), acc[t]);
-    }
-  }
-  const int64_t n_valid = n_valid_rows - q * kQuarterRows;
-  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n_valid, 8))),
-                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  for (int t = 0; t < kT; ++t) _mm256_maskstore_ps(y + q * kQuarterRows + t * y_stride, mask, acc[t]);
-}
-
-// Every token, tiles of one quarter × up to 4 tokens (ForEachQuarterTile),
-// as matmul_quant_avx2.cc's.
-template <typename Codes>
-void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride, const PanelPrefetch& next) {
-  const ActLayout layout(n_cols);
-  const int64_t n_blocks = layout.n_blocks, s = acts.row_stride;
-  const auto tile = [&](int q, int64_t t, int64_t size, const TilePrefetch& pf) {
-    const uint8_t* a = acts.data + t * s;
-    float* yt = y + t * y_stride;
-    switch (size) {
-      case 1: PanelTile<Codes, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      case 2: PanelTile<Codes, 2>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      case 3: PanelTile<Codes, 3>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      default: PanelTile<Codes, 4>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-    }
-  };
-  ForEachQuarterTile(n_valid_rows, n_tokens, n_blocks, next, tile);
-}
-
 constexpr ActPrep kQuantActs{ActRowBytes, PrepareActRow};
 template <typename Codes>
-constexpr TypeKernels kPanelKernels{kQuantActs,         4, Rows<Codes>, kQuantActs, kPanelRows, kPanelMinTokens,
-                                    PanelBytes<Codes>, PackPanel<Codes>, PanelMatMul<Codes>};
-constexpr TypeKernels kIQ4_NLKernels = RowsOnlyKernels(kQuantActs, 4, Rows<IQ4_NLCodes>);
-constexpr TypeKernels kMXFP4Kernels = RowsOnlyKernels(kQuantActs, 4, Rows<MXFP4Codes>);
+constexpr TypeKernels kRowsKernels = RowsOnlyKernels(kQuantActs, 4, Rows<Codes>);
 
 }  // namespace
 
 const TypeKernels* Avx2Q32Kernels(GgmlType type) {
   switch (type) {
-    case GgmlType::kQ4_1: return &kPanelKernels<Q4_1Codes>;
-    case GgmlType::kQ5_0: return &kPanelKernels<Q5_0Codes>;
-    case GgmlType::kQ5_1: return &kPanelKernels<Q5_1Codes>;
-    case GgmlType::kIQ4_NL: return &kIQ4_NLKernels;
-    case GgmlType::kMXFP4: return &kMXFP4Kernels;
+    case GgmlType::kQ4_1: return &kRowsKernels<Q4_1Codes>;
+    case GgmlType::kQ5_0: return &kRowsKernels<Q5_0Codes>;
+    case GgmlType::kQ5_1: return &kRowsKernels<Q5_1Codes>;
+    case GgmlType::kIQ4_NL: return &kRowsKernels<IQ4_NLCodes>;
+    case GgmlType::kMXFP4: return &kRowsKernels<MXFP4Codes>;
     default: return nullptr;
   }
 }

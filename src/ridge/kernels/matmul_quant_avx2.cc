@@ -1,5 +1,5 @@
 // Q8_0 and Q4_0 MatMul inner kernels for AVX2 (+ FMA, F16C), and the panels
-// of IQ4_NL and MXFP4 (their rows path: matmul_q32_avx2.cc).
+// of Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 (their rows path: matmul_q32_avx2.cc).
 //
 // Activations are quantized once per call to int8 blocks of 32 with a float
 // scale (simd_avx2.h). One block's dot product by vpmaddubsw (unsigned ×
@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/scratch.h"
 #include "ridge/kernels/weight_panels.h"
 
 namespace ridge::kernels::internal {
@@ -37,14 +38,16 @@ int64_t Align64(int64_t n) { return (n + 63) & ~int64_t{63}; }
 // Layout of one prepared activation row of n_cols (a multiple of 32):
 //   q          int8  [n_cols]
 //   d          float [n_blocks]
-//   block_bias int32 [n_blocks]   −8 · Σq of each block (Q4_0)
+//   block_bias int32 [n_blocks]   −8 · Σq of each block (Q4_0, Q5_0)
+//   dsum       float [n_blocks]   d · Σq of each block (Q4_1, Q5_1), as matmul_q32_avx2.cc's
 struct ActLayout {
-  int64_t n_blocks, d_off, block_bias_off, bytes;
+  int64_t n_blocks, d_off, block_bias_off, dsum_off, bytes;
   explicit ActLayout(int64_t n_cols) {
     n_blocks = n_cols / kBlock;
     d_off = Align64(n_cols);
     block_bias_off = d_off + Align64(n_blocks * 4);
-    bytes = block_bias_off + Align64(n_blocks * 4);
+    dsum_off = block_bias_off + Align64(n_blocks * 4);
+    bytes = dsum_off + Align64(n_blocks * 4);
   }
 };
 
@@ -55,10 +58,13 @@ void PrepareActRow(const float* x, int64_t n_cols, uint8_t* dst) {
   auto* q = reinterpret_cast<int8_t*>(dst);
   auto* d = reinterpret_cast<float*>(dst + layout.d_off);
   auto* block_bias = reinterpret_cast<int32_t*>(dst + layout.block_bias_off);
+  auto* dsum = reinterpret_cast<float*>(dst + layout.dsum_off);
   for (int64_t b = 0; b < layout.n_blocks; ++b) {
     __m256i lane_sums;
     d[b] = avx2::QuantizeBlock32(x + b * kBlock, q + b * kBlock, &lane_sums);
-    block_bias[b] = -8 * avx2::HorizontalSumI32(lane_sums);
+    const int32_t sum = avx2::HorizontalSumI32(lane_sums);
+    block_bias[b] = -8 * sum;
+    dsum[b] = d[b] * static_cast<float>(sum);
   }
 }
 
@@ -173,46 +179,90 @@ constexpr int64_t kPanelRows = panels::kRows;
 constexpr int64_t kQuarterRows = 8;
 constexpr int kQuarters = 4;
 
-// The panel types of this file, K below: where a file block keeps its
-// quants and how a tile turns a group's bytes into products.
+// The panel types of this file, K below: the panel's format and how a tile
+// turns a group's bytes into products.
 //   Q8_0: bytes w + 128 in the panel (flip), the sign trick on w (above).
-//   Q4_0: nibbles w + 8 as the unsigned operand, a block's 8 groups summed
-//         in int16, its −8·Σx added to the exact sum.
+//   Q4_0, Q4_1: nibbles as the unsigned operand, a block's 8 groups summed
+//         in int16 (≤ 8·2·15·127 = 30480); Q4_0's −8·Σx added to the exact
+//         sum, Q4_1's minimum a float step of its own (below).
+//   Q5_0, Q5_1: the nibbles and their fifth bit (the panel's high plane,
+//         weight_panels.h) as the unsigned operand; a group step's two pair
+//         sums (≤ 2·2·31·127 = 15748) added in int16, then widened; Q5_0's
+//         −16·Σx added.
 //   IQ4_NL, MXFP4: nibbles indexing 16 signed levels (vpshufb), |level|
 //         against x with the level's sign: IQ4_NL's |level| ≤ 127 fills a
 //         word with one pair sum (≤ 32258), widened at once; MXFP4's ≤ 12
 //         lets a block's 8 groups sum in int16 (≤ 8·2·12·127 = 24384).
-//         Their rows path is matmul_q32_avx2.cc's, whose float steps these
-//         panels take (acc = fma(float(Σ level·x), d·d_x, acc)), as the
-//         AVX-512 panels do (matmul_q32_avx512.cc): the same bits.
+// Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 have their rows path in
+// matmul_q32_avx2.cc, whose float steps these panels take (acc =
+// fma(float(Σu·x + k·Σx), d·d_x, acc), then acc = fma(m, d_x·Σx, acc) for
+// the types with a minimum), as the AVX-512 panels do
+// (matmul_q32_avx512.cc): the same bits.
 // kLevels: the nibbles index Levels() (a flag, not a null pointer test: with
 // -fsanitize=undefined g++ 12 takes no address comparison as constant).
+// kInt16Groups: how many of a block's 8 groups of 4 products add in int16
+// before they widen to int32 (8, 2 or 1); kBiasEights: the block's offset
+// k·Σx in units of the activations' −8·Σx (Q4_0 1, Q5_0 2).
 struct Q8Kind {
   static constexpr panels::Format kFormat = panels::kQ8_0;
-  static constexpr int64_t kFileQuantOffset = 2;
-  static constexpr bool kNibbles = false, kLevels = false, kInt16Sums = false, kE8M0Scale = false;
+  static constexpr bool kNibbles = false, kLevels = false, kE8M0Scale = false;
+  static constexpr int kInt16Groups = 1, kBiasEights = 0;
 };
 struct Q4Kind {
   static constexpr panels::Format kFormat = panels::kQ4_0;
-  static constexpr int64_t kFileQuantOffset = 2;
-  static constexpr bool kNibbles = true, kLevels = false, kInt16Sums = true, kE8M0Scale = false;
+  static constexpr bool kNibbles = true, kLevels = false, kE8M0Scale = false;
+  static constexpr int kInt16Groups = 8, kBiasEights = 1;
+};
+struct Q4_1Kind {
+  static constexpr panels::Format kFormat = panels::kQ4_1;
+  static constexpr bool kNibbles = true, kLevels = false, kE8M0Scale = false;
+  static constexpr int kInt16Groups = 8, kBiasEights = 0;
+};
+template <bool kMin>
+struct Q5Kind {
+  static constexpr panels::Format kFormat = kMin ? panels::kQ5_1 : panels::kQ5_0;
+  static constexpr bool kNibbles = true, kLevels = false, kE8M0Scale = false;
+  static constexpr int kInt16Groups = 2, kBiasEights = kMin ? 0 : 2;
 };
 struct IQ4NLKind {
   static constexpr panels::Format kFormat = panels::kIQ4_NL;
-  static constexpr int64_t kFileQuantOffset = 2;
-  static constexpr bool kNibbles = true, kLevels = true, kInt16Sums = false, kE8M0Scale = false;
+  static constexpr bool kNibbles = true, kLevels = true, kE8M0Scale = false;
+  static constexpr int kInt16Groups = 1, kBiasEights = 0;
   static const int8_t* Levels() { return kIq4NlLevels; }
 };
 struct MXFP4Kind {
   static constexpr panels::Format kFormat = panels::kMXFP4;
-  static constexpr int64_t kFileQuantOffset = 1;
-  static constexpr bool kNibbles = true, kLevels = true, kInt16Sums = true, kE8M0Scale = true;
+  static constexpr bool kNibbles = true, kLevels = true, kE8M0Scale = true;
+  static constexpr int kInt16Groups = 8, kBiasEights = 0;
   static const int8_t* Levels() { return kMxfp4Levels; }
 };
 static_assert(Q8Kind::kFormat.file_block_bytes == sizeof(BlockQ8_0));
 static_assert(Q4Kind::kFormat.file_block_bytes == sizeof(BlockQ4_0));
+static_assert(Q4_1Kind::kFormat.file_block_bytes == sizeof(BlockQ4_1));
+static_assert(Q5Kind<false>::kFormat.file_block_bytes == sizeof(BlockQ5_0));
+static_assert(Q5Kind<true>::kFormat.file_block_bytes == sizeof(BlockQ5_1));
 static_assert(IQ4NLKind::kFormat.file_block_bytes == sizeof(BlockIQ4_NL));
 static_assert(MXFP4Kind::kFormat.file_block_bytes == sizeof(BlockMXFP4));
+
+// panels::HighPlaneWord of each int32 lane (the same formula, 8 rows at once).
+__m256i HighPlaneWords(__m256i qh) {
+  __m256i word = _mm256_setzero_si256();
+  for (int g = 0; g < 8; ++g) {
+    const __m256i nibble = _mm256_and_si256(_mm256_srli_epi32(qh, 4 * g), _mm256_set1_epi32(0xf));
+    const __m256i spread =
+        _mm256_and_si256(_mm256_mullo_epi32(nibble, _mm256_set1_epi32(0x00204081)), _mm256_set1_epi32(0x01010101));
+    word = _mm256_or_si256(word, _mm256_slli_epi32(spread, g));
+  }
+  return word;
+}
+
+// Bit s of each byte of a high plane, moved to bit 4 (the fifth bit of a
+// code): 16-bit shifts by at most 4, whose bits crossing into the other byte
+// of a word never reach its bit 4.
+inline __m256i FifthBits(__m256i high_plane, int s) {
+  const __m256i moved = s <= 4 ? _mm256_slli_epi16(high_plane, 4 - s) : _mm256_srli_epi16(high_plane, s - 4);
+  return _mm256_and_si256(moved, _mm256_set1_epi8(0x10));
+}
 
 template <typename K>
 int64_t PanelBytes(int64_t n_cols) {
@@ -249,7 +299,7 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
             v[i] = _mm256_setzero_si256();
             continue;
           }
-          const uint8_t* qs = rows[i] + b * kFileBlockBytes + K::kFileQuantOffset;
+          const uint8_t* qs = rows[i] + b * kFileBlockBytes + K::kFormat.file_quant_offset();
           const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
           const __m128i hi =
               pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + kFileBlockBytes)) : _mm_setzero_si128();
@@ -267,10 +317,9 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
       for (int64_t b = 0; b < n_blocks; ++b) {
         __m256i v[8];
         for (int i = 0; i < kQuarterRows; ++i)
-          v[i] = rows[i] == nullptr
-                     ? _mm256_setzero_si256()
-                     : _mm256_loadu_si256(
-                           reinterpret_cast<const __m256i*>(rows[i] + b * kFileBlockBytes + K::kFileQuantOffset));
+          v[i] = rows[i] == nullptr ? _mm256_setzero_si256()
+                                    : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                          rows[i] + b * kFileBlockBytes + K::kFormat.file_quant_offset()));
         avx2::Transpose8x8(v);
         for (int g = 0; g < 8; ++g)
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b * kBlockBytes + g * kPanelRows * 4),
@@ -278,13 +327,23 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
       }
     }
     for (int64_t b = 0; b < n_blocks; ++b) {
-      uint8_t* scales = panel + b * kBlockBytes + K::kFormat.scale_offset();
+      constexpr panels::Format f = K::kFormat;
+      uint8_t* out = panel + b * kBlockBytes;
+      const uint8_t* blocks = scale_base + b * kFileBlockBytes;
       if constexpr (K::kE8M0Scale) {
-        for (int i = 0; i < kQuarterRows; ++i)
-          scales[k * kQuarterRows + i] = scale_base[b * kFileBlockBytes + scale_offsets[i]];
+        for (int i = 0; i < kQuarterRows; ++i) out[f.scale_offset() + k * kQuarterRows + i] = blocks[scale_offsets[i]];
       } else {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(scales + k * 16),
-                         avx2::HalvesOf8(scale_base + b * kFileBlockBytes, scale_offsets));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + f.scale_offset() + k * 16),
+                         avx2::HalvesOf8(blocks, scale_offsets));
+      }
+      if constexpr (f.min_bytes != 0)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + f.min_offset() + k * 16),
+                         avx2::HalvesOf8(blocks + f.file_min_offset(), scale_offsets));
+      if constexpr (f.high_bytes != 0) {
+        int32_t qh[kQuarterRows];
+        for (int i = 0; i < kQuarterRows; ++i) std::memcpy(&qh[i], blocks + scale_offsets[i] + f.file_high_offset(), 4);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + f.high_offset() + k * 32),
+                            HighPlaneWords(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh))));
       }
     }
   }
@@ -298,13 +357,59 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 // host's memory read ~54 or ~83 GB/s. Not measured on a Zen 3, where the
 // slices were tuned (PanelRun).
 
+// The codes of group g of quarter q of the panel block p, as bytes: *lo
+// those of the low nibbles (elements 4g .. 4g + 3), *hi of the high ones
+// (16 + 4g ..); Q5: with bit g and bit 4 + g of the quarter's high plane.
+template <typename K>
+inline __attribute__((always_inline)) void GroupCodes(const uint8_t* p, int q, int g, __m256i* lo, __m256i* hi) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i wv =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + q * kQuarterRows * 4));
+  *lo = _mm256_and_si256(wv, low4);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+  if constexpr (K::kFormat.high_bytes != 0) {
+    const __m256i high_plane =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + K::kFormat.high_offset() + q * kQuarterRows * 4));
+    *lo = _mm256_or_si256(*lo, FifthBits(high_plane, g));
+    *hi = _mm256_or_si256(*hi, FifthBits(high_plane, 4 + g));
+  }
+}
+
+// Q5's codes decoded once a call for prefill, a byte a code: per block,
+// [8 groups: the low nibbles' 4, then the high ones'][32 rows][4], so that a
+// tile loads two vectors a group step instead of taking 10 operations. On a
+// Zen 5 under RIDGE_ISA=avx2, against decoding in each tile: pp512 Q5_0
+// 1.21 × (185-187 -> 225-226 t/s), Q5_1 1.19 ×; batch-16 decode of Q5_0
+// 1.15 ×; from 5 tokens instead of kQ5DecodeOnceTokens, 6 and 8 tokens ran
+// 0.97-1.02 ×. Panels up to kMaxDecodedBytes (176 KiB at 5632 columns, in a
+// Zen 3's 512 KiB L2); wider ones decode in each tile.
+constexpr int64_t kDecodedBlockBytes = 8 * kPanelRows * 4;
+constexpr int64_t kQ5DecodeOnceTokens = 12;
+constexpr int64_t kMaxDecodedBytes = 256 * 1024;
+
+template <typename K>
+void DecodeCodes(const uint8_t* panel, int64_t n_blocks, uint8_t* out) {
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* p = panel + b * K::kFormat.block_bytes();
+    uint8_t* c = out + b * kDecodedBlockBytes;
+    for (int q = 0; q < kQuarters; ++q)
+      for (int g = 0; g < 4; ++g) {
+        __m256i lo, hi;
+        GroupCodes<K>(p, q, g, &lo, &hi);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(c + g * kPanelRows * 4 + q * kQuarterRows * 4), lo);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(c + (4 + g) * kPanelRows * 4 + q * kQuarterRows * 4), hi);
+      }
+  }
+}
+
 // Quarters [k0, k0 + kQ) of a panel × kT tokens over all blocks: per block,
 // kQ × kT exact int32 block sums (a row per lane), then one convert and one
 // FMA per (quarter, token) in the rows kernel's order. y points at the
 // panel's row 0 for the tile's first token.
-template <typename K, int kT, int kQ>
+template <typename K, int kT, int kQ, bool kDecoded = false>
 void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_rows, const ActLayout& layout,
-               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf) {
+               const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride, const TilePrefetch& pf,
+               const uint8_t* codes = nullptr) {
   const int8_t* xq[kT];
   const float* xd[kT];
   const int32_t* xbias[kT];
@@ -314,6 +419,9 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     xd[t] = reinterpret_cast<const float*>(a + layout.d_off);
     xbias[t] = reinterpret_cast<const int32_t*>(a + layout.block_bias_off);
   }
+  // A token's d·Σq of block b is xd[t][b + dsum_from_d] (one index for every
+  // token, not a pointer more each).
+  const int64_t dsum_from_d = (layout.dsum_off - layout.d_off) / 4;
   const __m256i ones16 = _mm256_set1_epi16(1);
   __m256 acc[kQ][kT];
   for (int q = 0; q < kQ; ++q)
@@ -334,8 +442,7 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     __m256i dot[kQ][kT];
     for (int q = 0; q < kQ; ++q)
       for (int t = 0; t < kT; ++t) dot[q][t] = _mm256_setzero_si256();
-    if constexpr (K::kNibbles) {  // Q4_0's and MXFP4's int16 pair sums of 8 groups: ≤ 8·2·15·127 < 2¹⁵
-      const __m256i low4 = _mm256_set1_epi8(0x0f);
+    if constexpr (K::kNibbles) {
       __m256i levels;
       if constexpr (K::kLevels)
         levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(K::Levels())));
@@ -351,43 +458,47 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
         }
 #pragma GCC unroll 4
         for (int q = 0; q < kQ; ++q) {
-          const __m256i wv = _mm256_loadu_si256(
-              reinterpret_cast<const __m256i*>(p + g * kPanelRows * 4 + (k0 + q) * kQuarterRows * 4));
-          __m256i lo = _mm256_and_si256(wv, low4);
-          __m256i hi = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low4);
+          __m256i lo, hi;
+          if constexpr (kDecoded) {
+            const uint8_t* c = codes + b * kDecodedBlockBytes + (k0 + q) * kQuarterRows * 4;
+            lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + g * kPanelRows * 4));
+            hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + (4 + g) * kPanelRows * 4));
+          } else {
+            GroupCodes<K>(p, k0 + q, g, &lo, &hi);
+          }
+          // The group step's two pair sums into the block sum (kInt16Groups).
+          const auto add = [&](__m256i& sum, __m256i pl, __m256i ph) {
+            if constexpr (K::kInt16Groups == 8) {
+              sum = _mm256_add_epi16(sum, _mm256_add_epi16(pl, ph));
+            } else if constexpr (K::kInt16Groups == 2) {
+              sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_add_epi16(pl, ph), ones16));
+            } else {
+              sum =
+                  _mm256_add_epi32(sum, _mm256_add_epi32(_mm256_madd_epi16(pl, ones16), _mm256_madd_epi16(ph, ones16)));
+            }
+          };
           if constexpr (!K::kLevels) {
 #pragma GCC unroll 8
-            for (int t = 0; t < kT; ++t) {
-              dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]));
-              dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_maddubs_epi16(hi, xh[t]));
-            }
+            for (int t = 0; t < kT; ++t)
+              add(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]), _mm256_maddubs_epi16(hi, xh[t]));
           } else {
             lo = _mm256_shuffle_epi8(levels, lo);  // the signed levels
             hi = _mm256_shuffle_epi8(levels, hi);
             const __m256i lo_abs = _mm256_abs_epi8(lo), hi_abs = _mm256_abs_epi8(hi);
 #pragma GCC unroll 8
-            for (int t = 0; t < kT; ++t) {
-              const __m256i pl = _mm256_maddubs_epi16(lo_abs, _mm256_sign_epi8(xl[t], lo));
-              const __m256i ph = _mm256_maddubs_epi16(hi_abs, _mm256_sign_epi8(xh[t], hi));
-              if constexpr (K::kInt16Sums) {
-                dot[q][t] = _mm256_add_epi16(dot[q][t], _mm256_add_epi16(pl, ph));
-              } else {
-                dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_add_epi32(_mm256_madd_epi16(pl, ones16),
-                                                                         _mm256_madd_epi16(ph, ones16)));
-              }
-            }
+            for (int t = 0; t < kT; ++t)
+              add(dot[q][t], _mm256_maddubs_epi16(lo_abs, _mm256_sign_epi8(xl[t], lo)),
+                  _mm256_maddubs_epi16(hi_abs, _mm256_sign_epi8(xh[t], hi)));
           }
         }
         avx2::KeepInRegisters(dot);
       }
-      if constexpr (K::kInt16Sums) {
-        for (int q = 0; q < kQ; ++q)
-          for (int t = 0; t < kT; ++t) {
-            dot[q][t] = _mm256_madd_epi16(dot[q][t], ones16);
-            if constexpr (!K::kLevels)  // Q4_0's −8·Σx
-              dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_set1_epi32(xbias[t][b]));
-          }
-      }
+      for (int q = 0; q < kQ; ++q)
+        for (int t = 0; t < kT; ++t) {
+          if constexpr (K::kInt16Groups == 8) dot[q][t] = _mm256_madd_epi16(dot[q][t], ones16);
+          if constexpr (K::kBiasEights != 0)  // Q4_0's −8·Σx, Q5_0's −16·Σx
+            dot[q][t] = _mm256_add_epi32(dot[q][t], _mm256_set1_epi32(K::kBiasEights * xbias[t][b]));
+        }
     } else {
       const __m256i flip = _mm256_set1_epi8(static_cast<char>(panels::kQ8_0.flip));
 #pragma GCC unroll 8
@@ -424,6 +535,12 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
       for (int t = 0; t < kT; ++t)
         acc[q][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[q][t]), _mm256_mul_ps(dw, _mm256_set1_ps(xd[t][b])),
                                     acc[q][t]);
+      if constexpr (K::kFormat.min_bytes != 0) {  // Q4_1, Q5_1: acc = fma(m, d_x·Σx, acc)
+        const __m256 mw = _mm256_cvtph_ps(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(p + K::kFormat.min_offset() + (k0 + q) * kQuarterRows * 2)));
+#pragma GCC unroll 8
+        for (int t = 0; t < kT; ++t) acc[q][t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(xd[t][b + dsum_from_d]), acc[q][t]);
+      }
     }
   }
   for (int q = 0; q < kQ; ++q) {
@@ -441,23 +558,39 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
 
 // Every token, tiles of one quarter × up to 4 tokens (ForEachQuarterTile;
 // EvenTokenTiles: 5 tokens as 3 + 2 decoded Q8_0 6 % faster in the model
-// than 4 + 1).
-template <typename K>
-void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
-                 float* y, int64_t y_stride, const PanelPrefetch& next) {
+// than 4 + 1), the codes read from `codes` (kDecoded, DecodeCodes) or the
+// panel.
+template <typename K, bool kDecoded>
+void QuarterTiles(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                  float* y, int64_t y_stride, const PanelPrefetch& next, const uint8_t* codes) {
   const ActLayout layout(n_cols);
-  const int64_t n_blocks = layout.n_blocks, s = acts.row_stride;
+  const int64_t n = layout.n_blocks, s = acts.row_stride;
   const auto tile = [&](int q, int64_t t, int64_t size, const TilePrefetch& pf) {
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
     switch (size) {
-      case 1: PanelTile<K, 1, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      case 2: PanelTile<K, 2, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      case 3: PanelTile<K, 3, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      default: PanelTile<K, 4, 1>(panel, n_blocks, q, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
+      case 1: return PanelTile<K, 1, 1, kDecoded>(panel, n, q, n_valid_rows, layout, a, s, yt, y_stride, pf, codes);
+      case 2: return PanelTile<K, 2, 1, kDecoded>(panel, n, q, n_valid_rows, layout, a, s, yt, y_stride, pf, codes);
+      case 3: return PanelTile<K, 3, 1, kDecoded>(panel, n, q, n_valid_rows, layout, a, s, yt, y_stride, pf, codes);
+      default: return PanelTile<K, 4, 1, kDecoded>(panel, n, q, n_valid_rows, layout, a, s, yt, y_stride, pf, codes);
     }
   };
-  ForEachQuarterTile(n_valid_rows, n_tokens, n_blocks, next, tile);
+  ForEachQuarterTile(n_valid_rows, n_tokens, n, next, tile);
+}
+
+template <typename K>
+void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
+                 float* y, int64_t y_stride, const PanelPrefetch& next) {
+  if constexpr (K::kFormat.high_bytes != 0) {
+    const int64_t n_blocks = n_cols / kBlock;
+    if (n_tokens >= kQ5DecodeOnceTokens && n_blocks * kDecodedBlockBytes <= kMaxDecodedBytes) {
+      thread_local ScratchBuffer code_scratch;  // the running thread's
+      uint8_t* codes = code_scratch.Get(n_blocks * kDecodedBlockBytes);
+      DecodeCodes<K>(panel, n_blocks, codes);
+      return QuarterTiles<K, true>(panel, n_cols, n_valid_rows, acts, n_tokens, y, y_stride, next, codes);
+    }
+  }
+  QuarterTiles<K, false>(panel, n_cols, n_valid_rows, acts, n_tokens, y, y_stride, next, nullptr);
 }
 
 // Panels [0, n_panels) of weights repacked at load (whole panels, consecutive
@@ -518,11 +651,13 @@ constexpr TypeKernels kQ8_0Kernels{kQuantActs, 4, Rows<false>, kQuantActs, kPane
 constexpr TypeKernels kQ4_0Kernels{kQuantActs, 4, Rows<true>, kQuantActs, kPanelRows, kPanelMinTokens,
                                    PanelBytes<Q4Kind>, PackPanel<Q4Kind>, PanelMatMul<Q4Kind>, PanelRun<Q4Kind>};
 
-// IQ4_NL's and MXFP4's: the rows path of matmul_q32_avx2.cc (its activations
-// carry Σx for the types with a min), the panels here on this file's
-// activations (the same int8 and scales: QuantizeBlock32).
+// Q4_1's, Q5_0's, Q5_1's, IQ4_NL's and MXFP4's: the rows path of
+// matmul_q32_avx2.cc (its activations carry d_x·Σx for the types with a
+// minimum), the panels here on this file's activations (the same int8 and
+// scales: QuantizeBlock32; d_x·Σx made from d_x and −8·Σx as the rows path
+// makes it).
 template <typename K>
-const TypeKernels* LevelKernels(GgmlType type) {
+const TypeKernels* Q32PanelKernels(GgmlType type) {
   static const TypeKernels k = [&] {
     TypeKernels kernels = *Avx2Q32Kernels(type);
     kernels.panel_acts = kQuantActs;
@@ -543,8 +678,11 @@ const TypeKernels* Avx2QuantKernels(GgmlType type) {
   switch (type) {
     case GgmlType::kQ8_0: return &kQ8_0Kernels;
     case GgmlType::kQ4_0: return &kQ4_0Kernels;
-    case GgmlType::kIQ4_NL: return LevelKernels<IQ4NLKind>(type);
-    case GgmlType::kMXFP4: return LevelKernels<MXFP4Kind>(type);
+    case GgmlType::kQ4_1: return Q32PanelKernels<Q4_1Kind>(type);
+    case GgmlType::kQ5_0: return Q32PanelKernels<Q5Kind<false>>(type);
+    case GgmlType::kQ5_1: return Q32PanelKernels<Q5Kind<true>>(type);
+    case GgmlType::kIQ4_NL: return Q32PanelKernels<IQ4NLKind>(type);
+    case GgmlType::kMXFP4: return Q32PanelKernels<MXFP4Kind>(type);
     default: return nullptr;
   }
 }

@@ -1,10 +1,9 @@
 #pragma once
-// Weight panels: the layout Q8_0, Q4_0, IQ4_NL and MXFP4 matrices (AVX2 and
-// AVX-512), Q4_1, Q5_0 and Q5_1 matrices (AVX-512) and Q4_K, Q5_K, Q6_K,
-// Q3_K, Q2_K and IQ4_XS matrices (see the end) take in memory once they are
-// repacked at load (kernels::RepackInPlace), and the layout the AVX-512 panel
-// kernels read (and AVX2's, a 32-byte quarter of 8 rows per load,
-// matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
+// Weight panels: the layout Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4
+// matrices (and Q4_K, Q5_K, Q6_K, Q3_K, Q2_K and IQ4_XS, see the end) take in
+// memory once they are repacked at load (kernels::RepackInPlace), and the
+// layout the AVX-512 panel kernels read (and AVX2's, a 32-byte quarter of 8
+// rows per load, matmul_quant_avx2.cc). Rows are taken 32 at a time (a panel); panel p holds
 // rows [32p, 32p + 32) in exactly the bytes those rows take in the file, so a
 // repacked matrix occupies the same memory and a slice of whole panels (Q/K/V
 // of a fused tensor, one expert of a stack) is still a matrix. Per block b of
@@ -26,9 +25,9 @@
 // so one 64-byte load gives a vpdpbusd operand for 16 rows (Q4_0: two, the low
 // and the high nibbles), and one vcvtph2ps 16 rows' scales; Q5's high-plane
 // load serves the block's 8 operands, each taking its bit g by one GF(2)
-// affine map (avx512::FiveBitCodes). The bytes are a permutation of the
-// file's (Q8_0: each quant + 128; Q5: the qh bits too), so unpacking gives
-// the file's bytes back exactly.
+// affine map (avx512::FiveBitCodes; AVX2: a shift and an and). The bytes are
+// a permutation of the file's (Q8_0: each quant + 128; Q5: the qh bits too),
+// so unpacking gives the file's bytes back exactly.
 //
 // Plain constants only: included by the ISA files.
 #include <cstdint>
