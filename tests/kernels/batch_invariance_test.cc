@@ -130,15 +130,16 @@ std::vector<Isa> WiderThanAvx2() {
   return wider;
 }
 
-// Q8_0, Q4_0, IQ4_NL, MXFP4 and the K-quants take the same float steps on AVX2, AVX-512
-// and AMX tiles (the int8 activations are the same bytes, the block sums are
-// exact): a model gives the same bits on every kind of machine.
+// Every quantized type takes the same float steps on AVX2, AVX-512 and AMX
+// tiles (the int8 activations are the same bytes, the block sums are exact):
+// a model gives the same bits on every kind of machine.
 TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512) {
   if (WiderThanAvx2().empty()) GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 300;
   ThreadPool pool(2);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4, GgmlType::kQ4_K,
-                        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                        GgmlType::kIQ4_NL, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_rows : {13, 70})
         for (int64_t n_tokens : {1, 5, 40, 67}) {
@@ -167,8 +168,9 @@ TEST(MatMulBatchInvariance, SameBitsOnAvx2AndAvx512Repacked) {
   if (WiderThanAvx2().empty()) GTEST_SKIP() << "needs a CPU with AVX-512";
   uint32_t seed = 400;
   ThreadPool pool(2);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kIQ4_NL, GgmlType::kMXFP4, GgmlType::kQ4_K,
-                        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                        GgmlType::kIQ4_NL, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kIQ4_XS})
     for (int64_t n_cols : {256, 1280})
       for (int64_t n_tokens : {1, 2, 3, 5, 40, 67}) {
         std::mt19937 rng(seed++);
