@@ -359,7 +359,8 @@ void PackPanel(const MatView& w, int64_t r_begin, uint8_t* panel) {
 
 // The codes of group g of quarter q of the panel block p, as bytes: *lo
 // those of the low nibbles (elements 4g .. 4g + 3), *hi of the high ones
-// (16 + 4g ..); Q5: with bit g and bit 4 + g of the quarter's high plane.
+// (16 + 4g ..); Q5: with bit g and bit 4 + g of the quarter's high plane;
+// IQ4_NL, MXFP4: the signed levels they index.
 template <typename K>
 inline __attribute__((always_inline)) void GroupCodes(const uint8_t* p, int q, int g, __m256i* lo, __m256i* hi) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
@@ -373,18 +374,26 @@ inline __attribute__((always_inline)) void GroupCodes(const uint8_t* p, int q, i
     *lo = _mm256_or_si256(*lo, FifthBits(high_plane, g));
     *hi = _mm256_or_si256(*hi, FifthBits(high_plane, 4 + g));
   }
+  if constexpr (K::kLevels) {
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(K::Levels())));
+    *lo = _mm256_shuffle_epi8(levels, *lo);
+    *hi = _mm256_shuffle_epi8(levels, *hi);
+  }
 }
 
-// Q5's codes decoded once a call for prefill, a byte a code: per block,
-// [8 groups: the low nibbles' 4, then the high ones'][32 rows][4], so that a
-// tile loads two vectors a group step instead of taking 10 operations. On a
-// Zen 5 under RIDGE_ISA=avx2, against decoding in each tile: pp512 Q5_0
-// 1.21 × (185-187 -> 225-226 t/s), Q5_1 1.19 ×; batch-16 decode of Q5_0
-// 1.15 ×; from 5 tokens instead of kQ5DecodeOnceTokens, 6 and 8 tokens ran
-// 0.97-1.02 ×. Panels up to kMaxDecodedBytes (176 KiB at 5632 columns, in a
-// Zen 3's 512 KiB L2); wider ones decode in each tile.
+// Q5's codes, and IQ4_NL's and MXFP4's levels, decoded once a call for
+// prefill, a byte a code: per block, [8 groups: the low nibbles' 4, then the
+// high ones'][32 rows][4], so that a tile loads two vectors a group step
+// instead of taking 10 operations (Q5) or 5 (the levels). On a Zen 5 under
+// RIDGE_ISA=avx2, against decoding in each tile: pp512 Q5_0 1.21 × (185-187
+// -> 225-226 t/s), Q5_1 1.19 ×, IQ4_NL 1.06-1.13 ×, MXFP4 1.14-1.15 ×;
+// batch-16 decode Q5_0 1.15 ×, IQ4_NL 1.08-1.11 ×, MXFP4 1.07-1.08 ×. From 5
+// tokens instead of kDecodeOnceTokens, Q5_0's 6 and 8 tokens ran 0.97-1.02 ×.
+// Panels up to kMaxDecodedBytes (176 KiB at 5632 columns, in a Zen 3's 512
+// KiB L2); wider ones decode in each tile. Q4_0 and Q4_1 (two operations a
+// group step) decode in each tile.
 constexpr int64_t kDecodedBlockBytes = 8 * kPanelRows * 4;
-constexpr int64_t kQ5DecodeOnceTokens = 12;
+constexpr int64_t kDecodeOnceTokens = 12;
 constexpr int64_t kMaxDecodedBytes = 256 * 1024;
 
 template <typename K>
@@ -443,9 +452,6 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
     for (int q = 0; q < kQ; ++q)
       for (int t = 0; t < kT; ++t) dot[q][t] = _mm256_setzero_si256();
     if constexpr (K::kNibbles) {
-      __m256i levels;
-      if constexpr (K::kLevels)
-        levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(K::Levels())));
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
         __m256i xl[kT], xh[kT];
@@ -482,8 +488,6 @@ void PanelTile(const uint8_t* panel, int64_t n_blocks, int k0, int64_t n_valid_r
             for (int t = 0; t < kT; ++t)
               add(dot[q][t], _mm256_maddubs_epi16(lo, xl[t]), _mm256_maddubs_epi16(hi, xh[t]));
           } else {
-            lo = _mm256_shuffle_epi8(levels, lo);  // the signed levels
-            hi = _mm256_shuffle_epi8(levels, hi);
             const __m256i lo_abs = _mm256_abs_epi8(lo), hi_abs = _mm256_abs_epi8(hi);
 #pragma GCC unroll 8
             for (int t = 0; t < kT; ++t)
@@ -581,9 +585,9 @@ void QuarterTiles(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, co
 template <typename K>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
-  if constexpr (K::kFormat.high_bytes != 0) {
+  if constexpr (K::kFormat.high_bytes != 0 || K::kLevels) {
     const int64_t n_blocks = n_cols / kBlock;
-    if (n_tokens >= kQ5DecodeOnceTokens && n_blocks * kDecodedBlockBytes <= kMaxDecodedBytes) {
+    if (n_tokens >= kDecodeOnceTokens && n_blocks * kDecodedBlockBytes <= kMaxDecodedBytes) {
       thread_local ScratchBuffer code_scratch;  // the running thread's
       uint8_t* codes = code_scratch.Get(n_blocks * kDecodedBlockBytes);
       DecodeCodes<K>(panel, n_blocks, codes);
