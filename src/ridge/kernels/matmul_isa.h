@@ -183,7 +183,7 @@ const TypeKernels* Avx512KQuantWeightPanelKernels(GgmlType type);  // the same t
 const TypeKernels* ActiveWeightPanelKernels(GgmlType type);
 
 // The other 32-element block types (Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4): rows and
-// panels on AVX-512; on AVX2 the rows path (IQ4_NL's and MXFP4's panels are
+// panels on AVX-512; on AVX2 the rows path (their panels are
 // Avx2QuantKernels', with these rows).
 const TypeKernels* Avx512Q32Kernels(GgmlType type);
 const TypeKernels* Avx2Q32Kernels(GgmlType type);
