@@ -207,6 +207,37 @@ TEST(SwigluOai, ClampsGateAboveAndUpBothWays) {
   EXPECT_NEAR(out[4], glu(2.0) * -6.0, 1e-5);   // up -10 -> -7
 }
 
+// The vector forms against the scalar twin: the gate's cap, the up
+// projection's clamp both ways, overflow and underflow of the exponential,
+// NaN (the limit, as std::fmin/fmax make it) and −∞ (NaN in both).
+TEST(SwigluOai, MatchesScalarTwin) {
+  std::mt19937 rng(5);
+  const float kNan = std::numeric_limits<float>::quiet_NaN(), kInf = std::numeric_limits<float>::infinity();
+  for (int64_t n : kSizes) {
+    auto gate = Random(rng, n, -20.0f, 20.0f), up = Random(rng, n, -10.0f, 10.0f);
+    if (n > 6) gate[1] = -100.0f, gate[2] = 100.0f, gate[3] = 0.0f, gate[4] = kNan, up[5] = kNan, gate[6] = -kInf;
+    std::vector<float> want(gate.size());
+    scalar::SwigluOai(gate.data(), up.data(), n, 1.702f, 7.0f, want.data());
+    ForEachIsa([&](Isa isa) {
+      std::vector<float> got(gate.size() + 1, 7.0f);
+      SwigluOai(gate.data(), up.data(), n, 1.702f, 7.0f, got.data());
+      EXPECT_EQ(got.back(), 7.0f) << "wrote past the end";
+      for (int64_t i = 0; i < n; ++i) {
+        if (std::isnan(want[i])) {
+          ASSERT_TRUE(std::isnan(got[i])) << "n=" << n << " i=" << i << " " << IsaName(isa);
+          continue;
+        }
+        ASSERT_NEAR(got[i], want[i], (kExpRel + 10 * kU) * std::fabs(want[i]) + 3e-38)
+            << "n=" << n << " i=" << i << " gate=" << gate[i] << " up=" << up[i] << " " << IsaName(isa);
+      }
+      std::vector<float> inplace = gate;  // out aliases gate
+      SwigluOai(inplace.data(), up.data(), n, 1.702f, 7.0f, inplace.data());
+      for (int64_t i = 0; i < n; ++i)
+        if (!std::isnan(got[i])) ASSERT_EQ(inplace[i], got[i]);
+    });
+  }
+}
+
 TEST(SwiGlu, MatchesScalarTwin) {
   std::mt19937 rng(4);
   for (int64_t n : kSizes) {

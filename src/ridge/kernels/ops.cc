@@ -53,7 +53,7 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, const RopeFrequencies& fr
 }
 
 void SoftmaxInPlace(float* x, int64_t n) {
-  if (const auto* ops = ActiveOps()) return ops->softmax(x, n);
+  if (const auto* ops = ActiveOps()) return ops->softmax(x, n, -std::numeric_limits<float>::infinity());
   scalar::SoftmaxInPlace(x, n);
 }
 
@@ -68,10 +68,8 @@ void GeGlu(const float* gate, const float* up, int64_t n, float* out) {
 }
 
 void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = std::fmin(gate[i], limit), u = std::fmax(std::fmin(up[i], limit), -limit);
-    out[i] = g / (1.0f + std::exp(-alpha * g)) * (u + 1.0f);
-  }
+  if (const auto* ops = ActiveOps()) return ops->swiglu_oai(gate, up, n, alpha, limit, out);
+  scalar::SwigluOai(gate, up, n, alpha, limit, out);
 }
 
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
@@ -123,10 +121,8 @@ void AttendPartSplit(const AttentionRow* part, int64_t n, int64_t r_base, int64_
         for (int64_t p = 0; p < n_positions; ++p) s[p] = softcap * std::tanh(s[p] / softcap);
       if (state[i] != nullptr) {
         ops->softmax_partial(s, n_positions, &state[i][0], &state[i][1]);
-      } else if (sub[i].sink != -std::numeric_limits<float>::infinity()) {
-        scalar::SoftmaxWithSink(s, n_positions, sub[i].sink);
-      } else if (n_positions > 0) {
-        ops->softmax(s, n_positions);
+      } else {
+        ops->softmax(s, n_positions, sub[i].sink);
       }
     }
     if (ops->rows_values(sub, m, scores, stride, v_split, head_dim)) return;

@@ -86,8 +86,7 @@ void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
 void GeGlu(const float* gate, const float* up, int64_t n, float* out);
 
 // out[i] = g·sigmoid(alpha·g)·(u + 1), g = min(gate[i], limit), u = clamp(up[i], −limit, limit):
-// gpt-oss's clamped SwiGLU (ggml_swiglu_oai); all [n]. out may alias gate. One
-// implementation for every ISA (experts' activations are a sliver of their work).
+// gpt-oss's clamped SwiGLU (ggml_swiglu_oai); all [n]. out may alias gate.
 void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out);
 
 // Attention of one query head over the views' positions [0, n_positions):
@@ -157,6 +156,7 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, const RopeFrequencies& fr
 void SoftmaxInPlace(float* x, int64_t n);
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
 void GeGlu(const float* gate, const float* up, int64_t n, float* out);
+void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out);
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out);
 // x[i] = exp(x[i] − m) / (Σ_j exp(x[j] − m) + exp(sink − m)), m = max(x, sink); x: [n] (sink −∞: SoftmaxInPlace).

@@ -28,6 +28,7 @@ struct V256 {
   static R Div(R a, R b) { return _mm256_div_ps(a, b); }
   static R Fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R Max(R a, R b) { return _mm256_max_ps(a, b); }
+  static R Min(R a, R b) { return _mm256_min_ps(a, b); }
   static float SqrtScalar(float v) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(v))); }
   static float ReduceAdd(R v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -151,9 +152,9 @@ struct V256 {
   }
 };
 
-constexpr OpsKernels kOps{RmsNormImpl<V256>,    RotatePairsImpl<V256>, SoftmaxImpl<V256>,
-                          SoftmaxPartialImpl<V256>, SwiGluImpl<V256>,     GeGluImpl<V256>,
-                          RowsScoresImpl<V256>,   RowsValuesImpl<V256>,  StoreKvImpl<V256>};
+constexpr OpsKernels kOps{RmsNormImpl<V256>,    RotatePairsImpl<V256>, SoftmaxImpl<V256>,   SoftmaxPartialImpl<V256>,
+                          SwiGluImpl<V256>,     GeGluImpl<V256>,       SwigluOaiImpl<V256>, RowsScoresImpl<V256>,
+                          RowsValuesImpl<V256>, StoreKvImpl<V256>};
 
 }  // namespace
 

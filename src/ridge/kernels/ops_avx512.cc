@@ -23,6 +23,7 @@ struct V512 {
   static R Div(R a, R b) { return _mm512_div_ps(a, b); }
   static R Fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R Max(R a, R b) { return _mm512_max_ps(a, b); }
+  static R Min(R a, R b) { return _mm512_min_ps(a, b); }
   static float SqrtScalar(float v) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(v))); }
   static float ReduceAdd(R v) { return _mm512_reduce_add_ps(v); }
   static float ReduceMax(R v) { return _mm512_reduce_max_ps(v); }
@@ -143,9 +144,9 @@ struct V512 {
   }
 };
 
-constexpr OpsKernels kOps{RmsNormImpl<V512>,    RotatePairsImpl<V512>, SoftmaxImpl<V512>,
-                          SoftmaxPartialImpl<V512>, SwiGluImpl<V512>,     GeGluImpl<V512>,
-                          RowsScoresImpl<V512>,   RowsValuesImpl<V512>,  StoreKvImpl<V512>};
+constexpr OpsKernels kOps{RmsNormImpl<V512>,    RotatePairsImpl<V512>, SoftmaxImpl<V512>,   SoftmaxPartialImpl<V512>,
+                          SwiGluImpl<V512>,     GeGluImpl<V512>,       SwigluOaiImpl<V512>, RowsScoresImpl<V512>,
+                          RowsValuesImpl<V512>, StoreKvImpl<V512>};
 
 }  // namespace
 

@@ -18,13 +18,16 @@ struct OpsKernels {
   // the halves style is rotated in ops.cc, its cost is negligible).
   void (*rotate_pairs)(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos,
                        const float* sin);
-  void (*softmax)(float* x, int64_t n);
+  // x[i] = exp(x[i] − m) / (Σ_j exp(x[j] − m) + exp(sink − m)), m = max(x, sink);
+  // sink −∞: none, a plain softmax (scalar::SoftmaxWithSink's contract).
+  void (*softmax)(float* x, int64_t n, float sink);
   // The unnormalized softmax of one split of attention (n >= 1): *max = max_i
   // x[i], x[i] = exp(x[i] − *max), *sum = Σ x[i] (softmax's steps without the
   // division).
   void (*softmax_partial)(float* x, int64_t n, float* max, float* sum);
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*geglu)(const float* gate, const float* up, int64_t n, float* out);
+  void (*swiglu_oai)(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out);
   // The two halves of kernels::AttendRows for n_rows <= kMaxAttentionRows
   // rows over one KV head, K (V) read once for all of them; ops.cc transforms
   // the scores in between (soft-cap, softmax, sink). Return false (having

@@ -78,6 +78,13 @@ void SwiGlu(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::fmin(gate[i], limit), u = std::fmax(std::fmin(up[i], limit), -limit);
+    out[i] = g / (1.0f + std::exp(-alpha * g)) * (u + 1.0f);
+  }
+}
+
 void GeGlu(const float* gate, const float* up, int64_t n, float* out) {
   constexpr float kSqrt2OverPi = 0.7978845608f;
   for (int64_t i = 0; i < n; ++i) {

@@ -13,8 +13,8 @@
 // V provides (kLanes floats per vector R):
 //   Zero, Set1, Load, LoadPartial(p, n) (n < kLanes; zeros beyond, reads only
 //   n elements), Store, StorePartial, KeepFirst(v, n) (lanes >= n zeroed),
-//   Add, Sub, Mul, Div, Fma(a, b, c) = a·b + c, SqrtScalar,
-//   Max (returns its second operand when either is NaN), ReduceAdd, ReduceMax,
+//   Add, Sub, Mul, Div, Fma(a, b, c) = a·b + c, SqrtScalar, Max and Min
+//   (each returns its second operand when either is NaN), ReduceAdd, ReduceMax,
 //   ReducePair, ReduceQuad, ReduceQuads: Σ of each of kLanes vectors into one
 //   vector's lanes, in three stages (see DotLanesRows), Exp (≤ 2 ulp,
 //   0 below −104, ∞ above 89, NaN stays NaN), SwapPairs ([x1, x0, x3, x2, …]),
@@ -24,6 +24,7 @@
 //   RoundBf16 (floats rounded as StoreBf16 rounds them), kBf16Dot (whether
 //   the BF16 dot is there: then Pairs, LoadBf16Pairs, DotPairs, see V512).
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "ridge/kernels/attention_keys_by_dim_impl.h"
@@ -129,12 +130,17 @@ typename V::R ExpShifted(float* x, int64_t n, float max) {
   return sum;
 }
 
+// The sink (gpt-oss's learned logit, −∞ for none) takes part in the max and
+// the sum only; its weight is dropped.
 template <typename V>
-void SoftmaxImpl(float* x, int64_t n) {
+void SoftmaxImpl(float* x, int64_t n, float sink) {
   using R = typename V::R;
   constexpr int64_t L = V::kLanes;
   if (n <= 0) return;
-  const R inv = V::Set1(1.0f / V::ReduceAdd(ExpShifted<V>(x, n, MaxOf<V>(x, n))));
+  const float x_max = MaxOf<V>(x, n), max = sink > x_max ? sink : x_max;
+  float sum = V::ReduceAdd(ExpShifted<V>(x, n, max));
+  if (sink != -std::numeric_limits<float>::infinity()) sum += V::ReduceMax(V::Exp(V::Set1(sink - max)));
+  const R inv = V::Set1(1.0f / sum);
   int64_t i = 0;
   for (; i + L <= n; i += L) V::Store(x + i, V::Mul(V::Load(x + i), inv));
   if (i < n) V::StorePartial(x + i, n - i, V::Mul(V::LoadPartial(x + i, n - i), inv));
@@ -152,6 +158,26 @@ void SwiGluImpl(const float* gate, const float* up, int64_t n, float* out) {
   constexpr int64_t L = V::kLanes;
   const R one = V::Set1(1.0f), zero = V::Zero();
   auto f = [&](R g, R u) { return V::Mul(V::Div(g, V::Add(one, V::Exp(V::Sub(zero, g)))), u); };
+  int64_t i = 0;
+  for (; i + L <= n; i += L) V::Store(out + i, f(V::Load(gate + i), V::Load(up + i)));
+  if (i < n) V::StorePartial(out + i, n - i, f(V::LoadPartial(gate + i, n - i), V::LoadPartial(up + i, n - i)));
+}
+
+// gpt-oss's clamped SwiGLU: g = min(gate, limit), u = clamp(up, ±limit),
+// out = g / (1 + exp(−alpha·g)) · (u + 1). A NaN gate or up becomes limit, as
+// std::fmin / std::fmax make it in the scalar twin (V::Min and V::Max return
+// their second operand when either is NaN).
+template <typename V>
+void SwigluOaiImpl(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  const R one = V::Set1(1.0f), neg_alpha = V::Set1(-alpha);
+  const R high = V::Set1(limit), low = V::Set1(-limit);
+  auto f = [&](R g, R u) {
+    g = V::Min(g, high);
+    u = V::Max(V::Min(u, high), low);
+    return V::Mul(V::Div(g, V::Add(one, V::Exp(V::Mul(neg_alpha, g)))), V::Add(u, one));
+  };
   int64_t i = 0;
   for (; i + L <= n; i += L) V::Store(out + i, f(V::Load(gate + i), V::Load(up + i)));
   if (i < n) V::StorePartial(out + i, n - i, f(V::LoadPartial(gate + i, n - i), V::LoadPartial(up + i, n - i)));
