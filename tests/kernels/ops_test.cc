@@ -232,9 +232,46 @@ TEST(SwigluOai, MatchesScalarTwin) {
       }
       std::vector<float> inplace = gate;  // out aliases gate
       SwigluOai(inplace.data(), up.data(), n, 1.702f, 7.0f, inplace.data());
-      for (int64_t i = 0; i < n; ++i)
-        if (!std::isnan(got[i])) ASSERT_EQ(inplace[i], got[i]);
+      for (int64_t i = 0; i < n; ++i) {
+        if (std::isnan(got[i])) continue;
+        ASSERT_EQ(inplace[i], got[i]);
+      }
     });
+  }
+}
+
+// Soft-capping against cap·tanh(x/cap) in double: Cephes' polynomial below
+// |x/cap| = 0.625, 1 − 2/(e^2|x/cap| + 1) above, both within 2⁻²¹ relative
+// (the exponential's error, damped by the division) plus a few roundings; the
+// branches' seam, both signs, zeros, saturation, ±∞ and NaN.
+TEST(SoftCap, MatchesDoubleReferenceOnEveryTarget) {
+  std::mt19937 rng(6);
+  const float kNan = std::numeric_limits<float>::quiet_NaN(), kInf = std::numeric_limits<float>::infinity();
+  for (float cap : {50.0f, 30.0f, 1.0f}) {
+    for (int64_t n : kSizes) {
+      auto x = Random(rng, n, -4 * cap, 4 * cap);
+      if (n > 8) {
+        x[1] = 0.625f * cap, x[2] = -0.625f * cap, x[3] = std::nextafter(0.625f, 0.0f) * cap, x[4] = 0.0f;
+        x[5] = -0.0f, x[6] = 1e-6f * cap, x[7] = 200 * cap, x[8] = -kInf;
+      }
+      if (n > 9) x[9] = kNan;
+      ForEachIsa([&](Isa isa) {
+        std::vector<float> got = x;
+        got.push_back(42.0f);
+        SoftCap(got.data(), n, cap);
+        EXPECT_EQ(got.back(), 42.0f) << "wrote past the end";
+        for (int64_t i = 0; i < n; ++i) {
+          const double want = cap * std::tanh(static_cast<double>(x[i]) / cap);
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(got[i])) << IsaName(isa);
+            continue;
+          }
+          ASSERT_NEAR(got[i], want, (kExpRel + 8 * kU) * std::fabs(want))
+              << "cap=" << cap << " n=" << n << " i=" << i << " x=" << x[i] << " " << IsaName(isa);
+          ASSERT_EQ(std::signbit(got[i]), std::signbit(x[i])) << "x=" << x[i] << " " << IsaName(isa);
+        }
+      });
+    }
   }
 }
 

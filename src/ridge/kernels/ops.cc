@@ -72,6 +72,11 @@ void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float
   scalar::SwigluOai(gate, up, n, alpha, limit, out);
 }
 
+void SoftCap(float* x, int64_t n, float cap) {
+  if (const auto* ops = ActiveOps()) return ops->soft_cap(x, n, cap);
+  scalar::SoftCap(x, n, cap);
+}
+
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out) {
   const AttentionRow row{q, out, n_positions, sink};
@@ -117,8 +122,7 @@ void AttendPartSplit(const AttentionRow* part, int64_t n, int64_t r_base, int64_
     for (int64_t i = 0; i < m; ++i) {
       float* s = scores + i * stride;
       const int64_t n_positions = sub[i].n_positions;
-      if (softcap > 0.0f)
-        for (int64_t p = 0; p < n_positions; ++p) s[p] = softcap * std::tanh(s[p] / softcap);
+      if (softcap > 0.0f) ops->soft_cap(s, n_positions, softcap);
       if (state[i] != nullptr) {
         ops->softmax_partial(s, n_positions, &state[i][0], &state[i][1]);
       } else {

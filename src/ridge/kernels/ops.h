@@ -89,6 +89,9 @@ void GeGlu(const float* gate, const float* up, int64_t n, float* out);
 // gpt-oss's clamped SwiGLU (ggml_swiglu_oai); all [n]. out may alias gate.
 void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out);
 
+// x[i] = cap · tanh(x[i] / cap) for i < n: Gemma 2's soft-capped attention scores and final logits.
+void SoftCap(float* x, int64_t n, float cap);
+
 // Attention of one query head over the views' positions [0, n_positions):
 //   scores[p] = scale · q·k_p;  with softcap > 0: scores[p] = softcap · tanh(scores[p] / softcap);
 //   w = softmax(scores, sink);  out = Σ_p w[p] · v_p
@@ -157,6 +160,7 @@ void SoftmaxInPlace(float* x, int64_t n);
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
 void GeGlu(const float* gate, const float* up, int64_t n, float* out);
 void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out);
+void SoftCap(float* x, int64_t n, float cap);
 void AttendHead(const float* q, int64_t head_dim, const KvHeadView& k, const KvHeadView& v, int64_t n_positions,
                 float scale, float softcap, float sink, float* scores, float* out);
 // x[i] = exp(x[i] − m) / (Σ_j exp(x[j] − m) + exp(sink − m)), m = max(x, sink); x: [n] (sink −∞: SoftmaxInPlace).

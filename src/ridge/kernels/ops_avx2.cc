@@ -29,6 +29,12 @@ struct V256 {
   static R Fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R Max(R a, R b) { return _mm256_max_ps(a, b); }
   static R Min(R a, R b) { return _mm256_min_ps(a, b); }
+  static R Abs(R v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+  static R CopySign(R m, R s) {
+    const R sign = _mm256_set1_ps(-0.0f);
+    return _mm256_or_ps(_mm256_and_ps(sign, s), _mm256_andnot_ps(sign, m));
+  }
+  static R SelectBelow(R a, R t, R x, R y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, t, _CMP_LT_OQ)); }
   static float SqrtScalar(float v) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(v))); }
   static float ReduceAdd(R v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -153,8 +159,8 @@ struct V256 {
 };
 
 constexpr OpsKernels kOps{RmsNormImpl<V256>,    RotatePairsImpl<V256>, SoftmaxImpl<V256>,   SoftmaxPartialImpl<V256>,
-                          SwiGluImpl<V256>,     GeGluImpl<V256>,       SwigluOaiImpl<V256>, RowsScoresImpl<V256>,
-                          RowsValuesImpl<V256>, StoreKvImpl<V256>};
+                          SwiGluImpl<V256>,     GeGluImpl<V256>,       SwigluOaiImpl<V256>, SoftCapImpl<V256>,
+                          RowsScoresImpl<V256>, RowsValuesImpl<V256>,  StoreKvImpl<V256>};
 
 }  // namespace
 

@@ -24,6 +24,12 @@ struct V512 {
   static R Fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R Max(R a, R b) { return _mm512_max_ps(a, b); }
   static R Min(R a, R b) { return _mm512_min_ps(a, b); }
+  static R Abs(R v) { return _mm512_abs_ps(v); }
+  static R CopySign(R m, R s) {  // bits: (s & sign) | (m & ~sign)
+    return _mm512_castsi512_ps(
+        _mm512_ternarylogic_epi32(_mm512_set1_epi32(INT32_MIN), _mm512_castps_si512(s), _mm512_castps_si512(m), 0xca));
+  }
+  static R SelectBelow(R a, R t, R x, R y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, t, _CMP_LT_OQ), y, x); }
   static float SqrtScalar(float v) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(v))); }
   static float ReduceAdd(R v) { return _mm512_reduce_add_ps(v); }
   static float ReduceMax(R v) { return _mm512_reduce_max_ps(v); }
@@ -145,8 +151,8 @@ struct V512 {
 };
 
 constexpr OpsKernels kOps{RmsNormImpl<V512>,    RotatePairsImpl<V512>, SoftmaxImpl<V512>,   SoftmaxPartialImpl<V512>,
-                          SwiGluImpl<V512>,     GeGluImpl<V512>,       SwigluOaiImpl<V512>, RowsScoresImpl<V512>,
-                          RowsValuesImpl<V512>, StoreKvImpl<V512>};
+                          SwiGluImpl<V512>,     GeGluImpl<V512>,       SwigluOaiImpl<V512>, SoftCapImpl<V512>,
+                          RowsScoresImpl<V512>, RowsValuesImpl<V512>,  StoreKvImpl<V512>};
 
 }  // namespace
 

@@ -28,6 +28,8 @@ struct OpsKernels {
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*geglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*swiglu_oai)(const float* gate, const float* up, int64_t n, float alpha, float limit, float* out);
+  // x[i] = cap · tanh(x[i] / cap) (Gemma 2's soft-capped scores and logits).
+  void (*soft_cap)(float* x, int64_t n, float cap);
   // The two halves of kernels::AttendRows for n_rows <= kMaxAttentionRows
   // rows over one KV head, K (V) read once for all of them; ops.cc transforms
   // the scores in between (soft-cap, softmax, sink). Return false (having

@@ -85,6 +85,10 @@ void SwigluOai(const float* gate, const float* up, int64_t n, float alpha, float
   }
 }
 
+void SoftCap(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
+
 void GeGlu(const float* gate, const float* up, int64_t n, float* out) {
   constexpr float kSqrt2OverPi = 0.7978845608f;
   for (int64_t i = 0; i < n; ++i) {

@@ -14,7 +14,9 @@
 //   Zero, Set1, Load, LoadPartial(p, n) (n < kLanes; zeros beyond, reads only
 //   n elements), Store, StorePartial, KeepFirst(v, n) (lanes >= n zeroed),
 //   Add, Sub, Mul, Div, Fma(a, b, c) = a·b + c, SqrtScalar, Max and Min
-//   (each returns its second operand when either is NaN), ReduceAdd, ReduceMax,
+//   (each returns its second operand when either is NaN), Abs, CopySign(m, s)
+//   (m's magnitude, s's sign), SelectBelow(a, t, x, y) (a < t ? x : y, lanewise;
+//   y where a is NaN), ReduceAdd, ReduceMax,
 //   ReducePair, ReduceQuad, ReduceQuads: Σ of each of kLanes vectors into one
 //   vector's lanes, in three stages (see DotLanesRows), Exp (≤ 2 ulp,
 //   0 below −104, ∞ above 89, NaN stays NaN), SwapPairs ([x1, x0, x3, x2, …]),
@@ -181,6 +183,36 @@ void SwigluOaiImpl(const float* gate, const float* up, int64_t n, float alpha, f
   int64_t i = 0;
   for (; i + L <= n; i += L) V::Store(out + i, f(V::Load(gate + i), V::Load(up + i)));
   if (i < n) V::StorePartial(out + i, n - i, f(V::LoadPartial(gate + i, n - i), V::LoadPartial(up + i, n - i)));
+}
+
+// tanh(x) within ~2⁻²¹ relative: Cephes' tanhf, an odd polynomial in x below
+// |x| = 0.625 (where 1 − 2/(e^2|x| + 1) would lose bits to cancellation),
+// that form above it (e^2|x| overflowing to ∞ gives 1), x's sign copied back;
+// NaN stays NaN.
+template <typename V>
+typename V::R Tanh(typename V::R x) {
+  using R = typename V::R;
+  const R a = V::Abs(x), one = V::Set1(1.0f);
+  const R large = V::Sub(one, V::Div(V::Set1(2.0f), V::Add(V::Exp(V::Add(a, a)), one)));
+  const R z = V::Mul(a, a);
+  R p = V::Set1(-5.70498872745e-3f);
+  p = V::Fma(p, z, V::Set1(2.06390887954e-2f));
+  p = V::Fma(p, z, V::Set1(-5.37397155531e-2f));
+  p = V::Fma(p, z, V::Set1(1.33314422036e-1f));
+  p = V::Fma(p, z, V::Set1(-3.33332819422e-1f));
+  const R small = V::Fma(V::Mul(p, z), a, a);
+  return V::CopySign(V::SelectBelow(a, V::Set1(0.625f), small, large), x);
+}
+
+template <typename V>
+void SoftCapImpl(float* x, int64_t n, float cap) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  const R c = V::Set1(cap);
+  auto f = [&](R v) { return V::Mul(c, Tanh<V>(V::Div(v, c))); };
+  int64_t i = 0;
+  for (; i + L <= n; i += L) V::Store(x + i, f(V::Load(x + i)));
+  if (i < n) V::StorePartial(x + i, n - i, f(V::LoadPartial(x + i, n - i)));
 }
 
 // gelu_tanh(g) = g · ½(1 + tanh(u)) = g / (1 + exp(−2u)), u = √(2/π)·(g + 0.044715·g³).

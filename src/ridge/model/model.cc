@@ -637,8 +637,7 @@ void Model::ComputeLogits(const Batch& batch, const float* x, float* logits, Thr
     out = s.local_logits.data();
   }
   kernels::MatMul(weights_.output, s.selected.data(), row, out, pool);  // [n_logits, n_vocab]
-  if (const float cap = c.final_softcap; cap > 0.0f)
-    for (int64_t i = 0; i < row * c.n_vocab; ++i) out[i] = cap * std::tanh(out[i] / cap);
+  if (const float cap = c.final_softcap; cap > 0.0f) kernels::SoftCap(out, row * c.n_vocab, cap);
   if (!split) return;
   if (partition_.kind == ModelPartition::Kind::kPipeline) {
     link_->Send(out, row * c.n_vocab, 0);  // the last stage's logits go to rank 0
