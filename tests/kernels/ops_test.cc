@@ -91,24 +91,52 @@ TEST(Rope, MatchesScalarTwin) {
   for (Shape s : {Shape{1, 2, 2}, Shape{3, 8, 8}, Shape{32, 64, 64}, Shape{4, 64, 32}, Shape{2, 128, 128},
                   Shape{5, 18, 18}, Shape{2, 100, 98}, Shape{1, 10, 6}}) {
     for (int64_t pos : {0, 1, 17, 1000, 32767}) {
-      const auto x = Random(rng, s.n_heads * s.head_dim, -2.0f, 2.0f);
-      std::vector<float> inv_freq(static_cast<size_t>(s.rope_dim / 2));
-      RopeBaseFrequencies(10000.0f, s.rope_dim, inv_freq.data());
-      const RopeFrequencies freqs{inv_freq.data(), s.rope_dim / 2, 1.0f, RopeStyle::kAdjacentPairs};
+      for (RopeStyle style : {RopeStyle::kAdjacentPairs, RopeStyle::kHalves}) {
+        const auto x = Random(rng, s.n_heads * s.head_dim, -2.0f, 2.0f);
+        std::vector<float> inv_freq(static_cast<size_t>(s.rope_dim / 2));
+        RopeBaseFrequencies(10000.0f, s.rope_dim, inv_freq.data());
+        const RopeFrequencies freqs{inv_freq.data(), s.rope_dim / 2, 1.0f, style};
+        std::vector<float> want = x;
+        scalar::Rope(want.data(), s.n_heads, s.head_dim, freqs, pos);
+        ForEachIsa([&](Isa isa) {
+          std::vector<float> got = x;
+          Rope(got.data(), s.n_heads, s.head_dim, freqs, pos);
+          for (int64_t h = 0; h < s.n_heads; ++h) {
+            for (int64_t d = 0; d < s.head_dim; ++d) {
+              // The pair's two elements (dims past rope_dim stay: their own "pair").
+              const int64_t half = s.rope_dim / 2;
+              const int64_t d0 = d >= s.rope_dim ? d : style == RopeStyle::kAdjacentPairs ? d - d % 2 : d % half;
+              const int64_t d1 = d >= s.rope_dim ? d : style == RopeStyle::kAdjacentPairs ? d0 + 1 : d0 + half;
+              const int64_t i = h * s.head_dim + d;
+              const double tol = 4 * kU * (std::fabs(x[h * s.head_dim + d0]) + std::fabs(x[h * s.head_dim + d1]));
+              ASSERT_NEAR(got[i], want[i], tol)
+                  << "heads=" << s.n_heads << " dim=" << s.head_dim << " rope=" << s.rope_dim << " pos=" << pos
+                  << " halves=" << (style == RopeStyle::kHalves) << " i=" << i << " " << IsaName(isa);
+            }
+          }
+        });
+      }
+    }
+  }
+}
+
+// The vector targets keep a call's angles for the next call at the same
+// position: a table changed in place (a model freed and another loaded at the
+// same address) must not reuse them.
+TEST(Rope, AnglesFollowTheTableValuesNotItsAddress) {
+  std::vector<float> inv_freq(32);
+  const std::vector<float> x(4 * 64, 1.0f);
+  for (float mscale : {1.0f, 0.5f}) {
+    for (float base : {10000.0f, 1000000.0f, 500.0f}) {  // the same position, mscale and address
+      RopeBaseFrequencies(base, 64, inv_freq.data());
+      const RopeFrequencies freqs{inv_freq.data(), 32, mscale, RopeStyle::kHalves};
       std::vector<float> want = x;
-      scalar::Rope(want.data(), s.n_heads, s.head_dim, freqs, pos);
+      scalar::Rope(want.data(), 4, 64, freqs, 123);
       ForEachIsa([&](Isa isa) {
         std::vector<float> got = x;
-        Rope(got.data(), s.n_heads, s.head_dim, freqs, pos);
-        for (int64_t h = 0; h < s.n_heads; ++h) {
-          for (int64_t d = 0; d < s.head_dim; ++d) {
-            const int64_t i = h * s.head_dim + d, pair = i - (d % 2);
-            const double tol = 4 * kU * (std::fabs(x[pair]) + std::fabs(x[pair + 1]));
-            ASSERT_NEAR(got[i], want[i], tol)
-                << "heads=" << s.n_heads << " dim=" << s.head_dim << " rope=" << s.rope_dim << " pos=" << pos
-                << " i=" << i << " " << IsaName(isa);
-          }
-        }
+        Rope(got.data(), 4, 64, freqs, 123);
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5) << "base=" << base << " mscale=" << mscale << " " << IsaName(isa);
       });
     }
   }

@@ -158,9 +158,9 @@ struct V256 {
   }
 };
 
-constexpr OpsKernels kOps{RmsNormImpl<V256>,    RotatePairsImpl<V256>, SoftmaxImpl<V256>,   SoftmaxPartialImpl<V256>,
-                          SwiGluImpl<V256>,     GeGluImpl<V256>,       SwigluOaiImpl<V256>, SoftCapImpl<V256>,
-                          RowsScoresImpl<V256>, RowsValuesImpl<V256>,  StoreKvImpl<V256>};
+constexpr OpsKernels kOps{RmsNormImpl<V256>,        RotatePairsImpl<V256>, RotateHalvesImpl<V256>, SoftmaxImpl<V256>,
+                          SoftmaxPartialImpl<V256>, SwiGluImpl<V256>,      GeGluImpl<V256>,        SwigluOaiImpl<V256>,
+                          SoftCapImpl<V256>,        RowsScoresImpl<V256>,  RowsValuesImpl<V256>,   StoreKvImpl<V256>};
 
 }  // namespace
 

@@ -150,9 +150,9 @@ struct V512 {
   }
 };
 
-constexpr OpsKernels kOps{RmsNormImpl<V512>,    RotatePairsImpl<V512>, SoftmaxImpl<V512>,   SoftmaxPartialImpl<V512>,
-                          SwiGluImpl<V512>,     GeGluImpl<V512>,       SwigluOaiImpl<V512>, SoftCapImpl<V512>,
-                          RowsScoresImpl<V512>, RowsValuesImpl<V512>,  StoreKvImpl<V512>};
+constexpr OpsKernels kOps{RmsNormImpl<V512>,        RotatePairsImpl<V512>, RotateHalvesImpl<V512>, SoftmaxImpl<V512>,
+                          SoftmaxPartialImpl<V512>, SwiGluImpl<V512>,      GeGluImpl<V512>,        SwigluOaiImpl<V512>,
+                          SoftCapImpl<V512>,        RowsScoresImpl<V512>,  RowsValuesImpl<V512>,   StoreKvImpl<V512>};
 
 }  // namespace
 

@@ -14,10 +14,12 @@ namespace ridge::kernels::internal {
 struct OpsKernels {
   void (*rms_norm)(const float* x, const float* weight, int64_t n, float eps, float* out);
   // Rotates the pairs (x[2i], x[2i+1]), i < rope_dim / 2, of each head by the
-  // angle whose cosine and sine are cos[i], sin[i] (RopeStyle::kAdjacentPairs;
-  // the halves style is rotated in ops.cc, its cost is negligible).
+  // angle whose cosine and sine are cos[i], sin[i] (RopeStyle::kAdjacentPairs).
   void (*rotate_pairs)(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos,
                        const float* sin);
+  // The same for RopeStyle::kHalves: pair i is (x[i], x[i + rope_dim / 2]).
+  void (*rotate_halves)(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos,
+                        const float* sin);
   // x[i] = exp(x[i] − m) / (Σ_j exp(x[j] − m) + exp(sink − m)), m = max(x, sink);
   // sink −∞: none, a plain softmax (scalar::SoftmaxWithSink's contract).
   void (*softmax)(float* x, int64_t n, float sink);

@@ -98,6 +98,39 @@ void RotatePairsImpl(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_d
   }
 }
 
+// RopeStyle::kHalves: pair i is (x[i], x[i + rope_dim / 2]) of each head.
+template <typename V>
+void RotateHalvesImpl(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos,
+                      const float* sin) {
+  using R = typename V::R;
+  constexpr int64_t L = V::kLanes;
+  const int64_t half = rope_dim / 2;
+  // a' = a·c − b·s, b' = a·s + b·c over L pairs at a time.
+  auto rotate = [](R a, R b, R c, R s, R* a_out, R* b_out) {
+    *a_out = V::Fma(a, c, V::Mul(V::Sub(V::Zero(), b), s));
+    *b_out = V::Fma(a, s, V::Mul(b, c));
+  };
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* lo = x + h * head_dim;
+    float* hi = lo + half;
+    int64_t i = 0;
+    for (; i + L <= half; i += L) {
+      R a, b;
+      rotate(V::Load(lo + i), V::Load(hi + i), V::Load(cos + i), V::Load(sin + i), &a, &b);
+      V::Store(lo + i, a);
+      V::Store(hi + i, b);
+    }
+    if (i < half) {
+      const int64_t m = half - i;
+      R a, b;
+      rotate(V::LoadPartial(lo + i, m), V::LoadPartial(hi + i, m), V::LoadPartial(cos + i, m),
+             V::LoadPartial(sin + i, m), &a, &b);
+      V::StorePartial(lo + i, m, a);
+      V::StorePartial(hi + i, m, b);
+    }
+  }
+}
+
 // max_i x[i] (x[0] with n <= 0 excluded by callers).
 template <typename V>
 float MaxOf(const float* x, int64_t n) {
