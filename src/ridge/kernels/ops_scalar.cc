@@ -182,15 +182,18 @@ void MergeSplitStates(const float* states, int64_t n_splits, int64_t state_strid
                       float* out) {
   float max = sink;
   for (int64_t j = 0; j < n_splits; ++j) max = std::fmax(max, states[j * state_stride]);
+  thread_local std::vector<double> scale;  // exp(m_j − M), each taken once
+  scale.resize(static_cast<size_t>(n_splits));
   double total = std::exp(static_cast<double>(sink) - max);  // the sink's share (0 without one)
   for (int64_t j = 0; j < n_splits; ++j) {
     const float* state = states + j * state_stride;
-    total += static_cast<double>(state[1]) * std::exp(static_cast<double>(state[0]) - max);
+    scale[static_cast<size_t>(j)] = std::exp(static_cast<double>(state[0]) - max);
+    total += static_cast<double>(state[1]) * scale[static_cast<size_t>(j)];
   }
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
   for (int64_t j = 0; j < n_splits; ++j) {
     const float* state = states + j * state_stride;
-    const auto c = static_cast<float>(std::exp(static_cast<double>(state[0]) - max) / total);
+    const auto c = static_cast<float>(scale[static_cast<size_t>(j)] / total);
     for (int64_t d = 0; d < head_dim; ++d) out[d] += c * state[2 + d];
   }
 }
