@@ -99,8 +99,21 @@ TEST(Repack, UnpackGivesTheFileBytesBack) {
       EXPECT_TRUE(p.matrix.panels);
       EXPECT_NE(m.bytes, p.bytes) << "the layout changed";
       std::vector<uint8_t> back(m.bytes.size());
-      UnpackPanels(p.matrix, back.data());
+      UnpackPanels(p.matrix, 0, p.matrix.n_rows, back.data());
       EXPECT_EQ(m.bytes, back) << GgmlTypeName(type) << " " << shape[0] << "x" << shape[1];
+      // Single rows and a range across a panel's edge, alone (a tied embedding's lookup).
+      const int64_t rb = p.matrix.row_bytes, n = p.matrix.n_rows;
+      for (int64_t r : {int64_t{0}, int64_t{1}, int64_t{31}, n / 2 + 3, n - 1}) {
+        std::vector<uint8_t> row(static_cast<size_t>(rb), 0xee);
+        UnpackPanels(p.matrix, r, r + 1, row.data());
+        ASSERT_TRUE(std::equal(row.begin(), row.end(), m.bytes.begin() + r * rb))
+            << GgmlTypeName(type) << " row " << r << " of " << n;
+      }
+      if (n > 40) {
+        std::vector<uint8_t> range(static_cast<size_t>(10 * rb));
+        UnpackPanels(p.matrix, 27, 37, range.data());
+        ASSERT_TRUE(std::equal(range.begin(), range.end(), m.bytes.begin() + 27 * rb)) << GgmlTypeName(type);
+      }
     }
   }
 }

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "ridge/base/cpu_features.h"
+#include "ridge/base/thread_pool.h"
 #include "ridge/model/model.h"
 #include "random_model.h"
 
@@ -35,6 +37,47 @@ TEST(WeightLayout, CopyIsRepackedWhereTheIsaHasWeightPanelsMappedFileNever) {
       EXPECT_TRUE(m.mapped);
       EXPECT_EQ(0, m.repacked_matrices);
       EXPECT_EQ(copied->weights().weight_bytes, mapped->weights().weight_bytes);
+    }
+  }
+}
+
+// Logits of every position of `tokens` in one prefill.
+std::vector<float> PrefillLogits(Model& model, const std::vector<TokenId>& tokens) {
+  ThreadPool pool(2);
+  const int64_t n = static_cast<int64_t>(tokens.size()), v = model.config().n_vocab;
+  PagedKvCache cache(model.KvShape(GgmlType::kF32, 4), 16);
+  EXPECT_TRUE(cache.Reserve(0, n));
+  std::vector<float> logits(static_cast<size_t>(n * v));
+  Batch all;
+  for (int64_t i = 0; i < n; ++i) all.Add(tokens[static_cast<size_t>(i)], i, 0, true);
+  model.Forward(all, cache, logits.data(), pool);
+  return logits;
+}
+
+// A tied output (no output.weight) is the embedding table, repacked as the LM
+// head's panels: every token's embedding row is then read out of its panel.
+// The logits must be the mapped file's, bit for bit, on every target.
+TEST(WeightLayout, TiedEmbeddingIsRepackedAndLooksUpTheFileRows) {
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ5_0, GgmlType::kQ6_K}) {
+    RandomModelOptions options;
+    options.shape = {.n_embd = 256, .n_ff = 512, .n_layers = 1, .n_heads = 4, .n_kv_heads = 2, .n_ctx = 64};
+    options.shape.tied_embeddings = true;
+    options.type = type;
+    options.seed = 3;
+    const std::string path = testing::WriteRandomModelGguf(options, "tied-embedding", std::string(GgmlTypeName(type)) + ".gguf");
+    // Tokens in different panels and rows of them (the vocabulary's 32000 rows are 1000 panels).
+    const std::vector<TokenId> tokens = {1, 31, 32, 33, 450, 4996, 17354, 31999, 13, 29889};
+    for (Isa isa : SupportedIsas()) {
+      SetIsaOverride(isa);
+      const auto copied = Model::Load(path, FileBacking::kHugePageMemory);
+      const auto mapped = Model::Load(path, FileBacking::kMapped);
+      const bool panels = copied->weights().layout.repacked_matrices > 0;
+      EXPECT_EQ(panels, copied->weights().token_embd.panels) << GgmlTypeName(type) << " " << IsaName(isa);
+      EXPECT_EQ(panels, copied->weights().output.panels) << GgmlTypeName(type) << " " << IsaName(isa);
+      EXPECT_EQ(panels, isa != Isa::kScalar) << GgmlTypeName(type) << " " << IsaName(isa);
+      EXPECT_TRUE(PrefillLogits(*copied, tokens) == PrefillLogits(*mapped, tokens))
+          << GgmlTypeName(type) << " " << IsaName(isa);
+      ClearIsaOverride();
     }
   }
 }

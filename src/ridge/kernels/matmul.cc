@@ -205,7 +205,7 @@ void MatMulUnpacked(const WeightMatrix& w, const float* x, int64_t n_tokens, flo
   WeightMatrix rows = w;
   rows.panels = false;
   uint8_t* bytes = rows_scratch.Get(w.n_rows * w.row_bytes);
-  UnpackPanels(w, bytes);
+  UnpackPanels(w, 0, w.n_rows, bytes);
   rows.data = bytes;
   MatMul(rows, x, n_tokens, y, pool);
 }

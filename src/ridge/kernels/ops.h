@@ -51,8 +51,10 @@ bool CanRepack(const WeightMatrix& w);
 // every ISA (an ISA without weight-panel kernels unpacks them per call: slow,
 // for tests that switch ISA after loading).
 void RepackInPlace(WeightMatrix& w, uint8_t* bytes);
-// The file's rows of a repacked matrix: rows [n_rows × row_bytes] (exactly the bytes before RepackInPlace).
-void UnpackPanels(const WeightMatrix& w, uint8_t* rows);
+// Rows [r_begin, r_end) of a repacked matrix as the file had them (exactly the
+// bytes before RepackInPlace): rows [(r_end − r_begin) × row_bytes]. One row
+// reads only its own bytes of its panel (a tied embedding's lookup).
+void UnpackPanels(const WeightMatrix& w, int64_t r_begin, int64_t r_end, uint8_t* rows);
 
 // out[i] = x[i] / sqrt(mean(x²) + eps) · weight[i]; x, weight, out: [n]. out may alias x.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);

@@ -67,26 +67,27 @@ const panels::Format* FormatOf(GgmlType type) {
   }
 }
 
-// fn(super, block, j) for every row j of every panel of w and super-block:
-// `super` the panel's super-block (super_bytes), `block` row j's block of
-// the file (file_block_bytes) in rows.
+// fn(super, block, j) for each row r of [r_begin, r_end) (row j of its
+// panel) and super-block: `super` the panel's super-block (super_bytes),
+// `block` the row's block of the file (file_block_bytes) in rows, whose row 0
+// is r_begin.
 template <typename Fn>
-void ForEachPanelBlock(const WeightMatrix& w, uint8_t* rows, int64_t super_bytes, int64_t file_block_bytes, Fn fn) {
+void ForEachPanelBlock(const WeightMatrix& w, int64_t r_begin, int64_t r_end, uint8_t* rows, int64_t super_bytes,
+                       int64_t file_block_bytes, Fn fn) {
   const int64_t n_super = w.n_cols / kQK_K;
-  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
-    const uint8_t* panel = w.data + r0 * w.row_bytes;
-    for (int64_t j = 0; j < panels::kRows; ++j)
-      for (int64_t sb = 0; sb < n_super; ++sb)
-        fn(panel + sb * super_bytes, rows + (r0 + j) * w.row_bytes + sb * file_block_bytes, j);
+  for (int64_t r = r_begin; r < r_end; ++r) {
+    const uint8_t* panel = w.data + (r - r % panels::kRows) * w.row_bytes;
+    for (int64_t sb = 0; sb < n_super; ++sb)
+      fn(panel + sb * super_bytes, rows + (r - r_begin) * w.row_bytes + sb * file_block_bytes, r % panels::kRows);
   }
 }
 
 // The file's rows of a Q4_K or Q5_K matrix in the panel layout of
 // weight_panels.h (q4k, q5k: Q4_K's with the qh bytes before the quants).
-void UnpackQ4KPanels(const WeightMatrix& w, uint8_t* rows) {
+void UnpackQ4KPanels(const WeightMatrix& w, int64_t r_begin, int64_t r_end, uint8_t* rows) {
   using namespace panels::q4k;  // d, dmin and the scales: at the same offsets for Q5_K
   const panels::Q4KFamily f = panels::Q4KFamilyOf(w.type == GgmlType::kQ5_K);
-  ForEachPanelBlock(w, rows, f.super_bytes, f.file_block_bytes, [&](const uint8_t* super, uint8_t* block, int64_t j) {
+  ForEachPanelBlock(w, r_begin, r_end, rows, f.super_bytes, f.file_block_bytes, [&](const uint8_t* super, uint8_t* block, int64_t j) {
     std::memcpy(block, super + kDOffset + 2 * j, 2);
     std::memcpy(block + 2, super + kDminOffset + 2 * j, 2);
     for (int64_t b = 0; b < kScaleBytes; ++b) block[4 + b] = super[kScaleOffset + b * panels::kRows + j];
@@ -101,9 +102,9 @@ void UnpackQ4KPanels(const WeightMatrix& w, uint8_t* rows) {
 }
 
 // The file's rows of a Q6_K matrix in the panel layout of weight_panels.h (q6k).
-void UnpackQ6KPanels(const WeightMatrix& w, uint8_t* rows) {
+void UnpackQ6KPanels(const WeightMatrix& w, int64_t r_begin, int64_t r_end, uint8_t* rows) {
   using namespace panels::q6k;
-  ForEachPanelBlock(w, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
+  ForEachPanelBlock(w, r_begin, r_end, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
     for (int64_t c = 0; c < kFileChunks; ++c)
       for (int64_t k = 0; k < 8; ++k) std::memcpy(block + 32 * c + 4 * k, super + QuantAt(c, k) + j * 4, 4);
     for (int64_t g = 0; g < kGroups; ++g) block[192 + g] = super[kScaleOffset + g * panels::kRows + j];
@@ -112,9 +113,9 @@ void UnpackQ6KPanels(const WeightMatrix& w, uint8_t* rows) {
 }
 
 // The file's rows of a Q3_K matrix in the panel layout of weight_panels.h (q3k).
-void UnpackQ3KPanels(const WeightMatrix& w, uint8_t* rows) {
+void UnpackQ3KPanels(const WeightMatrix& w, int64_t r_begin, int64_t r_end, uint8_t* rows) {
   using namespace panels::q3k;
-  ForEachPanelBlock(w, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
+  ForEachPanelBlock(w, r_begin, r_end, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
     constexpr int64_t kFileChunkOffset[3] = {kFileQsOffset, kFileQsOffset + 32, 0};  // qs halves, hmask
     for (int64_t c = 0; c < 3; ++c)
       for (int64_t k = 0; k < 8; ++k)
@@ -125,9 +126,9 @@ void UnpackQ3KPanels(const WeightMatrix& w, uint8_t* rows) {
 }
 
 // The file's rows of a Q2_K matrix in the panel layout of weight_panels.h (q2k).
-void UnpackQ2KPanels(const WeightMatrix& w, uint8_t* rows) {
+void UnpackQ2KPanels(const WeightMatrix& w, int64_t r_begin, int64_t r_end, uint8_t* rows) {
   using namespace panels::q2k;
-  ForEachPanelBlock(w, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
+  ForEachPanelBlock(w, r_begin, r_end, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
     for (int64_t g = 0; g < kGroups; ++g) block[g] = super[kScaleOffset + g * panels::kRows + j];
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t k = 0; k < 8; ++k)
@@ -138,9 +139,9 @@ void UnpackQ2KPanels(const WeightMatrix& w, uint8_t* rows) {
 }
 
 // The file's rows of an IQ4_XS matrix in the panel layout of weight_panels.h (iq4xs).
-void UnpackIQ4XSPanels(const WeightMatrix& w, uint8_t* rows) {
+void UnpackIQ4XSPanels(const WeightMatrix& w, int64_t r_begin, int64_t r_end, uint8_t* rows) {
   using namespace panels::iq4xs;
-  ForEachPanelBlock(w, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
+  ForEachPanelBlock(w, r_begin, r_end, rows, kSuperBytes, kFileBlockBytes, [](const uint8_t* super, uint8_t* block, int64_t j) {
     std::memcpy(block, super + kDOffset + 2 * j, 2);
     for (int64_t b = 0; b < 2; ++b) block[kFileScaleHOffset + b] = super[kScaleHOffset + b * panels::kRows + j];
     for (int64_t b = 0; b < 4; ++b) block[kFileScaleLOffset + b] = super[kScaleLOffset + b * panels::kRows + j];
@@ -152,41 +153,40 @@ void UnpackIQ4XSPanels(const WeightMatrix& w, uint8_t* rows) {
 
 }  // namespace
 
-void UnpackPanels(const WeightMatrix& w, uint8_t* rows) {
+void UnpackPanels(const WeightMatrix& w, int64_t r_begin, int64_t r_end, uint8_t* rows) {
+  RIDGE_CHECK(w.panels && 0 <= r_begin && r_begin <= r_end && r_end <= w.n_rows);
   if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K || w.type == GgmlType::kQ6_K ||
       w.type == GgmlType::kQ3_K || w.type == GgmlType::kQ2_K || w.type == GgmlType::kIQ4_XS) {
-    RIDGE_CHECK(w.panels && w.row_bytes == RowBytes(w.type, w.n_cols));
-    if (w.type == GgmlType::kQ6_K) return UnpackQ6KPanels(w, rows);
-    if (w.type == GgmlType::kIQ4_XS) return UnpackIQ4XSPanels(w, rows);
-    if (w.type == GgmlType::kQ3_K) return UnpackQ3KPanels(w, rows);
-    if (w.type == GgmlType::kQ2_K) return UnpackQ2KPanels(w, rows);
-    return UnpackQ4KPanels(w, rows);
+    RIDGE_CHECK(w.row_bytes == RowBytes(w.type, w.n_cols));
+    if (w.type == GgmlType::kQ6_K) return UnpackQ6KPanels(w, r_begin, r_end, rows);
+    if (w.type == GgmlType::kIQ4_XS) return UnpackIQ4XSPanels(w, r_begin, r_end, rows);
+    if (w.type == GgmlType::kQ3_K) return UnpackQ3KPanels(w, r_begin, r_end, rows);
+    if (w.type == GgmlType::kQ2_K) return UnpackQ2KPanels(w, r_begin, r_end, rows);
+    return UnpackQ4KPanels(w, r_begin, r_end, rows);
   }
   const panels::Format* f = FormatOf(w.type);
-  RIDGE_CHECK(w.panels && f != nullptr && f->file_block_bytes == static_cast<int64_t>(TraitsOf(w.type).block_bytes));
+  RIDGE_CHECK(f != nullptr && f->file_block_bytes == static_cast<int64_t>(TraitsOf(w.type).block_bytes));
   const int64_t n_blocks = w.n_cols / panels::kBlockElems;
   const int64_t n_groups = f->quant_bytes / (panels::kRows * 4);
-  for (int64_t r0 = 0; r0 < w.n_rows; r0 += panels::kRows) {
-    const uint8_t* panel = w.data + r0 * w.row_bytes;
-    for (int64_t j = 0; j < panels::kRows; ++j) {
-      uint8_t* row = rows + (r0 + j) * w.row_bytes;
-      for (int64_t b = 0; b < n_blocks; ++b) {
-        const uint8_t* src = panel + b * f->block_bytes();
-        uint8_t* block = row + b * f->file_block_bytes;
-        std::memcpy(block, src + f->scale_offset() + j * f->scale_bytes, static_cast<size_t>(f->scale_bytes));
-        std::memcpy(block + f->file_min_offset(), src + f->min_offset() + j * f->min_bytes,
-                    static_cast<size_t>(f->min_bytes));
-        if (f->high_bytes != 0) {
-          uint32_t word;
-          std::memcpy(&word, src + f->high_offset() + j * 4, 4);
-          const uint32_t qh = panels::FileHighBits(word);
-          std::memcpy(block + f->file_high_offset(), &qh, 4);
-        }
-        for (int64_t g = 0; g < n_groups; ++g)
-          for (int64_t i = 0; i < 4; ++i)
-            block[f->file_quant_offset() + g * 4 + i] =
-                static_cast<uint8_t>(src[(g * panels::kRows + j) * 4 + i] ^ f->flip);
+  for (int64_t r = r_begin; r < r_end; ++r) {
+    const uint8_t* panel = w.data + (r - r % panels::kRows) * w.row_bytes;
+    const int64_t j = r % panels::kRows;
+    uint8_t* row = rows + (r - r_begin) * w.row_bytes;
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* src = panel + b * f->block_bytes();
+      uint8_t* block = row + b * f->file_block_bytes;
+      std::memcpy(block, src + f->scale_offset() + j * f->scale_bytes, static_cast<size_t>(f->scale_bytes));
+      std::memcpy(block + f->file_min_offset(), src + f->min_offset() + j * f->min_bytes,
+                  static_cast<size_t>(f->min_bytes));
+      if (f->high_bytes != 0) {
+        uint32_t word;
+        std::memcpy(&word, src + f->high_offset() + j * 4, 4);
+        const uint32_t qh = panels::FileHighBits(word);
+        std::memcpy(block + f->file_high_offset(), &qh, 4);
       }
+      for (int64_t g = 0; g < n_groups; ++g)
+        for (int64_t i = 0; i < 4; ++i)
+          block[f->file_quant_offset() + g * 4 + i] = static_cast<uint8_t>(src[(g * panels::kRows + j) * 4 + i] ^ f->flip);
     }
   }
 }

@@ -141,10 +141,12 @@ double Model::ForwardFlops(int64_t n_tokens, int64_t attended_positions) const {
 
 void Model::EmbedTokens(const Batch& batch, float* x) {
   const kernels::WeightMatrix& e = weights_.token_embd;
+  std::vector<uint8_t> unpacked(static_cast<size_t>(e.panels ? e.row_bytes : 0));  // a row out of its panel
   for (int64_t t = 0; t < batch.size(); ++t) {
     const TokenId id = batch.tokens[static_cast<size_t>(t)];  // in the vocabulary: Forward checked
     float* row = x + t * config_.n_embd;
-    DequantizeRow(e.type, e.data + id * e.row_bytes, row, config_.n_embd);
+    if (e.panels) kernels::UnpackPanels(e, id, id + 1, unpacked.data());
+    DequantizeRow(e.type, e.panels ? unpacked.data() : e.data + id * e.row_bytes, row, config_.n_embd);
     if (config_.embedding_scale != 1.0f)
       for (int64_t i = 0; i < config_.n_embd; ++i) row[i] *= config_.embedding_scale;
   }
