@@ -423,8 +423,9 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
   // share the pool's barriers: gate and up of every expert in one MatMulGroup,
   // then every down. Expert e's tokens are rows [first[e], first[e + 1]) of
   // expert_in [n·k, n_embd], gate/up [n·k, n_ff_exp] and expert_out [n·k, n_embd].
-  // The per-row steps between the products (gather, activation, down's bias)
-  // run on the pool too: on one thread they took ~14 % of a gpt-oss pp256.
+  // The per-row steps between the products (gather, activation, down's bias,
+  // the weighted sums) run on the pool too: on the calling thread, gpt-oss's
+  // SwiGLU alone had taken ~14 % of a pp256 while the other thread waited.
   const int64_t ff = c.n_ff_exp;
   std::vector<int64_t> first(static_cast<size_t>(n_exp + 1));
   std::vector<int64_t> token_rows(static_cast<size_t>(n * k));  // token t's rows, in expert order: [t·k, t·k + k)
