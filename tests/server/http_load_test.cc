@@ -203,6 +203,34 @@ TEST(HttpLoad, ShutdownRefusesNewWorkAndLetsQueuedRequestsFinish) {
   EXPECT_EQ(server.server().engine().Stats().kv.blocks_used, 0);
 }
 
+// A whole (non-streaming) answer finished within the grace reaches its client
+// in full: the shutdown waits for the front to write it, not only for the
+// generation to end.
+TEST(HttpLoad, ShutdownWithGraceAnswersARunningWholeRequestInFull) {
+  TestServer server(LongContextModel(), LongContextTokenizer(), LongEngineOptions());
+  constexpr int kTokens = 4000;  // long enough to be seen running on a fast machine
+  int status = 0;
+  json body;
+  std::thread client([&] {
+    const json request{{"prompt", "Once upon a time"},
+                       {"max_tokens", kTokens},
+                       {"ignore_eos", true},
+                       {"temperature", 0},
+                       {"stream", false}};
+    auto res = Post(server.port(), "/v1/completions", request.dump());
+    if (res) {
+      status = res->status;
+      body = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    }
+  });
+  ASSERT_TRUE(WaitFor([&] { return server.server().engine().Stats().running == 1; }, 300000));
+  server.server().Shutdown(std::chrono::minutes(10));
+  client.join();
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"]["completion_tokens"], kTokens);
+}
+
 TEST(HttpLoad, ShutdownWithoutGraceCancelsRunningStreams) {
   TestServer server(LongContextModel(), LongContextTokenizer(), LongEngineOptions());
   std::string raw;

@@ -325,6 +325,7 @@ void HttpFront::Dispatch(Connection& c) {
   if (!c.peer_closed) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   c.state = Connection::State::kBusy;
   ++busy_;
+  ++responses_in_flight_;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     work_.push_back(&c);
@@ -371,6 +372,7 @@ void HttpFront::Worker() {
       const bool written = WriteResponse(c->fd, res, keep_alive, options_.write_timeout);
       c->close_after_response = !written || !keep_alive;
     }
+    --responses_in_flight_;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       returned_.push_back(c);

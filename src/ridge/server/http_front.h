@@ -85,6 +85,11 @@ class HttpFront {
 
   // Open connections (not counting refused ones being drained).
   int64_t open_connections() const { return open_connections_.load(); }
+  // Complete requests handed to the workers whose response is not yet wholly
+  // written (or cut): counted from before the handler runs to after the last
+  // byte, so a graceful shutdown that waits for zero loses no answer. Safe
+  // from any thread.
+  int64_t responses_in_flight() const { return responses_in_flight_.load(); }
 
  private:
   struct Connection;
@@ -122,6 +127,7 @@ class HttpFront {
   bool drained_ = false;
 
   std::atomic<int64_t> open_connections_{0};
+  std::atomic<int64_t> responses_in_flight_{0};
   std::atomic<bool> draining_{false};
   std::atomic<bool> stopping_{false};
   bool started_ = false;

@@ -218,9 +218,15 @@ void OpenAiServer::Shutdown(std::chrono::milliseconds grace) {
   endpoints_.set_draining(true);
   hub_.Close();  // dashboard streams end now
   front_->Drain();
+  // Every request the front has handed to a worker, from before its handler
+  // (which checks draining after the count: set above, read below, so either
+  // the request is refused or it is waited for) to its response's last byte.
+  // A generation counted from its submission on could run uncounted for a
+  // moment, and a whole answer was no longer counted while it was written: a
+  // shutdown then cut them (CI: HttpLoad.ShutdownWithoutGraceCancelsRunningStreams).
   auto wait_idle = [&](std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (endpoints_.active_requests() > 0 && std::chrono::steady_clock::now() < deadline)
+    while (front_->responses_in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   };
   wait_idle(grace);

@@ -39,10 +39,7 @@ std::vector<TokenId> EncodeRequestText(const Tokenizer& tokenizer, const std::st
 // stream, so it lives exactly as long as the response.
 struct OpenAiEndpoints::Generation {
   Generation(OpenAiEndpoints& owner, GenerationSpec spec)
-      : owner(owner), session(owner.engine_, owner.tokenizer_, std::move(spec)) {
-    ++owner.active_;
-  }
-  ~Generation() { --owner.active_; }
+      : owner(owner), session(owner.engine_, owner.tokenizer_, std::move(spec)) {}
 
   OpenAiEndpoints& owner;
   GenerationSession session;

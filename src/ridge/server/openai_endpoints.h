@@ -49,8 +49,6 @@ class OpenAiEndpoints {
   void Tokenize(const httplib::Request& req, httplib::Response& res);
   void Detokenize(const httplib::Request& req, httplib::Response& res);
 
-  // Generation requests whose response is still being written.
-  int64_t active_requests() const { return active_.load(); }
   // While draining, new generation requests get 503.
   void set_draining(bool draining) { draining_ = draining; }
   bool draining() const { return draining_.load(); }
@@ -73,7 +71,6 @@ class OpenAiEndpoints {
   EndpointConfig config_;
   int64_t n_ctx_;
   int64_t created_;
-  std::atomic<int64_t> active_{0};
   std::atomic<bool> draining_{false};
 };
 
