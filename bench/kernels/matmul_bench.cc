@@ -86,20 +86,22 @@ double g_best_peak[3] = {0, 0, 0};
 
 probe::IsaKernels ProbeKernels() { return probe::KernelsFor(ActiveIsa()); }
 
-std::vector<uint8_t> RandomMatrix(GgmlType type) {
-  const int64_t row_bytes = RowBytes(type, kCols);
-  std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * kRows));
+// [n_rows, n_cols] of type, seeded.
+std::vector<uint8_t> RandomMatrix(GgmlType type, int64_t n_rows = kRows, int64_t n_cols = kCols) {
+  const int64_t row_bytes = RowBytes(type, n_cols);
+  std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * n_rows));
   std::mt19937 rng(42);
   std::normal_distribution<float> normal(0.0f, 0.02f);
-  std::vector<float> row(kCols);
-  for (int64_t r = 0; r < kRows; ++r) {
+  std::vector<float> row(static_cast<size_t>(n_cols));
+  for (int64_t r = 0; r < n_rows; ++r) {
     for (auto& v : row) v = normal(rng);
-    QuantizeRow(type, row.data(), bytes.data() + r * row_bytes, kCols);
+    QuantizeRow(type, row.data(), bytes.data() + r * row_bytes, n_cols);
   }
   return bytes;
 }
 
-// The matrix repeated to fill >= 256 MiB, so every call reads from memory.
+// The matrix ([n_rows, n_cols] of type) repeated to fill >= 256 MiB, so every
+// call reads from memory.
 // Backed by 4 KiB pages like a mapped GGUF file, or by transparent huge pages
 // with RIDGE_BENCH_HUGEPAGES=1 (fewer TLB misses: in this VM a plain read
 // goes from ~42 to ~60 GB/s).
@@ -109,9 +111,9 @@ struct Stack {
   };
   std::unique_ptr<uint8_t, Free> storage;
   uint8_t* bytes = nullptr;
-  int64_t matrix_bytes = 0, n_copies = 0;
-  explicit Stack(GgmlType type) {
-    const std::vector<uint8_t> one = RandomMatrix(type);
+  int64_t n_rows = 0, n_cols = 0, matrix_bytes = 0, n_copies = 0;
+  explicit Stack(GgmlType type, int64_t rows = kRows, int64_t cols = kCols) : n_rows(rows), n_cols(cols) {
+    const std::vector<uint8_t> one = RandomMatrix(type, n_rows, n_cols);
     matrix_bytes = static_cast<int64_t>(one.size());
     n_copies = (kStackBytes + matrix_bytes - 1) / matrix_bytes;
     constexpr size_t kHuge = size_t{2} << 20;
@@ -187,17 +189,18 @@ struct PairedCalls {
   double median_paired_read;  // median over calls of (read time / call time)
 };
 
-// MatMul of n_tokens (x: [n_tokens, kCols]) against the stack's matrices in
-// turn (`panels`: repacked at load), each call followed by a paired read.
+// MatMul of n_tokens (x: [n_tokens, stack.n_cols]) against the stack's
+// matrices in turn (`panels`: repacked at load), each call followed by a paired read.
 PairedCalls TimePairedCalls(benchmark::State& state, const Stack& stack, GgmlType type, bool panels,
                             const std::vector<float>& x, int64_t n_tokens) {
-  std::vector<float> y(static_cast<size_t>(kRows * n_tokens));
+  std::vector<float> y(static_cast<size_t>(stack.n_rows * n_tokens));
   std::vector<double> ratios;
   CallTimer timer;
   int64_t i = 0;
   for (auto _ : state) {
     const int64_t m = i++ % stack.n_copies;
-    WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, kRows, kCols, RowBytes(type, kCols)};
+    WeightMatrix w{type, stack.bytes + m * stack.matrix_bytes, stack.n_rows, stack.n_cols,
+                   RowBytes(type, stack.n_cols)};
     w.panels = panels;
     timer.Start();
     MatMul(w, x.data(), n_tokens, y.data(), Pool());
@@ -249,38 +252,43 @@ bool RepackOrSkip(benchmark::State& state, WeightMatrix& w, uint8_t* bytes) {
 bool RepackStack(benchmark::State& state, GgmlType type, Stack& stack) {
   for (int64_t c = 0; c < stack.n_copies; ++c) {
     uint8_t* bytes = stack.bytes + c * stack.matrix_bytes;
-    WeightMatrix w{type, bytes, kRows, kCols, RowBytes(type, kCols)};
+    WeightMatrix w{type, bytes, stack.n_rows, stack.n_cols, RowBytes(type, stack.n_cols)};
     if (!RepackOrSkip(state, w, bytes)) return false;
   }
   return true;
 }
 
-// [n_tokens, kCols] activations, uniform in [-1, 1), seeded.
-std::vector<float> RandomActivations(int64_t n_tokens) {
-  std::vector<float> x(static_cast<size_t>(kCols * n_tokens));
+// [n_tokens, n_cols] activations, uniform in [-1, 1), seeded.
+std::vector<float> RandomActivations(int64_t n_tokens, int64_t n_cols = kCols) {
+  std::vector<float> x(static_cast<size_t>(n_cols * n_tokens));
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (auto& v : x) v = uniform(rng);
   return x;
 }
 
-void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked) {
+// n_cols: kCols (tinyllama's FFN), or 2048 (a 2048-wide model's LM head,
+// 8 K-quant super-blocks a row) over as many bytes.
+void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked, int64_t n_cols) {
   const int64_t n_tokens = state.range(0);
-  Stack stack(type);
+  Stack stack(type, kRows * kCols / n_cols, n_cols);
   if (repacked && !RepackStack(state, type, stack)) return;
-  const std::vector<float> x = RandomActivations(n_tokens);
+  const std::vector<float> x = RandomActivations(n_tokens, n_cols);
   const PairedCalls calls = TimePairedCalls(state, stack, type, repacked, x, n_tokens);
   state.counters["best_GB/s"] = static_cast<double>(stack.matrix_bytes) / calls.best_s / 1e9;
   state.counters["paired_read%"] = calls.median_paired_read * 100;
   Label(state);
 }
 
+// Arg: the matrix's columns (5632: tinyllama's FFN; 2048: a 2048-wide
+// model's LM head, 8 K-quant super-blocks a row).
 void BM_DecodeFromCache(benchmark::State& state, GgmlType type, bool repacked) {
   constexpr int64_t kCachedRows = 64;
-  std::vector<uint8_t> matrix = RandomMatrix(type);
-  WeightMatrix w{type, matrix.data(), kCachedRows, kCols, RowBytes(type, kCols)};
+  const int64_t n_cols = state.range(0);
+  std::vector<uint8_t> matrix = RandomMatrix(type, kCachedRows, n_cols);
+  WeightMatrix w{type, matrix.data(), kCachedRows, n_cols, RowBytes(type, n_cols)};
   if (repacked && !RepackOrSkip(state, w, matrix.data())) return;
-  const std::vector<float> x = RandomActivations(1);
+  const std::vector<float> x = RandomActivations(1, n_cols);
   std::vector<float> y(kCachedRows);
   ThreadPool one_core(1);
   for (auto _ : state) {
@@ -435,15 +443,23 @@ BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
 
 #define RIDGE_DECODE(T) BENCHMARK_CAPTURE(BM_Decode, T, GgmlType::k##T)->UseRealTime()->MinTime(2.0)
 #define RIDGE_DECODE_FROM_CACHE(T) \
-  BENCHMARK_CAPTURE(BM_DecodeFromCache, T, GgmlType::k##T, false)->UseRealTime()->MinTime(1.0)
+  BENCHMARK_CAPTURE(BM_DecodeFromCache, T, GgmlType::k##T, false)->Arg(5632)->Arg(2048)->UseRealTime()->MinTime(1.0)
 #define RIDGE_DECODE_FROM_CACHE_REPACKED(T) \
-  BENCHMARK_CAPTURE(BM_DecodeFromCache, T##_repacked, GgmlType::k##T, true)->UseRealTime()->MinTime(1.0)
+  BENCHMARK_CAPTURE(BM_DecodeFromCache, T##_repacked, GgmlType::k##T, true) \
+      ->Arg(5632)                                                          \
+      ->Arg(2048)                                                          \
+      ->UseRealTime()                                                      \
+      ->MinTime(1.0)
 #define RIDGE_PREFILL(T) \
   BENCHMARK_CAPTURE(BM_Prefill, T, GgmlType::k##T)->Arg(8)->Arg(16)->Arg(64)->Arg(512)->UseRealTime()->MinTime(2.0)
 
-#define RIDGE_FEW_TOKENS(T)                                                                                \
-  BENCHMARK_CAPTURE(BM_FewTokens, T##_file, GgmlType::k##T, false)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5); \
-  BENCHMARK_CAPTURE(BM_FewTokens, T##_repacked, GgmlType::k##T, true)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5)
+#define RIDGE_FEW_TOKENS(T)                                                                                     \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_file, GgmlType::k##T, false, kCols)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5); \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_repacked, GgmlType::k##T, true, kCols)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5)
+// One token against a 2048-wide LM head's shape (Llama 3.2 1B's tied Q6_K head is 128256 × 2048).
+#define RIDGE_HEAD(T)                                                                                      \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_head_file, GgmlType::k##T, false, 2048)->Arg(1)->UseRealTime()->MinTime(0.5); \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_head_repacked, GgmlType::k##T, true, 2048)->Arg(1)->UseRealTime()->MinTime(0.5)
 
 #define RIDGE_BATCHED(T)                                                                                 \
   BENCHMARK_CAPTURE(BM_Batched, T##_memory, GgmlType::k##T, true)->Arg(8)->Arg(16)->Arg(64)->UseRealTime()->MinTime(1.0); \
@@ -466,6 +482,8 @@ RIDGE_FEW_TOKENS(Q4_0);
 RIDGE_FEW_TOKENS(Q4_K);
 RIDGE_FEW_TOKENS(Q5_K);
 RIDGE_FEW_TOKENS(Q6_K);
+RIDGE_HEAD(Q8_0);
+RIDGE_HEAD(Q6_K);
 RIDGE_DECODE(Q4_0);
 RIDGE_DECODE(Q8_0);
 RIDGE_DECODE(Q4_1);

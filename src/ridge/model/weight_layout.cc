@@ -26,9 +26,11 @@ WeightLayout RepackWeights(GgufFile& file, ModelWeights& weights) {
   // looked up a row at a time through UnpackPanels (Model::EmbedTokens). On a
   // Zen 5 a Q8_0 row read for one token ran at 84-87 % of a paired read in the
   // file's layout, 101-102 % as panels; the LM head is a fifth to a third of a
-  // small tied model's bytes (gemma-3-1b, qwen3-0.6b, llama-3.2-1b). One loss:
-  // AVX2's Q6_K panels read llama-3.2-1b's 2048-column head at 0.94-0.95 × its
-  // rows kernel (docs/benchmarks.md, twenty-first section).
+  // small tied model's bytes (gemma-3-1b, qwen3-0.6b, llama-3.2-1b). AVX2's
+  // Q6_K panels too: BM_FewTokens/Q6_K_head_* (a 2048-wide head) 84 % of a
+  // paired read against the rows kernel's 60 %, and llama-3.2-1b Q4_K_M tg64
+  // 1.06-1.23 × (docs/benchmarks.md, twenty-second section; the 0.95 × the
+  // twenty-first section reported did not repeat).
   matrices.push_back(weights.tied_output ? &weights.token_embd : &weights.output);
   const auto start = std::chrono::steady_clock::now();
   const uint8_t* file_start = file.memory().data();
