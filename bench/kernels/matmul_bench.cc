@@ -56,6 +56,8 @@ namespace {
 
 constexpr int64_t kRows = 2048;
 constexpr int64_t kCols = 5632;
+// A 2048-wide model's LM head: 8 K-quant super-blocks a row (Llama 3.2 1B's tied Q6_K head is 128256 × 2048).
+constexpr int64_t kHeadCols = 2048;
 constexpr int64_t kStackBytes = int64_t{256} << 20;
 
 int BenchThreads() {
@@ -267,8 +269,7 @@ std::vector<float> RandomActivations(int64_t n_tokens, int64_t n_cols = kCols) {
   return x;
 }
 
-// n_cols: kCols (tinyllama's FFN), or 2048 (a 2048-wide model's LM head,
-// 8 K-quant super-blocks a row) over as many bytes.
+// n_cols: kCols (tinyllama's FFN), or kHeadCols over as many bytes.
 void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked, int64_t n_cols) {
   const int64_t n_tokens = state.range(0);
   Stack stack(type, kRows * kCols / n_cols, n_cols);
@@ -280,8 +281,7 @@ void BM_FewTokens(benchmark::State& state, GgmlType type, bool repacked, int64_t
   Label(state);
 }
 
-// Arg: the matrix's columns (5632: tinyllama's FFN; 2048: a 2048-wide
-// model's LM head, 8 K-quant super-blocks a row).
+// Arg: the matrix's columns (kCols or kHeadCols).
 void BM_DecodeFromCache(benchmark::State& state, GgmlType type, bool repacked) {
   constexpr int64_t kCachedRows = 64;
   const int64_t n_cols = state.range(0);
@@ -442,12 +442,16 @@ BENCHMARK(BM_ReadBandwidth)->UseRealTime()->MinTime(2.0);
 BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
 
 #define RIDGE_DECODE(T) BENCHMARK_CAPTURE(BM_Decode, T, GgmlType::k##T)->UseRealTime()->MinTime(2.0)
-#define RIDGE_DECODE_FROM_CACHE(T) \
-  BENCHMARK_CAPTURE(BM_DecodeFromCache, T, GgmlType::k##T, false)->Arg(5632)->Arg(2048)->UseRealTime()->MinTime(1.0)
+#define RIDGE_DECODE_FROM_CACHE(T)                                    \
+  BENCHMARK_CAPTURE(BM_DecodeFromCache, T, GgmlType::k##T, false) \
+      ->Arg(kCols)                                                \
+      ->Arg(kHeadCols)                                            \
+      ->UseRealTime()                                             \
+      ->MinTime(1.0)
 #define RIDGE_DECODE_FROM_CACHE_REPACKED(T) \
   BENCHMARK_CAPTURE(BM_DecodeFromCache, T##_repacked, GgmlType::k##T, true) \
-      ->Arg(5632)                                                          \
-      ->Arg(2048)                                                          \
+      ->Arg(kCols)                                                         \
+      ->Arg(kHeadCols)                                                     \
       ->UseRealTime()                                                      \
       ->MinTime(1.0)
 #define RIDGE_PREFILL(T) \
@@ -456,10 +460,14 @@ BENCHMARK(BM_Peak)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MinTime(1.0);
 #define RIDGE_FEW_TOKENS(T)                                                                                     \
   BENCHMARK_CAPTURE(BM_FewTokens, T##_file, GgmlType::k##T, false, kCols)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5); \
   BENCHMARK_CAPTURE(BM_FewTokens, T##_repacked, GgmlType::k##T, true, kCols)->DenseRange(1, 9)->UseRealTime()->MinTime(0.5)
-// One token against a 2048-wide LM head's shape (Llama 3.2 1B's tied Q6_K head is 128256 × 2048).
-#define RIDGE_HEAD(T)                                                                                      \
-  BENCHMARK_CAPTURE(BM_FewTokens, T##_head_file, GgmlType::k##T, false, 2048)->Arg(1)->UseRealTime()->MinTime(0.5); \
-  BENCHMARK_CAPTURE(BM_FewTokens, T##_head_repacked, GgmlType::k##T, true, 2048)->Arg(1)->UseRealTime()->MinTime(0.5)
+// One token against a 2048-wide LM head's shape.
+#define RIDGE_HEAD(T)                                                                         \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_head_file, GgmlType::k##T, false, kHeadCols)->Arg(1)    \
+      ->UseRealTime()                                                                         \
+      ->MinTime(0.5);                                                                         \
+  BENCHMARK_CAPTURE(BM_FewTokens, T##_head_repacked, GgmlType::k##T, true, kHeadCols)->Arg(1) \
+      ->UseRealTime()                                                                         \
+      ->MinTime(0.5)
 
 #define RIDGE_BATCHED(T)                                                                                 \
   BENCHMARK_CAPTURE(BM_Batched, T##_memory, GgmlType::k##T, true)->Arg(8)->Arg(16)->Arg(64)->UseRealTime()->MinTime(1.0); \

@@ -179,7 +179,7 @@ void HttpFront::Loop() {
       // Responses still being written: their next write fails, their worker hands them back.
       for (auto& [fd, c] : connections_) ::shutdown(fd, SHUT_RDWR);
     }
-    if (stop_handled && busy_ == 0) return;
+    if (stop_handled && responses_in_flight_ == 0) return;
     if (draining_ && !drained_) {
       drained_ = true;
       CloseUnbusy(/*idle_and_reading_only=*/true);
@@ -324,7 +324,6 @@ void HttpFront::Advance(Connection& c) {
 void HttpFront::Dispatch(Connection& c) {
   if (!c.peer_closed) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   c.state = Connection::State::kBusy;
-  ++busy_;
   ++responses_in_flight_;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -372,7 +371,6 @@ void HttpFront::Worker() {
       const bool written = WriteResponse(c->fd, res, keep_alive, options_.write_timeout);
       c->close_after_response = !written || !keep_alive;
     }
-    --responses_in_flight_;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       returned_.push_back(c);
@@ -382,7 +380,7 @@ void HttpFront::Worker() {
 }
 
 void HttpFront::TakeBack(Connection& c) {
-  --busy_;
+  --responses_in_flight_;
   if (c.close_after_response || stopping_ || draining_) {
     Close(c);
     return;

@@ -85,9 +85,10 @@ class HttpFront {
 
   // Open connections (not counting refused ones being drained).
   int64_t open_connections() const { return open_connections_.load(); }
-  // Complete requests handed to the workers whose response is not yet wholly
-  // written (or cut): counted from before the handler runs to after the last
-  // byte, so a graceful shutdown that waits for zero loses no answer. Safe
+  // Complete requests handed to the workers and not yet handed back to the
+  // loop: counted from before the handler runs until after the last byte of
+  // the response is written (or cut), so a graceful shutdown that waits for
+  // zero loses no answer. The loop's count of busy connections too. Safe
   // from any thread.
   int64_t responses_in_flight() const { return responses_in_flight_.load(); }
 
@@ -122,7 +123,6 @@ class HttpFront {
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;
   Clock::time_point next_expiry_ = Clock::time_point::max();
   int64_t lingering_ = 0;
-  int64_t busy_ = 0;
   bool listening_ = true;
   bool drained_ = false;
 
