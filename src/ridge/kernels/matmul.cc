@@ -11,6 +11,7 @@
 // already panels: every batch, decode included, takes the panel kernel on
 // them in place, without packing.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -237,73 +238,164 @@ struct GroupJob {
 
 // Prepared activations for the jobs of one MatMulGroup call: jobs that
 // read the same x with the same preparation (gate and up, Q/K/V) share one
-// quantization. Get only reserves an entry's buffer; PrepareAll then prepares
-// every entry in one pass over all their tokens, so that a group of many
-// small calls (a mixture's experts, ~16 tokens each) does not prepare them
-// one call at a time on the calling thread while the pool waits
-// (qwen3-30b-a3b-4l pp256 on a Zen 5: the idle pool's samples 286 -> 207,
-// 1.00-1.04 x overall). Per calling thread, reused across calls.
+// quantization, and jobs that gather rows of one x (a mixture's experts)
+// take copies of one quantization of all of x's rows: qwen3-moe routes each
+// token to 8 experts and had quantized its row 8 times. Get only reserves an
+// entry's buffer; PrepareAll then prepares every entry in one pass over all
+// their tokens, so that a group of many small calls (a mixture's experts,
+// ~16 tokens each) does not prepare them one call at a time on the calling
+// thread while the pool waits (qwen3-30b-a3b-4l pp256 on a Zen 5: the idle
+// pool's samples 286 -> 207, 1.00-1.04 x overall). Per calling thread,
+// reused across calls.
 class GroupActs {
  public:
-  ActView Get(const internal::ActPrep& prep, const float* x, int64_t n_cols, int64_t n_tokens) {
-    if (prep.row_bytes == nullptr) return ActView{reinterpret_cast<const uint8_t*>(x), n_cols * 4};
-    for (size_t i = 0; i < used_; ++i) {
-      const Entry& e = entries_[i];
-      if (e.x == x && e.prepare == prep.prepare && e.n_cols == n_cols && e.n_tokens == n_tokens) return e.view;
+  // The activations of a job: its own rows of x (rows == nullptr), or rows
+  // rows[t] of x [x_tokens, n_cols].
+  ActView Get(const internal::ActPrep& prep, const float* x, int64_t n_cols, int64_t n_tokens, const int64_t* rows,
+              int64_t x_tokens) {
+    if (prep.row_bytes == nullptr) {  // the float rows themselves
+      if (rows == nullptr) return ActView{reinterpret_cast<const uint8_t*>(x), n_cols * 4};
+      return Reserve(x, nullptr, n_cols, n_tokens, n_cols * 4, rows, kNone);
     }
-    if (used_ == entries_.size()) entries_.emplace_back();
-    Entry& e = entries_[used_++];
-    e.x = x;
-    e.prepare = prep.prepare;
-    e.n_cols = n_cols;
-    e.n_tokens = n_tokens;
     const int64_t row_bytes = prep.row_bytes(n_cols);
-    e.dst = e.buffer->Get(row_bytes * n_tokens);
-    e.view = ActView{e.dst, row_bytes};
-    return e.view;
+    if (rows == nullptr) return Reserve(x, prep.prepare, n_cols, n_tokens, row_bytes, nullptr, kNone);
+    Reserve(x, prep.prepare, n_cols, x_tokens, row_bytes, nullptr, kNone);
+    return Reserve(x, prep.prepare, n_cols, n_tokens, row_bytes, rows, found_);
   }
 
-  // Prepares what Get reserved: on the calling thread when it is small, else
-  // one ParallelFor with a task per (entry, token).
+  // Fills what Get reserved: on the calling thread when it is small, else one
+  // ParallelFor. A task prepares one row of an entry that is not a gather and
+  // copies it to every gather of that row while it is in the core's cache, or
+  // copies one float row of a gather of x itself. qwen3-30b-a3b-4l Q4_K pp256
+  // on a Zen 5 (perf, same runs): PrepareActRow 1611 -> 432 samples, memcpy
+  // 256 -> 820 (the copies' destinations are read by both cores' tiles, so
+  // each write takes its lines back from the other core).
   void PrepareAll(ThreadPool& pool) {
+    picked_.clear();
+    first_task_.assign(1, 0);
     int64_t elems = 0;
-    first_token_.resize(used_ + 1);
     for (size_t i = 0; i < used_; ++i) {
-      first_token_[i + 1] = first_token_[i] + entries_[i].n_tokens;
-      elems += entries_[i].n_tokens * entries_[i].n_cols;
+      Entry& e = entries_[i];
+      elems += e.n_tokens * e.n_cols;
+      e.first_task = -1;
+      if (e.source_entry != kNone) continue;  // a gather of prepared rows: copied in its source's tasks
+      e.first_task = first_task_.back();
+      picked_.push_back(i);
+      first_task_.push_back(first_task_.back() + e.n_tokens);
     }
-    auto prepare = [this](size_t i, int64_t t) {
-      const Entry& e = entries_[i];
-      e.prepare(e.x + t * e.n_cols, e.n_cols, e.dst + t * e.view.row_stride);
+    const int64_t n_tasks = first_task_.back();
+    IndexCopies(n_tasks);
+    auto run = [this](int64_t task) {
+      const size_t k =
+          static_cast<size_t>(std::upper_bound(first_task_.begin(), first_task_.end(), task) - first_task_.begin() - 1);
+      const Entry& e = entries_[picked_[k]];
+      const int64_t t = task - first_task_[k], stride = e.view.row_stride;
+      uint8_t* row = e.dst + t * stride;
+      if (e.rows == nullptr) {
+        e.prepare(e.x + t * e.n_cols, e.n_cols, row);
+      } else {
+        std::memcpy(row, reinterpret_cast<const uint8_t*>(e.x + e.rows[t] * e.n_cols), static_cast<size_t>(stride));
+      }
+      for (int64_t c = copies_first_[static_cast<size_t>(task)]; c < copies_first_[static_cast<size_t>(task) + 1];
+           ++c) {
+        const Copy& copy = copies_[static_cast<size_t>(c)];
+        std::memcpy(entries_[copy.entry].dst + copy.token * stride, row, static_cast<size_t>(stride));
+      }
     };
     if (elems <= kInlinePrepareElems) {
-      for (size_t i = 0; i < used_; ++i)
-        for (int64_t t = 0; t < entries_[i].n_tokens; ++t) prepare(i, t);
-      return;
+      for (int64_t task = 0; task < n_tasks; ++task) run(task);
+    } else {
+      pool.ParallelFor(n_tasks, [&](int64_t task, int) { run(task); });
     }
-    pool.ParallelFor(first_token_[used_], [&](int64_t task, int) {
-      const size_t i = static_cast<size_t>(
-          std::upper_bound(first_token_.begin(), first_token_.begin() + static_cast<int64_t>(used_) + 1, task) -
-          first_token_.begin() - 1);
-      prepare(i, task - first_token_[i]);
-    });
   }
 
   void Reset() { used_ = 0; }
 
  private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+
   struct Entry {
     std::unique_ptr<ScratchBuffer> buffer = std::make_unique<ScratchBuffer>();
     const float* x = nullptr;
-    void (*prepare)(const float*, int64_t, uint8_t*) = nullptr;
+    void (*prepare)(const float*, int64_t, uint8_t*) = nullptr;  // nullptr: a gather of float rows
     int64_t n_cols = 0, n_tokens = 0;
-    uint8_t* dst = nullptr;  // the prepared rows, view.data
+    const int64_t* rows = nullptr;  // a gather: token t is row rows[t] of x
+    size_t source_entry = kNone;    // a gather of prepared rows: the entry that prepares all of x
+    uint8_t* dst = nullptr;         // the prepared rows, view.data
     ActView view{nullptr, 0};
+    int64_t first_task = -1;  // PrepareAll's task of token 0, if the entry has tasks
   };
+  struct Copy {
+    size_t entry;
+    int64_t token;
+  };
+
+  // copies_[copies_first_[task], copies_first_[task + 1]): the (entry, token)
+  // rows of gathers that copy task's row.
+  void IndexCopies(int64_t n_tasks) {
+    copies_first_.assign(static_cast<size_t>(n_tasks + 1), 0);
+    for (int pass = 0; pass < 2; ++pass) {  // count, then place
+      for (size_t i = 0; i < used_; ++i) {
+        const Entry& e = entries_[i];
+        if (e.source_entry == kNone) continue;
+        for (int64_t t = 0; t < e.n_tokens; ++t) {
+          const size_t task = static_cast<size_t>(entries_[e.source_entry].first_task + e.rows[t]);
+          if (pass == 0) {
+            ++copies_first_[task + 1];
+          } else {
+            copies_[static_cast<size_t>(fill_[task]++)] = {i, t};
+          }
+        }
+      }
+      if (pass == 0) {
+        for (size_t t = 0; t < static_cast<size_t>(n_tasks); ++t) copies_first_[t + 1] += copies_first_[t];
+        copies_.resize(static_cast<size_t>(copies_first_.back()));
+        fill_.assign(copies_first_.begin(), copies_first_.end() - 1);
+      }
+    }
+  }
+
+  ActView Reserve(const float* x, void (*prepare)(const float*, int64_t, uint8_t*), int64_t n_cols, int64_t n_tokens,
+                  int64_t row_bytes, const int64_t* rows, size_t source_entry) {
+    for (size_t i = 0; i < used_; ++i) {
+      const Entry& e = entries_[i];
+      if (e.x == x && e.prepare == prepare && e.n_cols == n_cols && e.n_tokens == n_tokens && e.rows == rows) {
+        found_ = i;
+        return e.view;
+      }
+    }
+    if (used_ == entries_.size()) entries_.emplace_back();
+    found_ = used_;
+    Entry& e = entries_[used_++];
+    e.x = x;
+    e.prepare = prepare;
+    e.n_cols = n_cols;
+    e.n_tokens = n_tokens;
+    e.rows = rows;
+    e.source_entry = source_entry;
+    e.dst = e.buffer->Get(row_bytes * n_tokens);
+    e.view = ActView{e.dst, row_bytes};
+    return e.view;
+  }
+
   std::vector<Entry> entries_;
   size_t used_ = 0;
-  std::vector<int64_t> first_token_{0};  // entry i's tokens are tasks [first_token_[i], first_token_[i + 1])
+  size_t found_ = 0;                 // the entry the last Reserve returned
+  std::vector<size_t> picked_;       // the entries with tasks, in order
+  std::vector<int64_t> first_task_;  // picked_[k]'s tokens are tasks [first_task_[k], first_task_[k + 1])
+  std::vector<int64_t> copies_first_, fill_;
+  std::vector<Copy> copies_;
 };
+
+// A gathered job's float rows for the scalar reference: its own copy, reused.
+const float* GatheredFloats(const MatMulJob& job, int64_t n_cols) {
+  if (job.rows == nullptr) return job.x;
+  thread_local std::vector<float> gathered;
+  gathered.resize(static_cast<size_t>(job.n_tokens * n_cols));
+  for (int64_t t = 0; t < job.n_tokens; ++t)
+    std::copy_n(job.x + job.rows[t] * n_cols, n_cols, gathered.data() + t * n_cols);
+  return gathered.data();
+}
 
 }  // namespace
 
@@ -347,18 +439,20 @@ void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool) {
   double panels_flops = 0;
   for (const MatMulJob& job : jobs) {
     const WeightMatrix& w = *job.w;
+    if (job.rows != nullptr)
+      for (int64_t t = 0; t < job.n_tokens; ++t) RIDGE_CHECK(job.rows[t] >= 0 && job.rows[t] < job.x_tokens);
     const TypeKernels* k = w.n_cols == 0 || w.n_rows == 0 || job.n_tokens == 0 ? nullptr
                            : w.panels ? internal::ActiveWeightPanelKernels(w.type)
                                       : FindKernels(ActiveIsa(), w.type);
     if (k == nullptr) {
-      MatMul(w, job.x, job.n_tokens, job.y, pool);
+      MatMul(w, GatheredFloats(job, w.n_cols), job.n_tokens, job.y, pool);
       continue;
     }
     RIDGE_CHECK(TraitsOf(w.type).can_dequantize && w.n_cols % TraitsOf(w.type).block_elems == 0);
     RIDGE_CHECK(w.row_bytes >= RowBytes(w.type, w.n_cols));
     const MatView view{w.data, w.n_rows, w.n_cols, w.row_bytes};
     if (w.panels || (k->panel_matmul != nullptr && job.n_tokens >= k->panel_min_tokens)) {
-      const ActView acts = group_acts.Get(k->panel_acts, job.x, w.n_cols, job.n_tokens);
+      const ActView acts = group_acts.Get(k->panel_acts, job.x, w.n_cols, job.n_tokens, job.rows, job.x_tokens);
       const int64_t n_panels = CeilDiv(w.n_rows, k->panel_rows);
       const int64_t per_task = PanelsPerTask(n_panels, job.n_tokens, pool.n_threads());
       group_jobs.push_back({k, view, w.panels, acts, job.n_tokens, job.y, true, per_task, n_tasks});
@@ -366,7 +460,7 @@ void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool) {
       panels_flops += PanelsFlops(view, job.n_tokens);
       if (w.panels) rows_bytes += w.n_rows * w.row_bytes;
     } else {
-      const ActView acts = group_acts.Get(k->row_acts, job.x, w.n_cols, job.n_tokens);
+      const ActView acts = group_acts.Get(k->row_acts, job.x, w.n_cols, job.n_tokens, job.rows, job.x_tokens);
       const int64_t chunk_rows = RowsChunk(*k, view, job.n_tokens, pool.n_threads());
       group_jobs.push_back({k, view, false, acts, job.n_tokens, job.y, false, chunk_rows, n_tasks});
       n_tasks += CeilDiv(w.n_rows, chunk_rows);

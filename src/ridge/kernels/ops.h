@@ -22,12 +22,17 @@ namespace ridge::kernels {
 // products an instruction (F32, F16 and BF16 elsewhere: x as it is).
 void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
 
-// One product of a MatMulGroup call: y = W · x as MatMul computes it.
+// One product of a MatMulGroup call: y = W · x as MatMul computes it, x
+// either the job's own rows or gathered from a shared input.
 struct MatMulJob {
   const WeightMatrix* w = nullptr;
-  const float* x = nullptr;  // [n_tokens, w->n_cols]
+  const float* x = nullptr;  // [n_tokens, w->n_cols], or with rows: [x_tokens, w->n_cols]
   int64_t n_tokens = 0;
   float* y = nullptr;  // [n_tokens, w->n_rows]; overlaps no other job's output and no job's input
+  // A gather (the tokens a mixture routes to one expert): the job's token t is
+  // row rows[t] of x, each in [0, x_tokens).
+  const int64_t* rows = nullptr;  // [n_tokens]
+  int64_t x_tokens = 0;
 };
 
 // Several independent MatMuls, the same bits as calling MatMul on each (batch
@@ -36,6 +41,9 @@ struct MatMulJob {
 // the pool), and one activation quantization for jobs that share x (Q/K/V,
 // gate/up). This is how a step's expert matmuls run: each expert sees a few
 // tokens, and ~100 barriers a layer would otherwise cost more than the products.
+// Jobs that gather from the same x with the same preparation quantize each of
+// x's rows once and copy the quantized rows, however many experts a token is
+// routed to (x_tokens rows prepared, whether gathered or not).
 void MatMulGroup(std::span<const MatMulJob> jobs, ThreadPool& pool);
 
 // Weights repacked once at load into the layout the active ISA's panel kernels

@@ -72,7 +72,7 @@ struct Model::Scratch {
   std::vector<float> x, xn, q, k, v, attn, proj, gate, up, selected;
   Batch micro;  // pipeline parallel: the micro-batch a stage runs (Model::ForwardPipeline)
   std::vector<float> local_logits;  // split: [n_logits, this rank's vocabulary rows] before the gather
-  std::vector<float> router, expert_in, expert_out;  // mixture of experts
+  std::vector<float> router, expert_out;   // mixture of experts
   std::vector<std::vector<float>> scores;  // per thread: [kMaxAttentionRows, min(positions, split)]
   // The step's attention tiles, (first token, tokens): of layers that see the
   // whole context, and of sliding-window layers (single tokens); made once a step.
@@ -99,7 +99,6 @@ struct Model::Scratch {
     fit(up, std::max(n_tokens * max_ff, routed * c.n_ff_exp));
     if (c.is_moe()) {
       fit(router, n_tokens * c.n_expert);
-      fit(expert_in, routed * c.n_embd);
       fit(expert_out, std::max(routed, n_tokens) * c.n_embd);
     }
     fit(selected, n_logits * c.n_embd);
@@ -422,13 +421,15 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
   // Every expert hit runs once for all of its tokens, and all experts' products
   // share the pool's barriers: gate and up of every expert in one MatMulGroup,
   // then every down. Expert e's tokens are rows [first[e], first[e + 1]) of
-  // expert_in [n·k, n_embd], gate/up [n·k, n_ff_exp] and expert_out [n·k, n_embd].
-  // The per-row steps between the products (gather, activation, down's bias,
-  // the weighted sums) run on the pool too: on the calling thread, gpt-oss's
+  // gate/up [n·k, n_ff_exp] and expert_out [n·k, n_embd]; gate and up gather
+  // them from xn, which MatMulGroup quantizes once for all the experts.
+  // The per-row steps between the products (activation, down's bias, the
+  // weighted sums) run on the pool too: on the calling thread, gpt-oss's
   // SwiGLU alone had taken ~14 % of a pp256 while the other thread waited.
   const int64_t ff = c.n_ff_exp;
   std::vector<int64_t> first(static_cast<size_t>(n_exp + 1));
   std::vector<int64_t> token_rows(static_cast<size_t>(n * k));  // token t's rows, in expert order: [t·k, t·k + k)
+  std::vector<int64_t> row_tokens(static_cast<size_t>(n * k));  // the token of each row
   std::vector<float> token_weights(static_cast<size_t>(n * k));
   std::vector<int64_t> token_routes(static_cast<size_t>(n), 0);
   int64_t rows = 0;
@@ -436,6 +437,7 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
     first[static_cast<size_t>(e)] = rows;
     for (const Route& r : routed[static_cast<size_t>(e)]) {
       const size_t slot = static_cast<size_t>(r.token * k + token_routes[static_cast<size_t>(r.token)]++);
+      row_tokens[static_cast<size_t>(rows)] = r.token;
       token_rows[slot] = rows++;
       token_weights[slot] = r.weight;
     }
@@ -452,12 +454,6 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
       }
     });
   };
-  for_expert_rows([&](int64_t e, int64_t r0, int64_t r1) {  // gather
-    const std::vector<Route>& routes = routed[static_cast<size_t>(e)];
-    for (int64_t r = r0; r < r1; ++r)
-      std::copy_n(s.xn.data() + routes[static_cast<size_t>(r - first[static_cast<size_t>(e)])].token * e_dim, e_dim,
-                  s.expert_in.data() + r * e_dim);
-  });
   ExpertReads& reads = expert_reads_;
   if (reads.routes.empty()) {
     reads.routes.assign(static_cast<size_t>(c.n_layers * n_exp), 0);
@@ -473,8 +469,9 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
     const kernels::WeightMatrix& gate = w.exp_gate[static_cast<size_t>(e)];
     const kernels::WeightMatrix& up = w.exp_up[static_cast<size_t>(e)];
     const kernels::WeightMatrix& down = w.exp_down[static_cast<size_t>(e)];
-    jobs.push_back({&gate, s.expert_in.data() + r0 * e_dim, m, s.gate.data() + r0 * ff});
-    jobs.push_back({&up, s.expert_in.data() + r0 * e_dim, m, s.up.data() + r0 * ff});
+    const int64_t* tokens = row_tokens.data() + r0;  // gathered from xn [n, n_embd]
+    jobs.push_back({&gate, s.xn.data(), m, s.gate.data() + r0 * ff, tokens, n});
+    jobs.push_back({&up, s.xn.data(), m, s.up.data() + r0 * ff, tokens, n});
     reads.experts_hit += 1;
     reads.bytes += gate.n_rows * gate.row_bytes + up.n_rows * up.row_bytes + down.n_rows * down.row_bytes;
   }
