@@ -255,12 +255,13 @@ class GroupActs {
               int64_t x_tokens) {
     if (prep.row_bytes == nullptr) {  // the float rows themselves
       if (rows == nullptr) return ActView{reinterpret_cast<const uint8_t*>(x), n_cols * 4};
-      return Reserve(x, nullptr, n_cols, n_tokens, n_cols * 4, rows, kNone);
+      return entries_[Reserve(x, nullptr, n_cols, n_tokens, n_cols * 4, rows, kNone)].view;
     }
     const int64_t row_bytes = prep.row_bytes(n_cols);
-    if (rows == nullptr) return Reserve(x, prep.prepare, n_cols, n_tokens, row_bytes, nullptr, kNone);
-    Reserve(x, prep.prepare, n_cols, x_tokens, row_bytes, nullptr, kNone);
-    return Reserve(x, prep.prepare, n_cols, n_tokens, row_bytes, rows, found_);
+    const size_t all =
+        Reserve(x, prep.prepare, n_cols, rows == nullptr ? n_tokens : x_tokens, row_bytes, nullptr, kNone);
+    if (rows == nullptr) return entries_[all].view;
+    return entries_[Reserve(x, prep.prepare, n_cols, n_tokens, row_bytes, rows, all)].view;
   }
 
   // Fills what Get reserved: on the calling thread when it is small, else one
@@ -355,18 +356,15 @@ class GroupActs {
     }
   }
 
-  ActView Reserve(const float* x, void (*prepare)(const float*, int64_t, uint8_t*), int64_t n_cols, int64_t n_tokens,
-                  int64_t row_bytes, const int64_t* rows, size_t source_entry) {
+  // The entry for these activations, a new one if no job asked for them yet.
+  size_t Reserve(const float* x, void (*prepare)(const float*, int64_t, uint8_t*), int64_t n_cols, int64_t n_tokens,
+                 int64_t row_bytes, const int64_t* rows, size_t source_entry) {
     for (size_t i = 0; i < used_; ++i) {
       const Entry& e = entries_[i];
-      if (e.x == x && e.prepare == prepare && e.n_cols == n_cols && e.n_tokens == n_tokens && e.rows == rows) {
-        found_ = i;
-        return e.view;
-      }
+      if (e.x == x && e.prepare == prepare && e.n_cols == n_cols && e.n_tokens == n_tokens && e.rows == rows) return i;
     }
     if (used_ == entries_.size()) entries_.emplace_back();
-    found_ = used_;
-    Entry& e = entries_[used_++];
+    Entry& e = entries_[used_];
     e.x = x;
     e.prepare = prepare;
     e.n_cols = n_cols;
@@ -375,12 +373,11 @@ class GroupActs {
     e.source_entry = source_entry;
     e.dst = e.buffer->Get(row_bytes * n_tokens);
     e.view = ActView{e.dst, row_bytes};
-    return e.view;
+    return used_++;
   }
 
   std::vector<Entry> entries_;
   size_t used_ = 0;
-  size_t found_ = 0;                 // the entry the last Reserve returned
   std::vector<size_t> picked_;       // the entries with tasks, in order
   std::vector<int64_t> first_task_;  // picked_[k]'s tokens are tasks [first_task_[k], first_task_[k + 1])
   std::vector<int64_t> copies_first_, fill_;
