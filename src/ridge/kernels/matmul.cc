@@ -269,8 +269,8 @@ class GroupActs {
   // copies it to every gather of that row while it is in the core's cache, or
   // copies one float row of a gather of x itself. qwen3-30b-a3b-4l Q4_K pp256
   // on a Zen 5 (perf, same runs): PrepareActRow 1611 -> 432 samples, memcpy
-  // 256 -> 820 (the copies' destinations are read by both cores' tiles, so
-  // each write takes its lines back from the other core).
+  // 256 -> 820: the copies run far below memcpy's speed from cache, probably
+  // because both cores' tiles read each destination last (not measured).
   void PrepareAll(ThreadPool& pool) {
     picked_.clear();
     first_task_.assign(1, 0);
