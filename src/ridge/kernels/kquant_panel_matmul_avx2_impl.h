@@ -1,9 +1,9 @@
 #pragma once
 // The panel MatMul of the 16-group K-quants on AVX2, shared by
 // matmul_q6k_avx2.cc (Q6_K, Q3_K, Q2_K) and matmul_iq4xs_avx2.cc (IQ4_XS):
-// up to 4 tokens a type's one-token tile once per token, from 5 a stretch of
-// the panel's decoded codes multiplied by every token (TileDecoded), and the
-// kernels table of one type. P, a type's panels: the facts of
+// one token a type's one-token tile, from 2 a stretch of the panel's decoded
+// codes multiplied by every token (TileDecoded), and the kernels table of
+// one type. P, a type's panels: the facts of
 // kquant_group_scales_impl.h with its Bias, DotAdd, Decode and kTile1.
 //
 // Include only from *_avx2.cc, after simd_avx2.h, kquant_rows_impl.h and
@@ -120,22 +120,23 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
   }
 }
 
-// One panel × every token. Up to 4 tokens (decode, speculation's verifying
-// passes) run Tile1 once per token: the panel streams from memory once and is
-// read again from L2. From 5 tokens on, a stretch of decoded codes at a time,
-// one quarter × up to 4 tokens a tile (EvenTokenTiles), where arithmetic, not
-// memory, bounds it.
+// One panel × every token. One token (decode) runs Tile1. From 2 tokens on, a
+// stretch of decoded codes at a time, one quarter × up to 4 tokens a tile
+// (EvenTokenTiles), where arithmetic, not memory, bounds it. Tile1 once per
+// token, the panel read again from L2, had taken up to 4 tokens until
+// 2026-12-07; on a Zen 5 under RIDGE_ISA=avx2, tinyllama's decode steps of P
+// sequences alternated in one process (2 threads), the decoded stretches ran
+// P = 2 / 3 / 4 in 0.95-1.01 / 0.81 / 0.79 of its time for Q6_K, 0.78 / 0.60 /
+// 0.62 for Q3_K, 0.85 / 0.69 / 0.67 for Q2_K, 0.91-0.93 / 0.84 / 0.80 for
+// IQ4_XS (Zen 1-3, whose arithmetic is slower against their reads, not
+// measured).
 template <typename P>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   using panels::q6k::kCodeBlockBytes, panels::q6k::kStretchSuper;
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
-  if (n_tokens <= 4) {
-    for (int64_t t = 0; t < n_tokens; ++t)
-      P::kTile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
-    return;
-  }
+  if (n_tokens == 1) return P::kTile1(panel, n, layout, acts.data, y, n_valid_rows);
   // A panel streamed from memory (weights repacked at load): each tile
   // prefetches a slice of the next stretch's bytes into L2 (past the panel's
   // end, the next panel's), so that its read overlaps this stretch's tiles.

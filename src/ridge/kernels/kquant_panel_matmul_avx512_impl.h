@@ -1,10 +1,11 @@
 #pragma once
 // The panel MatMul of the 16-group K-quants on AVX-512, shared by
 // matmul_q6k_avx512.cc (Q6_K, Q3_K, Q2_K) and matmul_iq4xs_avx512.cc
-// (IQ4_XS): up to 4 tokens a type's one-token tile once per token, from 5 a
-// stretch of the panel's decoded codes multiplied by every token
-// (TileDecoded), and the kernels table of one type. P, a type's panels: the
-// facts of kquant_group_scales_impl.h with its Bias, Decode and kTile1.
+// (IQ4_XS): up to P::kTile1MaxTokens tokens a type's one-token tile once per
+// token, from there a stretch of the panel's decoded codes multiplied by
+// every token (TileDecoded), and the kernels table of one type. P, a type's
+// panels: the facts of kquant_group_scales_impl.h with its Bias, Decode,
+// kTile1 and kTile1MaxTokens.
 //
 // Include only from *_avx512.cc, after simd_avx512.h, kquant_rows_impl.h and
 // kquant_group_scales_impl.h. It sits in an anonymous namespace, as they do.
@@ -162,18 +163,19 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
   }
 }
 
-// One panel × every token. Up to 4 tokens (decode, speculation's verifying
-// passes) run Tile1 once per token: the panel streams from memory once and is
-// read again from L2, and Tile1's order streams faster than a tile of tokens
-// (2 tokens: 29 against 16 GB/s, 2 threads, Zen 4). From 5 tokens on, the
-// codes are decoded a stretch at a time and every token multiplied against
-// them, up to 4 at a time (the register budget of 32 zmm; EvenTokenTiles).
+// One panel × every token. Up to P::kTile1MaxTokens (decode, speculation's
+// verifying passes) run Tile1 once per token: the panel streams from memory
+// once and is read again from L2, and Tile1's order streams faster than a
+// tile of tokens (2 tokens: 29 against 16 GB/s, 2 threads, Zen 4). From
+// there on, the codes are decoded a stretch at a time and every token
+// multiplied against them, up to 4 at a time (the register budget of 32 zmm;
+// EvenTokenTiles).
 template <typename P>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
-  if (n_tokens <= 4) {
+  if (n_tokens <= P::kTile1MaxTokens) {
     for (int64_t t = 0; t < n_tokens; ++t)
       P::kTile1(panel, n, layout, acts.data + t * s, y + t * y_stride, n_valid_rows);
     return;

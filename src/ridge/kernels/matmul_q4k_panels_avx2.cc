@@ -177,7 +177,7 @@ void DecodeQ5Codes(const uint8_t* panel, int64_t n_super, uint8_t* out) {
 
 // Quarters [k0, k0 + kQ) of one panel × kT tokens over all super-blocks.
 // y points at the panel's row 0 for the tile's first token. `scales`: the
-// panel's PanelScales, or nullptr to decode them on the way (one pass).
+// panel's PanelScales, or nullptr to decode them on the way (up to 8 tokens).
 // `first_pass`: the first tile over the panel, which brings each next
 // super-block into L1 as it goes; the tiles after it (3 tokens and more) find
 // the panel in cache and issue no prefetch of it. kDecoded (Q5_K): the
@@ -195,7 +195,7 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
     for (int t = 0; t < kT; ++t) acc[q][t] = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
     const uint8_t* p = panel + sb * f.super_bytes;
-    // Without `scales` (1-2 tokens), each sub-block's sc·d and m·dmin are
+    // Without `scales` (up to 8 tokens), each sub-block's sc·d and m·dmin are
     // made where the float steps use them. Made for the whole super-block up
     // front, 64 vectors went through the stack: on Zen 1 (one 128-bit store
     // a cycle) 1-token decode from L2 (BM_DecodeFromCache/Q4_K_repacked)
@@ -302,8 +302,8 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
 }
 
 // Every quarter of one panel × tiles of up to 4 tokens (EvenTokenTiles: 5 as
-// 3 + 2, 9 as 3 + 3 + 3), on the panel's `scales` and (kDecoded) `codes`
-// decoded once.
+// 3 + 2, 9 as 3 + 3 + 3), on the panel's `scales` (nullptr: each tile decodes
+// its own) and (kDecoded) `codes` decoded once.
 template <bool kQ5, bool kDecoded>
 void AllTokenTiles(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const ActView& acts,
                    int64_t n_tokens, float* y, int64_t y_stride, const __m256* scales, const uint8_t* codes) {
@@ -329,8 +329,9 @@ void AllTokenTiles(const uint8_t* panel, int64_t n_super, const ActLayout& layou
 // One whole panel (weights repacked at load) × every token. 1 token takes the
 // 4 quarters together (one pass over the panel in memory order, each
 // activation broadcast serving 4 quarters), 2 tokens 2 quarters at a time,
-// more tokens 1 quarter × up to 4 tokens (the register budget: 16 ymm), on
-// scales decoded once and (Q5_K, from 12 tokens) codes decoded once.
+// more tokens 1 quarter × up to 4 tokens (the register budget: 16 ymm), each
+// tile decoding the scales it uses, or from kQ4KScalesOnceTokens on scales
+// decoded once and (Q5_K, from 12 tokens) codes decoded once.
 template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& /*next: Tile prefetches its own stream*/) {
@@ -342,6 +343,8 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
     for (int k0 = 0; k0 < kQuarters; k0 += 2) Tile<kQ5, 2, 2>(panel, n, k0, layout, acts.data, s, y, y_stride);
     return;
   }
+  if (n_tokens < kQ4KScalesOnceTokens)
+    return AllTokenTiles<kQ5, false>(panel, n, layout, acts, n_tokens, y, y_stride, nullptr, nullptr);
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<__m256*>(scale_scratch.Get(n * kQuarters * 16 * 32));
   PanelScales<kQ5>(panel, n, scales);

@@ -90,7 +90,8 @@ struct NextSlice {
 // One panel (both 16-row halves) × kT tokens over all super-blocks, codes
 // decoded on the way. y points at the panel's row 0 for the tile's first
 // token. `scales`: the panel's PanelScales, or nullptr to decode them on the
-// way too (one pass: decode, speculation's verifying passes). `next`: a
+// way too (up to 8 tokens: kQ4KScalesOnceTokens), prefetching the panel's
+// own stream ahead in one pass whichever tile of the panel it is. `next`: a
 // slice of the next panel's bytes this tile brings into L2, next.lines_per_k
 // lines at each of its 4·n_super sub-block pairs (NextPanelSlice).
 // `first_pass` (with `scales`): the panel's first tile, which brings each
@@ -128,8 +129,9 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
         // The stream ahead, spread over this super-block's 32 steps in a loop
         // kept rolled as Q6_K's Tile1 (matmul_q6k_avx512.cc).
         if (scales == nullptr) {
-          // One pass (decode): each line once, a super-block and a half ahead,
-          // into L1 (2-3 lines a step). Zen 5, tg in one process, ABBA against
+          // Scales decoded on the way (up to 8 tokens): each line once a
+          // tile, a super-block and a half ahead, into L1 (2-3 lines a step;
+          // a second tile's find the panel in cache). Zen 5, tg in one process, ABBA against
           // the prefetch the tiles below keep: Q4_K 111 -> 120 t/s and Q5_K
           // 87-90 -> 94-99 t/s (1.08-1.10) when the host's read ran at ~83
           // GB/s, 0.99-1.01 at ~54 GB/s; one super-block ahead 1.02-1.05 at
@@ -143,9 +145,10 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
           for (int64_t l = step * kLines / 32; l < (step + 1) * kLines / 32; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(p + 3 * f.super_bytes / 2 + 64 * l), _MM_HINT_T0);
         } else if (first_pass) {
-          // Tiles over one panel (prefill, 5 tokens and more): the first
+          // Tiles on scales decoded once (9 tokens and more): the first
           // brings the next super-block into L2, 3 lines a step, besides the
-          // next panel's slice (without it 8 tokens ran 0.92 ×). Every tile
+          // next panel's slice (without it 8 tokens ran 0.92 ×, when 5-8
+          // tokens took this path too). Every tile
           // doing so, as until 2026-12-06, cost a prefetch of lines already
           // in cache at each step: on a Zen 5, the model alternated in one
           // process, the first tile alone ran Q4_K 8 / 16 / 512 tokens
@@ -211,33 +214,31 @@ NextSlice NextPanelSlice(const PanelPrefetch& next, int64_t n_super, int64_t k, 
   return {next.first + k * slice_bytes, (slice_bytes / (4 * n_super) + 63) / 64};
 }
 
-// One whole panel (weights repacked at load) × every token: up to 4 tokens
-// take both halves in one pass over the panel (decode, speculation's
-// verifying passes; Tile prefetches its own stream), more tokens in tiles of
-// up to 4 (EvenTokenTiles: 5 as 3 + 2, 9 as 3 + 3 + 3) on scales decoded
-// once, each tile prefetching a slice of the next panel.
+// One whole panel (weights repacked at load) × every token, in tiles of up to
+// 4 tokens (EvenTokenTiles: 5 as 3 + 2, 9 as 3 + 3 + 3). Up to 4 tokens (decode,
+// speculation's verifying passes) take both halves in one pass over the
+// panel; below kQ4KScalesOnceTokens each tile decodes the scales and
+// prefetches its own stream, from it the tiles share scales decoded once and
+// each prefetches a slice of the next panel.
 template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
-  switch (n_tokens) {
-    case 1: return Tile<kQ5, 1>(panel, n, layout, acts.data, s, y, y_stride);
-    case 2: return Tile<kQ5, 2>(panel, n, layout, acts.data, s, y, y_stride);
-    case 3: return Tile<kQ5, 3>(panel, n, layout, acts.data, s, y, y_stride);
-    case 4: return Tile<kQ5, 4>(panel, n, layout, acts.data, s, y, y_stride);
-    default: break;
+  const bool scales_once = n_tokens >= kQ4KScalesOnceTokens;
+  HalfScales* scales = nullptr;
+  if (scales_once) {
+    thread_local ScratchBuffer scale_scratch;  // the running thread's
+    scales = reinterpret_cast<HalfScales*>(scale_scratch.Get(n * kHalves * 4 * sizeof(HalfScales)));
+    PanelScales<kQ5>(panel, n, scales);
   }
-  thread_local ScratchBuffer scale_scratch;  // the running thread's
-  auto* scales = reinterpret_cast<HalfScales*>(scale_scratch.Get(n * kHalves * 4 * sizeof(HalfScales)));
-  PanelScales<kQ5>(panel, n, scales);
   const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
   for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
     const int64_t size = tiles.TileSize(k);
     const uint8_t* a = acts.data + t * s;
     float* yt = y + t * y_stride;
-    const NextSlice slice = NextPanelSlice(next, n, k, tiles.n_tiles);
+    const NextSlice slice = scales_once ? NextPanelSlice(next, n, k, tiles.n_tiles) : NextSlice{};
     switch (size) {
       case 1: Tile<kQ5, 1>(panel, n, layout, a, s, yt, y_stride, scales, slice, k == 0); break;
       case 2: Tile<kQ5, 2>(panel, n, layout, a, s, yt, y_stride, scales, slice, k == 0); break;

@@ -296,7 +296,7 @@ void SmallCodesTile1(const uint8_t* panel, int64_t n_super, const ActLayout& lay
   StoreQuarters(acc, n_valid_rows, y);
 }
 
-// From 5 tokens on, a stretch of the panel's codes is decoded once
+// From 2 tokens on, a stretch of the panel's codes is decoded once
 // (weight_panels.h, q6k::kCodeBlockBytes: the layout AVX-512 decodes into)
 // and every token multiplied against the decoded bytes, instead of decoding
 // them again for each 4 tokens.

@@ -241,8 +241,8 @@ void SmallCodesTile1(const uint8_t* panel, int64_t n_super, const ActLayout& lay
   }
 }
 
-// From 5 tokens on, a stretch of the panel's codes is decoded once
-// (weight_panels.h, q6k::kCodeBlockBytes) and every token multiplied against
+// From kTile1MaxTokens + 1 tokens on, a stretch of the panel's codes is
+// decoded once (weight_panels.h, q6k::kCodeBlockBytes) and every token multiplied against
 // the decoded bytes. Decoding them again for each 4 tokens (shifts, selects
 // and masks: a third of the vector work) ran 5-9 tokens 10-40 % and 64
 // tokens ~12 % slower; at 512 the two were level (BM_FewTokens,
@@ -306,24 +306,34 @@ void SmallCodesDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, 
 }
 
 // The three types' panels as the shared steps below see them: the facts of
-// kquant_group_scales_impl.h, their codes, decode and one-token tiles.
+// kquant_group_scales_impl.h, their codes, decode and one-token tiles, and
+// the tokens up to which that tile beats decoding a stretch once. On a Zen 5,
+// tinyllama's decode steps of P sequences alternated in one process (2
+// threads), the decoded stretches against Tile1 per token (time ratios):
+// Q6_K P = 3: 1.07, 4: 0.95-0.96; Q3_K 2: 1.10, 3: 0.87, 4: 0.78; Q2_K 2:
+// 1.02, 3: 0.85, 4: 0.79 (IQ4_XS, matmul_iq4xs_avx512.cc, 4: 1.04). Their
+// codes take more steps to decode than Q6_K's, so decoding them once pays
+// from fewer tokens.
 struct Q6KPanels : Q6KPanelFacts {
   static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, GroupScales* /*scales*/) {
     DecodeStretch(panel, sb0, sb_end, codes);
   }
   static constexpr auto kTile1 = Tile1;
+  static constexpr int64_t kTile1MaxTokens = 3;
 };
 struct Q3KPanels : Q3KPanelFacts {
   template <int kH, int kM>
   static __m512i Codes(__m512i qs, __m512i hm) { return Q3Codes<kH, kM>(qs, hm); }
   static constexpr auto Decode = SmallCodesDecodeStretch<Q3KPanels>;
   static constexpr auto kTile1 = SmallCodesTile1<Q3KPanels>;
+  static constexpr int64_t kTile1MaxTokens = 2;
 };
 struct Q2KPanels : Q2KPanelFacts {
   template <int kH, int kM>
   static __m512i Codes(__m512i qs, __m512i /*no hmask*/) { return Q2Codes<kM>(qs); }
   static constexpr auto Decode = SmallCodesDecodeStretch<Q2KPanels>;
   static constexpr auto kTile1 = SmallCodesTile1<Q2KPanels>;
+  static constexpr int64_t kTile1MaxTokens = 2;
 };
 
 }  // namespace
