@@ -56,12 +56,12 @@ void StoreQuarters(const __m256 acc[kQuarters], int64_t n_valid_rows, float* y) 
 // `keep`, or after the last stretch in y (masked to the panel's valid
 // rows), so the stretches continue each row's one fma chain exactly. keep:
 // the tile's tokens' 32 accumulators, [kT][32 rows], contiguous (see
-// PanelMatMul).
+// PanelMatMul). next, next_lines: the tile's slice of the next stretch,
+// prefetched into L2 a few lines at each of its 8·(sb_end − sb0) steps.
 template <typename P, int kT>
 void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* scales, int64_t sb0, int64_t sb_end,
-                 int q,
-                 const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
-                 int64_t n_valid_rows, float* keep, bool last) {
+                 int q, const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
+                 int64_t n_valid_rows, float* keep, bool last, const uint8_t* next, int64_t next_lines) {
   using panels::q6k::kCodeBlockBytes, panels::q6k::kDOffset;
   static_assert(panels::q3k::kDOffset == kDOffset && panels::q2k::kDOffset == kDOffset &&
                 panels::iq4xs::kDOffset == kDOffset);
@@ -81,6 +81,10 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
       const int64_t b = sb * 8 + j;  // x's 32-block
+      const int64_t step = (sb - sb0) * 8 + j, n_steps = (sb_end - sb0) * 8;
+#pragma GCC unroll 1
+      for (int64_t l = step * next_lines / n_steps; l < (step + 1) * next_lines / n_steps; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
       const uint8_t* c = codes + ((sb - sb0) * 8 + j) * kCodeBlockBytes + q * 32;
       __m256i sc32[2], sc16[2];  // the rows' scales of groups 2b, 2b + 1
       for (int gi = 0; gi < 2; ++gi) {
@@ -142,6 +146,11 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   // end, the next panel's), so that its read overlaps this stretch's tiles.
   // Without it a stretch's decode waited on memory and its tiles on nothing:
   // BM_Batched/Q6_K_memory/8 ran ~40 % below the same from cache (Zen 3).
+  // Spread over the tile's steps rather than issued in a burst before it (as
+  // on AVX-512): tinyllama Q6_K's decode steps of P sequences on a Zen 5
+  // under RIDGE_ISA=avx2, alternated in one process, the burst took P = 2 /
+  // 4 / 8 / 16 1.14 / 1.19 / 1.05 / 1.04 × the spread's time, a 512-token
+  // prompt 1.02 ×.
   // Between stretches each token's 32 accumulators wait in a contiguous
   // scratch (128 bytes a token) rather than in y, whose rows lie a matrix's
   // width apart, as on AVX-512 (matmul_q6k_avx512.cc: 1.33-1.35 × in a host's
@@ -167,12 +176,12 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
       float* yt = y + t * y_stride;
       float* kt = keep + t * kPanelRows;
       for (int q = 0; q < kQuarters; ++q, ++tile) {
-        if (streams) {
-          for (int64_t l = tile * kStretchBytes / n_tiles / 64; l < (tile + 1) * kStretchBytes / n_tiles / 64; ++l)
-            _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
-        }
+        // This tile's slice of the next stretch, lines [l0, l1).
+        const int64_t l0 = tile * kStretchBytes / n_tiles / 64, l1 = (tile + 1) * kStretchBytes / n_tiles / 64;
+        const int64_t next_lines = streams ? l1 - l0 : 0;
         const auto run = [&]<int kT>() {
-          TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows, kt, last);
+          TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows, kt, last,
+                             ahead + 64 * l0, next_lines);
         };
         switch (size) {
           case 1: run.template operator()<1>(); break;

@@ -27,11 +27,12 @@ constexpr int kHalfRows = 16;                   // rows of one int32-lane zmm
 // in `keep`, or after the last stretch in y (masked to the panel's valid
 // rows), so the stretches continue each row's one fma chain exactly. keep:
 // the tile's tokens' 32 accumulators, [kT][32 rows], contiguous (see
-// DecodedMatMul).
+// DecodedMatMul). next, next_lines: the tile's slice of the next stretch,
+// prefetched into L2 a few lines at each of its 8·(sb_end − sb0) steps.
 template <typename P, int kT>
 void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* scales, int64_t sb0, int64_t sb_end,
                  const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
-                 int64_t n_valid_rows, float* keep, bool last) {
+                 int64_t n_valid_rows, float* keep, bool last, const uint8_t* next, int64_t next_lines) {
   using panels::q6k::kCodeBlockBytes, panels::q6k::kDOffset;
   static_assert(panels::q3k::kDOffset == kDOffset && panels::q2k::kDOffset == kDOffset &&
                 panels::iq4xs::kDOffset == kDOffset);
@@ -56,6 +57,10 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
       const int64_t b = sb * 8 + j;  // x's 32-block
+      const int64_t step = (sb - sb0) * 8 + j, n_steps = (sb_end - sb0) * 8;
+#pragma GCC unroll 1
+      for (int64_t l = step * next_lines / n_steps; l < (step + 1) * next_lines / n_steps; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
       const uint8_t* c = codes + ((sb - sb0) * 8 + j) * kCodeBlockBytes;
       __m512i scaled[kH][kT];
 #pragma GCC unroll 2
@@ -111,12 +116,18 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
 }
 
 // The panel × n_tokens a stretch at a time. A panel streamed from memory
-// (`streams`: weights repacked at load): each tile first prefetches a slice
-// of the next stretch's bytes into L2 (past the panel's end, the next
-// panel's), so that its read overlaps this stretch's tiles, as on AVX2.
-// Without it a stretch's decode waits on memory and its tiles on nothing:
-// on an Intel Xeon (AVX-512) best BM_Batched/Q6_K_memory 8, 16, 64 tokens
-// 257, 369, 517 -> 268, 384, 581 GFLOP/s; _cache reads 439, 499, 589.
+// (`streams`: weights repacked at load): each tile prefetches a slice of the
+// next stretch's bytes into L2 (past the panel's end, the next panel's), so
+// that its read overlaps this stretch's tiles, as on AVX2. Without it a
+// stretch's decode waits on memory and its tiles on nothing: on an Intel
+// Xeon (AVX-512) best BM_Batched/Q6_K_memory 8, 16, 64 tokens 257, 369, 517
+// -> 268, 384, 581 GFLOP/s; _cache reads 439, 499, 589. The slice is spread
+// over the tile's steps: issued in one burst before the tile (105 lines at 8
+// tokens), the prefetches themselves stalled (a fifth of the samples on the
+// burst's loop, `perf`, Zen 5), and tinyllama Q6_K's decode steps of P
+// sequences, alternated in one process, ran P = 4 / 6 / 8 / 16 in 1.09 /
+// 1.17 / 1.14 / 1.17 × the spread's time (Q3_K, Q2_K, IQ4_XS at 8: 1.06,
+// 1.05, 1.10 ×; a 512-token prompt 0.98-1.00 ×).
 // Between stretches each token's 32 accumulators wait in a contiguous
 // scratch (128 bytes a token) rather than in y, whose rows lie a matrix's
 // width apart (8-22 KiB: the same few sets of L1 for every token): the
@@ -142,15 +153,15 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
     const uint8_t* ahead = panel + sb_end * P::kSuperBytes;
     for (int64_t t = 0, tile = 0; tile < n_tiles; ++tile) {
       const int64_t size = tiles.TileSize(tile);
-      if (streams) {
-        for (int64_t l = tile * kStretchBytes / n_tiles / 64; l < (tile + 1) * kStretchBytes / n_tiles / 64; ++l)
-          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
-      }
+      // This tile's slice of the next stretch, lines [l0, l1).
+      const int64_t l0 = tile * kStretchBytes / n_tiles / 64, l1 = (tile + 1) * kStretchBytes / n_tiles / 64;
+      const int64_t next_lines = streams ? l1 - l0 : 0;
       const uint8_t* a = acts.data + t * s;
       float* yt = y + t * y_stride;
       float* kt = keep + t * kPanelRows;
       const auto run = [&]<int kT>() {
-        TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows, kt, last);
+        TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows, kt, last,
+                           ahead + 64 * l0, next_lines);
       };
       switch (size) {
         case 1: run.template operator()<1>(); break;

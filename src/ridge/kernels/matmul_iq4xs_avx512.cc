@@ -125,9 +125,9 @@ struct IQ4XSPanels : IQ4XSPanelFacts {
   static int32_t Bias(int32_t gbias) { return 4 * gbias; }  // −128·Σx
   static constexpr auto Decode = IQ4XSDecodeStretch;
   static constexpr auto kTile1 = IQ4XSTile1;
-  // Decoding stretches from 4 tokens ran 1.04 × Tile1's time (Zen 5, as
-  // matmul_q6k_avx512.cc's panels measured).
-  static constexpr int64_t kTile1MaxTokens = 4;
+  // Decoding stretches ran 3 / 4 tokens in 1.04 / 0.97 × Tile1's time
+  // (Zen 5, as matmul_q6k_avx512.cc's panels measured).
+  static constexpr int64_t kTile1MaxTokens = 3;
 };
 
 }  // namespace

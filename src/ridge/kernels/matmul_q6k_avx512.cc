@@ -307,19 +307,20 @@ void SmallCodesDecodeStretch(const uint8_t* panel, int64_t sb0, int64_t sb_end, 
 
 // The three types' panels as the shared steps below see them: the facts of
 // kquant_group_scales_impl.h, their codes, decode and one-token tiles, and
-// the tokens up to which that tile beats decoding a stretch once. On a Zen 5,
-// tinyllama's decode steps of P sequences alternated in one process (2
-// threads), the decoded stretches against Tile1 per token (time ratios):
-// Q6_K P = 3: 1.07, 4: 0.95-0.96; Q3_K 2: 1.10, 3: 0.87, 4: 0.78; Q2_K 2:
-// 1.02, 3: 0.85, 4: 0.79 (IQ4_XS, matmul_iq4xs_avx512.cc, 4: 1.04). Their
-// codes take more steps to decode than Q6_K's, so decoding them once pays
-// from fewer tokens.
+// the tokens up to which that tile, once per token, beats decoding a
+// stretch once (DecodedMatMul). On a Zen 5, tinyllama's decode steps of P
+// sequences alternated in one process (2 threads), the decoded stretches
+// against Tile1 per token (time ratios): Q6_K P = 2: 1.11, 3: 0.95; Q3_K 2:
+// 1.01, 3: 0.87, 4: 0.78; Q2_K 2: 1.01, 3: 0.85, 4: 0.79 (IQ4_XS,
+// matmul_iq4xs_avx512.cc, 3: 1.04, 4: 0.97). Q3_K's and Q2_K's codes take
+// more steps to decode than Q6_K's, so decoding them once pays from fewer
+// tokens.
 struct Q6KPanels : Q6KPanelFacts {
   static void Decode(const uint8_t* panel, int64_t sb0, int64_t sb_end, uint8_t* codes, GroupScales* /*scales*/) {
     DecodeStretch(panel, sb0, sb_end, codes);
   }
   static constexpr auto kTile1 = Tile1;
-  static constexpr int64_t kTile1MaxTokens = 3;
+  static constexpr int64_t kTile1MaxTokens = 2;
 };
 struct Q3KPanels : Q3KPanelFacts {
   template <int kH, int kM>
