@@ -58,7 +58,6 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
     for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
       const int64_t b = sb * 8 + j;  // x's 32-block
       const int64_t step = (sb - sb0) * 8 + j, n_steps = (sb_end - sb0) * 8;
-#pragma GCC unroll 1
       for (int64_t l = step * next_lines / n_steps; l < (step + 1) * next_lines / n_steps; ++l)
         _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
       const uint8_t* c = codes + ((sb - sb0) * 8 + j) * kCodeBlockBytes;
