@@ -131,8 +131,9 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
         if (scales == nullptr) {
           // Scales decoded on the way (up to 8 tokens): each line once a
           // tile, a super-block and a half ahead, into L1 (2-3 lines a step;
-          // a second tile's find the panel in cache). Zen 5, tg in one process, ABBA against
-          // the prefetch the tiles below keep: Q4_K 111 -> 120 t/s and Q5_K
+          // a second tile's find the panel in cache). Zen 5, tg in one
+          // process, ABBA against the prefetch the tiles below keep (when
+          // 1-4 tokens took this path): Q4_K 111 -> 120 t/s and Q5_K
           // 87-90 -> 94-99 t/s (1.08-1.10) when the host's read ran at ~83
           // GB/s, 0.99-1.01 at ~54 GB/s; one super-block ahead 1.02-1.05 at
           // either, two 0.96-0.99 at ~54 GB/s, no prefetch 0.64-0.80. Intel not
@@ -148,10 +149,10 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
           // Tiles on scales decoded once (9 tokens and more): the first
           // brings the next super-block into L2, 3 lines a step, besides the
           // next panel's slice (without it 8 tokens ran 0.92 ×, when 5-8
-          // tokens took this path too). Every tile
-          // doing so, as until 2026-12-06, cost a prefetch of lines already
-          // in cache at each step: on a Zen 5, the model alternated in one
-          // process, the first tile alone ran Q4_K 8 / 16 / 512 tokens
+          // tokens took this path too). Every tile doing so, as until
+          // 2026-12-06, cost a prefetch of lines already in cache at each
+          // step: on a Zen 5, the model alternated in one process, the
+          // first tile alone ran Q4_K 8 / 16 / 512 tokens
           // 1.02-1.04 / 1.03-1.04 / 1.04-1.05 × and Q5_K 8 tokens 1.02 × in
           // both memory states (~48 and ~74 Q8_0 decode steps/s), Q5_K 512
           // tokens 1.03 × (fast state only).
