@@ -22,6 +22,7 @@
 // logits then do not depend on what shares its engine step (batch size,
 // chunk boundaries, prefix-cache hits, recompute after preemption).
 #include <cstdint>
+#include <utility>
 
 #include "ridge/gguf/ggml_type.h"
 
@@ -68,6 +69,24 @@ struct TokenTiles {
   int64_t TileSize(int64_t k) const;  // tokens in tile k
 };
 TokenTiles EvenTokenTiles(int64_t n_tokens, int64_t max_tile);
+
+// Calls tile.template operator()<kT>(t, k) for each tile k of
+// EvenTokenTiles(n_tokens, kMaxTile), whose kT tokens start at token t: the
+// tile's size a template argument, so each size compiles to its own
+// register-blocked tile. No SIMD here, and each caller's tile a lambda of its
+// own file: every instantiation is that file's alone.
+template <int kMaxTile, typename Tile>
+void ForTokenTiles(int64_t n_tokens, Tile&& tile) {
+  const TokenTiles tiles = EvenTokenTiles(n_tokens, kMaxTile);
+  for (int64_t t = 0, k = 0; k < tiles.n_tiles; t += tiles.TileSize(k), ++k) {
+    const int64_t size = tiles.TileSize(k);
+    // Sizes 1 .. kMaxTile - 1 by their own test, kMaxTile otherwise.
+    [&]<int... kI>(std::integer_sequence<int, kI...>) {
+      ((size == kI + 1 || kI + 1 == kMaxTile ? (tile.template operator()<kI + 1>(t, k), true) : false) || ...);
+    }
+    (std::make_integer_sequence<int, kMaxTile>{});
+  }
+}
 
 // Weight rows a panel kernel may prefetch while it computes: n_rows rows
 // from first (n_rows == 0: none), contiguous; a repacked panel may come as

@@ -304,6 +304,10 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
 // Every quarter of one panel × tiles of up to 4 tokens (EvenTokenTiles: 5 as
 // 3 + 2, 9 as 3 + 3 + 3), on the panel's `scales` (nullptr: each tile decodes
 // its own) and (kDecoded) `codes` decoded once.
+// The tiles' loop by hand: through ForTokenTiles (matmul_isa.h) GCC inlined
+// the 2-token tile into PanelMatMul, and Q5_K's 2 tokens ran in 1.06 × this
+// loop's time (one panel path against the other in one process, one thread,
+// Zen 5, 2026-12-07).
 template <bool kQ5, bool kDecoded>
 void AllTokenTiles(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const ActView& acts,
                    int64_t n_tokens, float* y, int64_t y_stride, const __m256* scales, const uint8_t* codes) {

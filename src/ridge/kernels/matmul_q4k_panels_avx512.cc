@@ -215,29 +215,6 @@ NextSlice NextPanelSlice(const PanelPrefetch& next, int64_t n_super, int64_t k, 
   return {next.first + k * slice_bytes, (slice_bytes / (4 * n_super) + 63) / 64};
 }
 
-// Calls tile.template operator()<kT>(t, k) for tile k of EvenTokenTiles(n_tokens,
-// 4), whose kT tokens start at token t (5 as 3 + 2, 9 as 3 + 3 + 3).
-template <typename F>
-void ForTokenTiles(int64_t n_tokens, F&& tile) {
-  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
-  for (int64_t t = 0, k = 0; k < tiles.n_tiles; t += tiles.TileSize(k), ++k) {
-    switch (tiles.TileSize(k)) {
-      case 1:
-        tile.template operator()<1>(t, k);
-        break;
-      case 2:
-        tile.template operator()<2>(t, k);
-        break;
-      case 3:
-        tile.template operator()<3>(t, k);
-        break;
-      default:
-        tile.template operator()<4>(t, k);
-        break;
-    }
-  }
-}
-
 // One whole panel (weights repacked at load) × every token, in tiles of up to
 // 4 tokens. Up to 4 tokens (decode, speculation's verifying passes) take both
 // halves in one pass over the panel; below kQ4KScalesOnceTokens each tile
@@ -252,7 +229,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
   if (n_tokens < kQ4KScalesOnceTokens) {
-    return ForTokenTiles(n_tokens, [&]<int kT>(int64_t t, int64_t) {
+    return ForTokenTiles<4>(n_tokens, [&]<int kT>(int64_t t, int64_t) {
       Tile<kQ5, kT>(panel, n, layout, acts.data + t * s, s, y + t * y_stride, y_stride);
     });
   }
@@ -260,7 +237,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   auto* scales = reinterpret_cast<HalfScales*>(scale_scratch.Get(n * kHalves * 4 * sizeof(HalfScales)));
   PanelScales<kQ5>(panel, n, scales);
   const int64_t n_tiles = EvenTokenTiles(n_tokens, 4).n_tiles;
-  ForTokenTiles(n_tokens, [&]<int kT>(int64_t t, int64_t k) {
+  ForTokenTiles<4>(n_tokens, [&]<int kT>(int64_t t, int64_t k) {
     Tile<kQ5, kT>(panel, n, layout, acts.data + t * s, s, y + t * y_stride, y_stride, scales,
                   NextPanelSlice(next, n, k, n_tiles), k == 0);
   });

@@ -381,24 +381,14 @@ template <bool kQ4>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
                  float* y, int64_t y_stride, const PanelPrefetch& next) {
   const ActLayout layout(n_cols);
-  const TokenTiles tiles = EvenTokenTiles(n_tokens, 6);
+  const int64_t n_tiles = EvenTokenTiles(n_tokens, 6).n_tiles;
   const uint8_t* const panels[1] = {panel};
   const int64_t n = layout.n_blocks, s = acts.row_stride;
-  for (int64_t k = 0, t = 0; k < tiles.n_tiles; ++k) {
-    const int64_t size = tiles.TileSize(k);
-    const uint8_t* a = acts.data + t * s;
+  ForTokenTiles<6>(n_tokens, [&]<int kT>(int64_t t, int64_t k) {
     float* const yt[1] = {y + t * y_stride};
-    const TilePrefetch pf = PrefetchSlice(next, n, k, tiles.n_tiles);
-    switch (size) {
-      case 1: PanelTile<kQ4, 1>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      case 2: PanelTile<kQ4, 2>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      case 3: PanelTile<kQ4, 3>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      case 4: PanelTile<kQ4, 4>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      case 5: PanelTile<kQ4, 5>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-      default: PanelTile<kQ4, 6>(panels, n, n_valid_rows, layout, a, s, yt, y_stride, pf); break;
-    }
-    t += size;
-  }
+    PanelTile<kQ4, kT>(panels, n, n_valid_rows, layout, acts.data + t * s, s, yt, y_stride,
+                       PrefetchSlice(next, n, k, n_tiles));
+  });
 }
 
 // kP panels of a run, panel i of stream q being run panel q·per_stream + i:
