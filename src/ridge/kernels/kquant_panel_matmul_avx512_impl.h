@@ -28,7 +28,7 @@ constexpr int kHalfRows = 16;                   // rows of one int32-lane zmm
 // rows), so the stretches continue each row's one fma chain exactly. keep:
 // the tile's tokens' 32 accumulators, [kT][32 rows], contiguous (see
 // DecodedMatMul). next, next_lines: the tile's slice of the next stretch,
-// prefetched into L2 a few lines at each of its 8·(sb_end − sb0) steps.
+// prefetched into L1 a few lines at each of its 8·(sb_end − sb0) steps.
 template <typename P, int kT>
 void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* scales, int64_t sb0, int64_t sb_end,
                  const ActLayout& layout, const uint8_t* acts, int64_t act_stride, float* y, int64_t y_stride,
@@ -59,7 +59,7 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
       const int64_t b = sb * 8 + j;  // x's 32-block
       const int64_t step = (sb - sb0) * 8 + j, n_steps = (sb_end - sb0) * 8;
       for (int64_t l = step * next_lines / n_steps; l < (step + 1) * next_lines / n_steps; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T0);
       const uint8_t* c = codes + ((sb - sb0) * 8 + j) * kCodeBlockBytes;
       __m512i scaled[kH][kT];
 #pragma GCC unroll 2
@@ -116,7 +116,7 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
 
 // The panel × n_tokens a stretch at a time. A panel streamed from memory
 // (`streams`: weights repacked at load): each tile prefetches a slice of the
-// next stretch's bytes into L2 (past the panel's end, the next panel's), so
+// next stretch's bytes (past the panel's end, the next panel's), so
 // that its read overlaps this stretch's tiles, as on AVX2. Without it a
 // stretch's decode waits on memory and its tiles on nothing: on an Intel
 // Xeon (AVX-512) best BM_Batched/Q6_K_memory 8, 16, 64 tokens 257, 369, 517
@@ -126,7 +126,13 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
 // burst's loop, `perf`, Zen 5), and tinyllama Q6_K's decode steps of P
 // sequences, alternated in one process, ran P = 4 / 6 / 8 / 16 in 1.09 /
 // 1.17 / 1.14 / 1.17 × the spread's time (Q3_K, Q2_K, IQ4_XS at 8: 1.06,
-// 1.05, 1.10 ×; a 512-token prompt 0.98-1.00 ×).
+// 1.05, 1.10 ×; a 512-token prompt 0.98-1.00 ×). Into L1 (T0), not L2
+// (T1) as until 2026-12-07: tinyllama's decode steps of P sequences, the
+// same way (2 threads, Zen 5), ran T1 in 1.03-1.08 / 1.02 / 1.08-1.12 /
+// 1.04-1.07 × T0's time at P = 3 / 4 / 8 / 16 for Q6_K, Q3_K 1.05 / - /
+// 1.01 / 1.02, IQ4_XS 1.02 / - / 1.03 / 1.01; prompts of 64 / 128 / 512
+// tokens 1.06 / 1.01-1.02 / 0.97-1.00 (Q6_K). AVX2's tiles on the same Zen
+// 5 (RIDGE_ISA=avx2): 0.99-1.04, so T1 stays there.
 // Between stretches each token's 32 accumulators wait in a contiguous
 // scratch (128 bytes a token) rather than in y, whose rows lie a matrix's
 // width apart (8-22 KiB: the same few sets of L1 for every token): the
