@@ -89,18 +89,27 @@ struct NextSlice {
 
 // One panel (both 16-row halves) × kT tokens over all super-blocks, codes
 // decoded on the way. y points at the panel's row 0 for the tile's first
-// token. `scales`: the panel's PanelScales, or nullptr to decode them on the
-// way too (up to 8 tokens: kQ4KScalesOnceTokens), prefetching the panel's
-// own stream ahead in one pass whichever tile of the panel it is. `next`: a
-// slice of the next panel's bytes this tile brings into L2, next.lines_per_k
-// lines at each of its 4·n_super sub-block pairs (NextPanelSlice).
-// `first_pass` (with `scales`): the panel's first tile, which brings each
-// next super-block into L2 as it goes; the tiles after it find the panel in
-// cache and issue no prefetch of it.
-template <bool kQ5, int kT>
-void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts, int64_t act_stride,
-          float* y, int64_t y_stride, const HalfScales* scales = nullptr, const NextSlice& next = {},
-          bool first_pass = true) {
+// token. kOwnScales (up to 12 tokens: kAvx512ScalesOnceTokens): the tile decodes
+// the scales too and prefetches the panel's own stream ahead in one pass
+// whichever tile of the panel it is; the other arguments are unused.
+// Otherwise `scales` is the panel's PanelScales; `next` a slice of the next
+// panel's bytes this tile brings into L2, next.lines_per_k lines at each of
+// its 4·n_super sub-block pairs (NextPanelSlice); `first_pass` the panel's
+// first tile, which brings each next super-block into L2 as it goes (the
+// tiles after it find the panel in cache and issue no prefetch of it).
+// The variant is a template argument and each tile its own function, not
+// left to GCC's clones and inlining, which changed with the form of the call
+// sites: the 3-token tile called from a dispatch of up to 3 tokens a tile
+// ran in 1.7 × its time from one of up to 4, and the scale-sharing tiles
+// inlined into PanelMatMul ran 9 tokens in 1.6-1.8 ×. Against the same calls
+// left to GCC (the same thresholds; both in one process, each linked first
+// in turn; Zen 5, 2 threads, 2026-12-07), tinyllama's decode steps of P
+// sequences ran 1.00-1.06 × as fast at P = 4-32 for Q4_K and Q5_K, prompts
+// of 512 tokens 1.01-1.03 × (Q5_K's of 64 tokens 0.95-0.98 ×).
+template <bool kQ5, int kT, bool kOwnScales>
+[[gnu::noinline]] void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const uint8_t* acts,
+                            int64_t act_stride, float* y, int64_t y_stride, const HalfScales* scales,
+                            const NextSlice& next, bool first_pass) {
   constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   constexpr int kH = kHalves;
   TokenActs tok[kT];
@@ -113,14 +122,16 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
     const uint8_t* p = panel + sb * f.super_bytes;
     Q4KScaleBytes scale_bytes;
     __m512 d[kH], dmin[kH];
-    if (scales == nullptr) {
+    if constexpr (kOwnScales) {
       DecodeQ4KScaleBytes(p, scale_bytes);
       for (int h = 0; h < kH; ++h) HalfDs(p, h, &d[h], &dmin[h]);
     }
     for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high)
-      for (int64_t l = 0; l < next.lines_per_k; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(next.begin + ((sb * 4 + k) * next.lines_per_k + l) * 64),
-                     _MM_HINT_T1);
+      if constexpr (!kOwnScales) {
+        for (int64_t l = 0; l < next.lines_per_k; ++l)
+          _mm_prefetch(reinterpret_cast<const char*>(next.begin + ((sb * 4 + k) * next.lines_per_k + l) * 64),
+                       _MM_HINT_T1);
+      }
       __m512i lo_dot[kH][kT], hi_dot[kH][kT];
       for (int h = 0; h < kH; ++h)
         for (int t = 0; t < kT; ++t) lo_dot[h][t] = hi_dot[h][t] = _mm512_setzero_si512();
@@ -128,8 +139,8 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
       for (int g = 0; g < 8; ++g) {
         // The stream ahead, spread over this super-block's 32 steps in a loop
         // kept rolled as Q6_K's Tile1 (matmul_q6k_avx512.cc).
-        if (scales == nullptr) {
-          // Scales decoded on the way (up to 8 tokens): each line once a
+        if constexpr (kOwnScales) {
+          // Scales decoded on the way (up to 12 tokens): each line once a
           // tile, a super-block and a half ahead, into L1 (2-3 lines a step;
           // a second tile's find the panel in cache). Zen 5, tg in one
           // process, ABBA against the prefetch the tiles below keep (when
@@ -187,7 +198,7 @@ void Tile(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const 
 #pragma GCC unroll 2
       for (int h = 0; h < kH; ++h) {
         const HalfScales w =
-            scales != nullptr ? scales[(sb * kHalves + h) * 4 + k] : ScalesOf(scale_bytes, d[h], dmin[h], h, k);
+            kOwnScales ? ScalesOf(scale_bytes, d[h], dmin[h], h, k) : scales[(sb * kHalves + h) * 4 + k];
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
           __m512 a = acc[h][t];
@@ -215,11 +226,20 @@ NextSlice NextPanelSlice(const PanelPrefetch& next, int64_t n_super, int64_t k, 
   return {next.first + k * slice_bytes, (slice_bytes / (4 * n_super) + 63) / 64};
 }
 
+// AVX-512's kQ4KScalesOnceTokens (q4k_panel_scales_impl.h): tiles decoding
+// their own scales against the scratch, on a Zen 5 (2026-12-07), ran
+// tinyllama's decode steps of 9 / 10 / 12 sequences 1.09 / 1.09 / 1.08 × as
+// fast for Q4_K and 1.07 / 1.09 / 1.01 × for Q5_K (2 threads, in one process;
+// the same harness read 0.96-1.04 where the code was the same), one panel
+// path alone (one thread) 9-12 tokens 0.99-1.10 × for Q4_K and 1.02-1.22 ×
+// for Q5_K; from 13 tokens Q5_K lost (16: 0.97-0.99 ×, 24: 0.94-0.99 ×) and
+// Q4_K gained little (16: 1.01-1.05 ×, 24: 1.01-1.02 ×).
+constexpr int64_t kAvx512ScalesOnceTokens = 13;
+
 // One whole panel (weights repacked at load) × every token, in tiles of up to
 // 4 tokens. Up to 4 tokens (decode, speculation's verifying passes) take both
-// halves in one pass over the panel; below kQ4KScalesOnceTokens each tile
-// decodes the scales and prefetches its own stream (the tile's defaults, so
-// that its scale steps compile without a test of `scales`), from it the
+// halves in one pass over the panel; below kAvx512ScalesOnceTokens each tile
+// decodes the scales and prefetches its own stream (kOwnScales), from it the
 // tiles share scales decoded once and each prefetches a slice of the next
 // panel.
 template <bool kQ5>
@@ -228,9 +248,9 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
-  if (n_tokens < kQ4KScalesOnceTokens) {
+  if (n_tokens < kAvx512ScalesOnceTokens) {
     return ForTokenTiles<4>(n_tokens, [&]<int kT>(int64_t t, int64_t) {
-      Tile<kQ5, kT>(panel, n, layout, acts.data + t * s, s, y + t * y_stride, y_stride);
+      Tile<kQ5, kT, true>(panel, n, layout, acts.data + t * s, s, y + t * y_stride, y_stride, nullptr, {}, true);
     });
   }
   thread_local ScratchBuffer scale_scratch;  // the running thread's
@@ -238,8 +258,8 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   PanelScales<kQ5>(panel, n, scales);
   const int64_t n_tiles = EvenTokenTiles(n_tokens, 4).n_tiles;
   ForTokenTiles<4>(n_tokens, [&]<int kT>(int64_t t, int64_t k) {
-    Tile<kQ5, kT>(panel, n, layout, acts.data + t * s, s, y + t * y_stride, y_stride, scales,
-                  NextPanelSlice(next, n, k, n_tiles), k == 0);
+    Tile<kQ5, kT, false>(panel, n, layout, acts.data + t * s, s, y + t * y_stride, y_stride, scales,
+                         NextPanelSlice(next, n, k, n_tiles), k == 0);
   });
 }
 

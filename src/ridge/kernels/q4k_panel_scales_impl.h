@@ -27,7 +27,8 @@ namespace {
 // (P = 12: 0.99-1.02, 16: 1.00-1.01). The scratch is 2 KiB a super-block
 // column on either ISA (16 KiB at 2048 columns, 44 KiB at 5632), written and
 // read back; whether it or the prefetch the tiles then take costs more was
-// not measured.
+// not measured. AVX-512 takes its own from 2026-12-07 (kAvx512ScalesOnceTokens,
+// matmul_q4k_panels_avx512.cc: 13, its tiles no longer inlined).
 constexpr int64_t kQ4KScalesOnceTokens = 9;
 
 // The 6-bit scales and mins of one panel super-block's 32 rows, byte-wise
