@@ -176,16 +176,20 @@ void DecodeQ5Codes(const uint8_t* panel, int64_t n_super, uint8_t* out) {
 }
 
 // Quarters [k0, k0 + kQ) of one panel × kT tokens over all super-blocks.
-// y points at the panel's row 0 for the tile's first token. `scales`: the
-// panel's PanelScales, or nullptr to decode them on the way (up to 8 tokens).
-// `first_pass`: the first tile over the panel, which brings each next
-// super-block into L1 as it goes; the tiles after it (3 tokens and more) find
-// the panel in cache and issue no prefetch of it. kDecoded (Q5_K): the
-// codes are read from `codes` (DecodeQ5Codes), not from the panel.
-template <bool kQ5, int kT, int kQ, bool kDecoded = false>
-void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout, const uint8_t* acts,
-          int64_t act_stride, float* y, int64_t y_stride, const __m256* scales = nullptr, bool first_pass = true,
-          const uint8_t* codes = nullptr) {
+// y points at the panel's row 0 for the tile's first token. kOwnScales (up
+// to 8 tokens): the tile decodes the scales on the way, `scales` unused;
+// otherwise `scales` is the panel's PanelScales. `first_pass`: the first
+// tile over the panel, which brings each next super-block into L1 as it
+// goes; the tiles after it (3 tokens and more) find the panel in cache and
+// issue no prefetch of it. kDecoded (Q5_K): the codes are read from `codes`
+// (DecodeQ5Codes), not from the panel. The variants are template arguments
+// and each tile a function of its own, not left to GCC's clones and
+// inlining, as on AVX-512 (matmul_q4k_panels_avx512.cc).
+template <bool kQ5, int kT, int kQ, bool kOwnScales, bool kDecoded>
+[[gnu::noinline]] void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout, const uint8_t* acts,
+                            int64_t act_stride, float* y, int64_t y_stride, const __m256* scales, bool first_pass,
+                            const uint8_t* codes) {
+  static_assert(!(kOwnScales && kDecoded));
   constexpr panels::Q4KFamily f = panels::Q4KFamilyOf(kQ5);
   TokenActs tok[kT];
   for (int t = 0; t < kT; ++t) tok[t] = TokenActs(acts + t * act_stride, layout);
@@ -202,8 +206,8 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
     // took 7 % longer, and from memory read 69 % of a paired read against
     // 76 % now (medians of 6 rounds, docs/benchmarks.md).
     Q4KScaleBytes scale_bytes;
-    __m256 d[kQ] = {}, dmin[kQ] = {};  // set and read only without `scales`
-    if (scales == nullptr) {
+    __m256 d[kQ] = {}, dmin[kQ] = {};  // set and read only with kOwnScales
+    if constexpr (kOwnScales) {
       DecodeQ4KScaleBytes(p, scale_bytes);
       for (int q = 0; q < kQ; ++q) {
         d[q] = QuarterF16(p, panels::q4k::kDOffset, k0 + q);
@@ -275,7 +279,7 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
 #pragma GCC unroll 4
       for (int q = 0; q < kQ; ++q) {
         __m256 ws_lo, ws_hi, wm_lo, wm_hi;  // sc·d and m·dmin of sub-blocks 2k and 2k + 1
-        if (scales != nullptr) {
+        if constexpr (!kOwnScales) {
           const __m256* sq = scales + (sb * kQuarters + k0 + q) * 16;
           ws_lo = sq[2 * k], ws_hi = sq[2 * k + 1], wm_lo = sq[8 + 2 * k], wm_hi = sq[8 + 2 * k + 1];
         } else {
@@ -302,32 +306,19 @@ void Tile(const uint8_t* panel, int64_t n_super, int k0, const ActLayout& layout
 }
 
 // Every quarter of one panel × tiles of up to 4 tokens (EvenTokenTiles: 5 as
-// 3 + 2, 9 as 3 + 3 + 3), on the panel's `scales` (nullptr: each tile decodes
-// its own) and (kDecoded) `codes` decoded once.
-// The tiles' loop by hand: through ForTokenTiles (matmul_isa.h) GCC inlined
-// the 2-token tile into PanelMatMul, and Q5_K's 2 tokens ran in 1.06 × this
-// loop's time (one panel path against the other in one process, one thread,
-// Zen 5, 2026-12-07).
-template <bool kQ5, bool kDecoded>
+// 3 + 2, 9 as 3 + 3 + 3), each tile decoding its own scales (kOwnScales) or
+// on the panel's `scales`, and (kDecoded) `codes` decoded once.
+template <bool kQ5, bool kOwnScales, bool kDecoded>
 void AllTokenTiles(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const ActView& acts,
                    int64_t n_tokens, float* y, int64_t y_stride, const __m256* scales, const uint8_t* codes) {
   const int64_t s = acts.row_stride;
-  const TokenTiles tiles = EvenTokenTiles(n_tokens, 4);
-  for (int64_t t = 0, k = 0; k < tiles.n_tiles; ++k) {
-    const int64_t size = tiles.TileSize(k);
-    const uint8_t* a = acts.data + t * s;
-    float* yt = y + t * y_stride;
+  ForTokenTiles<4>(n_tokens, [&]<int kT>(int64_t t, int64_t k) {
     for (int q = 0; q < kQuarters; ++q) {
       const bool first = !kDecoded && k == 0 && q == 0;  // decoding once streamed the panel
-      switch (size) {
-        case 1: Tile<kQ5, 1, 1, kDecoded>(panel, n_super, q, layout, a, s, yt, y_stride, scales, first, codes); break;
-        case 2: Tile<kQ5, 2, 1, kDecoded>(panel, n_super, q, layout, a, s, yt, y_stride, scales, first, codes); break;
-        case 3: Tile<kQ5, 3, 1, kDecoded>(panel, n_super, q, layout, a, s, yt, y_stride, scales, first, codes); break;
-        default: Tile<kQ5, 4, 1, kDecoded>(panel, n_super, q, layout, a, s, yt, y_stride, scales, first, codes); break;
-      }
+      Tile<kQ5, kT, 1, kOwnScales, kDecoded>(panel, n_super, q, layout, acts.data + t * s, s, y + t * y_stride,
+                                             y_stride, scales, first, codes);
     }
-    t += size;
-  }
+  });
 }
 
 // One whole panel (weights repacked at load) × every token. 1 token takes the
@@ -342,13 +333,15 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
   RIDGE_CHECK(n_valid_rows == kPanelRows);  // only weights repacked at load (whole panels) come here
   const ActLayout layout(n_cols);
   const int64_t n = n_cols / kQK_K, s = acts.row_stride;
-  if (n_tokens == 1) return Tile<kQ5, 1, 4>(panel, n, 0, layout, acts.data, s, y, y_stride);
+  if (n_tokens == 1)
+    return Tile<kQ5, 1, 4, true, false>(panel, n, 0, layout, acts.data, s, y, y_stride, nullptr, true, nullptr);
   if (n_tokens == 2) {
-    for (int k0 = 0; k0 < kQuarters; k0 += 2) Tile<kQ5, 2, 2>(panel, n, k0, layout, acts.data, s, y, y_stride);
+    for (int k0 = 0; k0 < kQuarters; k0 += 2)
+      Tile<kQ5, 2, 2, true, false>(panel, n, k0, layout, acts.data, s, y, y_stride, nullptr, true, nullptr);
     return;
   }
   if (n_tokens < kQ4KScalesOnceTokens)
-    return AllTokenTiles<kQ5, false>(panel, n, layout, acts, n_tokens, y, y_stride, nullptr, nullptr);
+    return AllTokenTiles<kQ5, true, false>(panel, n, layout, acts, n_tokens, y, y_stride, nullptr, nullptr);
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<__m256*>(scale_scratch.Get(n * kQuarters * 16 * 32));
   PanelScales<kQ5>(panel, n, scales);
@@ -357,10 +350,10 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
       thread_local ScratchBuffer code_scratch;  // the running thread's
       uint8_t* codes = code_scratch.Get(n * kDecodedSuperBytes);
       DecodeQ5Codes(panel, n, codes);
-      return AllTokenTiles<kQ5, true>(panel, n, layout, acts, n_tokens, y, y_stride, scales, codes);
+      return AllTokenTiles<kQ5, false, true>(panel, n, layout, acts, n_tokens, y, y_stride, scales, codes);
     }
   }
-  AllTokenTiles<kQ5, false>(panel, n, layout, acts, n_tokens, y, y_stride, scales, nullptr);
+  AllTokenTiles<kQ5, false, false>(panel, n, layout, acts, n_tokens, y, y_stride, scales, nullptr);
 }
 
 template <bool kQ5>
