@@ -321,11 +321,24 @@ void AllTokenTiles(const uint8_t* panel, int64_t n_super, const ActLayout& layou
   });
 }
 
+// Tokens from which a call decodes a panel's scales once into a scratch
+// (PanelScales, 2 KiB a super-block column) for all its token tiles; below,
+// each tile decodes them where its float steps use them. On a Zen 5 under
+// RIDGE_ISA=avx2, the model's decode steps of P sequences alternated in one
+// process (2 threads), tiles decoding their own against the scratch (time
+// ratios, tinyllama Q4_K / Q5_K): P = 3: 0.88 / 0.87, 4: 0.88, 6: 0.96, 8:
+// 0.97; three tiles or more level (P = 12: 0.99-1.02, 16: 1.00-1.01). With
+// each tile a function of its own (2026-12-07), up to 12 tokens as on
+// AVX-512 ran Q4_K P = 9 / 10 / 12 in 0.98 / 1.00 / 1.03 × the time and Q5_K
+// 1.00 / 0.99-1.00 / 1.14-1.18 × (from 12 tokens Q5_K's scratch path also
+// decodes the codes once), so 9 stays. AVX-512's: kAvx512ScalesOnceTokens.
+constexpr int64_t kAvx2ScalesOnceTokens = 9;
+
 // One whole panel (weights repacked at load) × every token. 1 token takes the
 // 4 quarters together (one pass over the panel in memory order, each
 // activation broadcast serving 4 quarters), 2 tokens 2 quarters at a time,
 // more tokens 1 quarter × up to 4 tokens (the register budget: 16 ymm), each
-// tile decoding the scales it uses, or from kQ4KScalesOnceTokens on scales
+// tile decoding the scales it uses, or from kAvx2ScalesOnceTokens on scales
 // decoded once and (Q5_K, from 12 tokens) codes decoded once.
 template <bool kQ5>
 void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, const ActView& acts, int64_t n_tokens,
@@ -340,7 +353,7 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
       Tile<kQ5, 2, 2, true, false>(panel, n, k0, layout, acts.data, s, y, y_stride, nullptr, true, nullptr);
     return;
   }
-  if (n_tokens < kQ4KScalesOnceTokens)
+  if (n_tokens < kAvx2ScalesOnceTokens)
     return AllTokenTiles<kQ5, true, false>(panel, n, layout, acts, n_tokens, y, y_stride, nullptr, nullptr);
   thread_local ScratchBuffer scale_scratch;  // the running thread's
   auto* scales = reinterpret_cast<__m256*>(scale_scratch.Get(n * kQuarters * 16 * 32));

@@ -226,14 +226,20 @@ NextSlice NextPanelSlice(const PanelPrefetch& next, int64_t n_super, int64_t k, 
   return {next.first + k * slice_bytes, (slice_bytes / (4 * n_super) + 63) / 64};
 }
 
-// AVX-512's kQ4KScalesOnceTokens (q4k_panel_scales_impl.h): tiles decoding
-// their own scales against the scratch, on a Zen 5 (2026-12-07), ran
-// tinyllama's decode steps of 9 / 10 / 12 sequences 1.09 / 1.09 / 1.08 × as
-// fast for Q4_K and 1.07 / 1.09 / 1.01 × for Q5_K (2 threads, in one process;
-// the same harness read 0.96-1.04 where the code was the same), one panel
-// path alone (one thread) 9-12 tokens 0.99-1.10 × for Q4_K and 1.02-1.22 ×
-// for Q5_K; from 13 tokens Q5_K lost (16: 0.97-0.99 ×, 24: 0.94-0.99 ×) and
-// Q4_K gained little (16: 1.01-1.05 ×, 24: 1.01-1.02 ×).
+// Tokens from which a call decodes a panel's scales once into a scratch
+// (PanelScales, 2 KiB a super-block column) for all its token tiles; below,
+// each tile decodes them where its float steps use them, with its own
+// stream's prefetch. On a Zen 5, the model's decode steps of P sequences
+// alternated in one process (2 threads), tiles decoding their own against
+// the scratch (time ratios): with GCC's clones of the tile, P = 6: 0.88 /
+// 0.85 / 0.91 for tinyllama Q4_K / Q5_K / qwen3-30b-a3b-4l Q4_K, P = 8:
+// 0.93-0.96 / 0.86 / 0.94-0.95 (so 9 until 2026-12-07); with each tile a
+// function of its own, 9 / 10 / 12 sequences 1.09 / 1.09 / 1.08 × as fast
+// for Q4_K and 1.07 / 1.09 / 1.01 × for Q5_K (the same harness read
+// 0.96-1.04 where the code was the same), one panel path alone (one thread)
+// 9-12 tokens 0.99-1.10 × for Q4_K and 1.02-1.22 × for Q5_K; from 13 tokens
+// Q5_K lost (16: 0.97-0.99 ×, 24: 0.94-0.99 ×) and Q4_K gained little (16:
+// 1.01-1.05 ×, 24: 1.01-1.02 ×). AVX2's: kAvx2ScalesOnceTokens.
 constexpr int64_t kAvx512ScalesOnceTokens = 13;
 
 // One whole panel (weights repacked at load) × every token, in tiles of up to

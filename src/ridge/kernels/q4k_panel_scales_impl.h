@@ -14,23 +14,6 @@
 namespace ridge::kernels::internal {
 namespace {
 
-// Tokens from which a call decodes a panel's scales once into a scratch
-// (each kernel's PanelScales) for all its token tiles; below, each tile
-// decodes them where its float steps use them, with its own stream's
-// prefetch. Two tiles decoding them twice beat one decode into a scratch: on
-// a Zen 5, the model's decode steps of P sequences alternated in one process
-// (2 threads), tinyllama Q4_K / Q5_K / qwen3-30b-a3b-4l Q4_K, each tile
-// decoding its own against the scratch (time ratios): AVX-512 at 5-8 tokens
-// (two tiles of up to 4) P = 6: 0.88 / 0.85 / 0.91, P = 8: 0.93-0.96 / 0.86 /
-// 0.94-0.95; RIDGE_ISA=avx2 at 3-8 (one to two tiles of up to 4 a quarter)
-// P = 3: 0.88 / 0.87, 4: 0.88, 6: 0.96, 8: 0.97; three tiles or more level
-// (P = 12: 0.99-1.02, 16: 1.00-1.01). The scratch is 2 KiB a super-block
-// column on either ISA (16 KiB at 2048 columns, 44 KiB at 5632), written and
-// read back; whether it or the prefetch the tiles then take costs more was
-// not measured. AVX-512 takes its own from 2026-12-07 (kAvx512ScalesOnceTokens,
-// matmul_q4k_panels_avx512.cc: 13, its tiles no longer inlined).
-constexpr int64_t kQ4KScalesOnceTokens = 9;
-
 // The 6-bit scales and mins of one panel super-block's 32 rows, byte-wise
 // (ggml's get_scale_min_k4 on 32 rows at once): sc[s][j], mn[s][j] for
 // sub-block s of row j.
