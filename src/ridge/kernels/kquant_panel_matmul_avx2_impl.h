@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/prefetch_spread_impl.h"
 #include "ridge/kernels/scratch.h"
 #include "ridge/kernels/weight_panels.h"
 
@@ -82,8 +83,7 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
     for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
       const int64_t b = sb * 8 + j;  // x's 32-block
       const int64_t step = (sb - sb0) * 8 + j, n_steps = (sb_end - sb0) * 8;
-      for (int64_t l = step * next_lines / n_steps; l < (step + 1) * next_lines / n_steps; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
+      PrefetchLinesOfStep<_MM_HINT_T1>(next, next_lines, step, n_steps);
       const uint8_t* c = codes + ((sb - sb0) * 8 + j) * kCodeBlockBytes + q * 32;
       __m256i sc32[2], sc16[2];  // the rows' scales of groups 2b, 2b + 1
       for (int gi = 0; gi < 2; ++gi) {
@@ -179,12 +179,10 @@ void PanelMatMul(const uint8_t* panel, int64_t n_cols, int64_t n_valid_rows, con
       float* yt = y + t * y_stride;
       float* kt = keep + t * kPanelRows;
       for (int q = 0; q < kQuarters; ++q, ++tile) {
-        // This tile's slice of the next stretch, lines [l0, l1).
-        const int64_t l0 = tile * kStretchBytes / n_tiles / 64, l1 = (tile + 1) * kStretchBytes / n_tiles / 64;
-        const int64_t next_lines = streams ? l1 - l0 : 0;
+        const LineRange slice = TileLines(kStretchBytes, tile, n_tiles);  // of the next stretch
         const auto run = [&]<int kT>() {
           TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, q, layout, a, s, yt, y_stride, n_valid_rows, kt, last,
-                             ahead + 64 * l0, next_lines);
+                             ahead + 64 * slice.first, streams ? slice.n : 0);
         };
         switch (size) {
           case 1: run.template operator()<1>(); break;

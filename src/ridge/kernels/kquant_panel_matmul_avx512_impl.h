@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/prefetch_spread_impl.h"
 #include "ridge/kernels/scratch.h"
 #include "ridge/kernels/weight_panels.h"
 
@@ -58,8 +59,7 @@ void TileDecoded(const uint8_t* panel, const uint8_t* codes, const GroupScales* 
     for (int j = 0; j < 8; ++j) {  // the super-block's 32-blocks: file half j / 4, element set j % 4
       const int64_t b = sb * 8 + j;  // x's 32-block
       const int64_t step = (sb - sb0) * 8 + j, n_steps = (sb_end - sb0) * 8;
-      for (int64_t l = step * next_lines / n_steps; l < (step + 1) * next_lines / n_steps; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T0);
+      PrefetchLinesOfStep<_MM_HINT_T0>(next, next_lines, step, n_steps);
       const uint8_t* c = codes + ((sb - sb0) * 8 + j) * kCodeBlockBytes;
       __m512i scaled[kH][kT];
 #pragma GCC unroll 2
@@ -162,15 +162,13 @@ void DecodedMatMul(const uint8_t* panel, int64_t n_super, const ActLayout& layou
     // one thread, Zen 5, 2026-12-07).
     for (int64_t t = 0, tile = 0; tile < n_tiles; ++tile) {
       const int64_t size = tiles.TileSize(tile);
-      // This tile's slice of the next stretch, lines [l0, l1).
-      const int64_t l0 = tile * kStretchBytes / n_tiles / 64, l1 = (tile + 1) * kStretchBytes / n_tiles / 64;
-      const int64_t next_lines = streams ? l1 - l0 : 0;
+      const LineRange slice = TileLines(kStretchBytes, tile, n_tiles);  // of the next stretch
       const uint8_t* a = acts.data + t * s;
       float* yt = y + t * y_stride;
       float* kt = keep + t * kPanelRows;
       const auto run = [&]<int kT>() {
         TileDecoded<P, kT>(panel, codes, scales, sb0, sb_end, layout, a, s, yt, y_stride, n_valid_rows, kt, last,
-                           ahead + 64 * l0, next_lines);
+                           ahead + 64 * slice.first, streams ? slice.n : 0);
       };
       switch (size) {
         case 1: run.template operator()<1>(); break;

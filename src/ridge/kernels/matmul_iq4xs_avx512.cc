@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/prefetch_spread_impl.h"
 #include "ridge/kernels/simd_avx512.h"
 #include "ridge/kernels/weight_panels.h"
 // After simd_avx512.h (the intrinsics).
@@ -65,9 +66,7 @@ void IQ4XSTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, 
         static_assert(kSuperBytes % 64 == 0);
         const int64_t step = s0 + k;
         const uint8_t* ahead = p + (3 * kLines / 2) * 64;
-#pragma GCC unroll 1
-        for (int64_t l = step * kLines / 8; l < (step + 1) * kLines / 8; ++l)
-          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+        PrefetchLinesOfStep<_MM_HINT_T0>(ahead, kLines, step, 8);
 #pragma GCC unroll 4
         for (int i = 0; i < 4; ++i) {
           const int64_t b = sb * 8 + s0 + i;

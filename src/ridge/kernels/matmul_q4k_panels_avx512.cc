@@ -24,6 +24,7 @@
 
 #include "ridge/base/error.h"
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/prefetch_spread_impl.h"
 #include "ridge/kernels/scratch.h"
 #include "ridge/kernels/simd_avx512.h"
 #include "ridge/kernels/weight_panels.h"
@@ -153,9 +154,7 @@ template <bool kQ5, int kT, bool kOwnScales>
           constexpr int64_t kLines = f.super_bytes / 64;  // 72 (Q4_K), 88 (Q5_K)
           static_assert(f.super_bytes % 128 == 0);  // whole lines, a super-block and a half ahead
           const int64_t step = k * 8 + g;
-#pragma GCC unroll 1
-          for (int64_t l = step * kLines / 32; l < (step + 1) * kLines / 32; ++l)
-            _mm_prefetch(reinterpret_cast<const char*>(p + 3 * f.super_bytes / 2 + 64 * l), _MM_HINT_T0);
+          PrefetchLinesOfStep<_MM_HINT_T0>(p + 3 * f.super_bytes / 2, kLines, step, 32);
         } else if (first_pass) {
           // Tiles on scales decoded once (9 tokens and more): the first
           // brings the next super-block into L2, 3 lines a step, besides the

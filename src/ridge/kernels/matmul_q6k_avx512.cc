@@ -28,6 +28,7 @@
 #include <cstring>
 
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/prefetch_spread_impl.h"
 #include "ridge/kernels/simd_avx512.h"
 #include "ridge/kernels/weight_panels.h"
 // After simd_avx512.h (the intrinsics).
@@ -112,9 +113,7 @@ void Tile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, const
           static_assert(kSuperBytes % 64 == 0);
           const uint8_t* ahead = p + (3 * kLines / 2) * 64;
           const int64_t step = fh * 8 + k;
-#pragma GCC unroll 1
-          for (int64_t l = step * kLines / 16; l < (step + 1) * kLines / 16; ++l)
-            _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+          PrefetchLinesOfStep<_MM_HINT_T0>(ahead, kLines, step, 16);
           __m512i x[4];
           for (int m = 0; m < 4; ++m) {
             int32_t x4;
@@ -188,9 +187,7 @@ void SmallCodesTile1(const uint8_t* panel, int64_t n_super, const ActLayout& lay
           static_assert(P::kSuperBytes % 64 == 0);
           const uint8_t* ahead = p + (3 * kLines / 2) * 64;
           const int64_t step = kFh * 8 + k;
-#pragma GCC unroll 1
-          for (int64_t l = step * kLines / 16; l < (step + 1) * kLines / 16; ++l)
-            _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+          PrefetchLinesOfStep<_MM_HINT_T0>(ahead, kLines, step, 16);
           __m512i x[4];
           for (int m = 0; m < 4; ++m) {
             int32_t x4;
