@@ -1,10 +1,10 @@
 // Which instructions share the int8 dot product's execution pipes on this
 // core. The tiles' ceilings follow from it: on a Zen 5 (2026-12-07) FMA,
-// vmulps and vpmulld each take a vpdpbusd's slot and everything else (adds,
-// conversions, logic, broadcasts and loads) issues beside them, so a Q4_K
-// 32-block (8 vpdpbusd a 16 rows and token, then a mul, an FMA and the
-// mins' FNMA) can reach at most 8/11 of the int8 peak (docs/benchmarks.md,
-// twenty-sixth section).
+// vmulps and vpmulld each take a vpdpbusd's slot and the rest (adds,
+// conversions, logic, broadcasts and loads; up to one a dot) issues beside
+// them, so a Q4_K 32-block (8 vpdpbusd a 16 rows and token, then a mul, an
+// FMA and the mins' FNMA) can reach at most 8/11 of the int8 peak
+// (docs/benchmarks.md, twenty-sixth section).
 //
 // BM_PipeShare/<isa>_<op>: a loop body of 12 independent dot instructions
 // (avx512: vpdpbusd zmm into 12 accumulators; avx2: vpmaddubsw ymm, the
