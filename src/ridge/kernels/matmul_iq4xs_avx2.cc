@@ -25,6 +25,7 @@
 #include "ridge/kernels/kquant_group_scales_impl.h"
 #include "ridge/kernels/kquant_rows_impl.h"
 #include "ridge/kernels/matmul_isa.h"
+#include "ridge/kernels/prefetch_spread_impl.h"
 #include "ridge/kernels/weight_panels.h"
 // After the two above (their helpers and scales).
 #include "ridge/kernels/kquant_panel_matmul_avx2_impl.h"
@@ -86,9 +87,7 @@ void IQ4XSTile1(const uint8_t* panel, int64_t n_super, const ActLayout& layout, 
     for (int s = 0; s < 8; ++s) {
       // The next super-block into L2, as Tile1, over this one's 8 steps.
       const uint8_t* ahead = p + kSuperBytes;
-#pragma GCC unroll 1
-      for (int64_t l = s * kLines / 8; l < (s + 1) * kLines / 8; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+      PrefetchLinesOfStep<_MM_HINT_T1>(ahead, kLines, s, 8);
       const int64_t b = sb * 8 + s;  // x's 32-block
       const int8_t* x = tok.q + b * kActBlock;
 #pragma GCC unroll 4

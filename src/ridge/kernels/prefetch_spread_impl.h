@@ -1,7 +1,8 @@
 #pragma once
 // Software prefetches spread over a tile's steps, shared by the panel tiles
 // of the ISA files (matmul_q4k_panels_avx512.cc, matmul_q6k_avx512.cc,
-// matmul_iq4xs_avx512.cc and the decoded-stretch tiles of both ISAs).
+// matmul_iq4xs_avx512.cc, matmul_iq4xs_avx2.cc and the decoded-stretch tiles
+// of both ISAs).
 //
 // Include only from *_avx2.cc and *_avx512.cc. It sits in an anonymous
 // namespace, so each ISA file compiles its own copy (matmul_isa.h: no inline
