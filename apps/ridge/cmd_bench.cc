@@ -224,13 +224,14 @@ int BenchSpeculation(const BenchArgs& a, SpeculationOptions spec) {
 // Options the split bench (pp and tg over the ranks) does not measure yet:
 // refused by name rather than silently ignored.
 void RefuseUnsplitOptions(const BenchArgs& a, const SpeculationOptions& spec) {
-  const char* flag = !a.batches.empty()                                ? "--batch"
-                     : spec.enabled()                                  ? "--spec/--draft"
-                     : a.options.depths != std::vector<int64_t>{0}     ? "--depth"
-                     : a.output != "md"                                ? "--output json"
-                     : !a.probe_file.empty()                           ? "--probe-file"
-                     : a.mmap                                          ? "--mmap"
-                                                                       : nullptr;
+  const char* flag = !a.batches.empty()                            ? "--batch"
+                     : spec.enabled()                              ? "--spec/--draft"
+                     : a.options.depths != std::vector<int64_t>{0} ? "--depth"
+                     : a.output != "md"                            ? "--output json"
+                     : !a.probe_file.empty()                       ? "--probe-file"
+                     : a.mmap                                      ? "--mmap"
+                     : a.options.profile                           ? "--profile"
+                                                                   : nullptr;
   if (flag != nullptr) Fail("{} is not supported with --tp/--pp: the split bench measures pp and tg only", flag);
 }
 
@@ -275,6 +276,9 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
                    "withhold a % of roofline whose roof the run's two probes measured further apart than this, in %")
         ->check(CLI::Range(0.0, 100.0));
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
+    sub.add_flag("--profile", a->options.profile,
+                 "time each step of the forward pass (matmuls by role, attention, norms...) in the timed pp and tg "
+                 "passes, each beside its own roofline");
     AddSpeculationFlags(sub, a->spec);
     sub.add_option("--spec-prompt-file", a->spec_prompt_file,
                    "with --spec or --draft: the prompt to decode from (default: a built-in copy-heavy story)");
@@ -289,6 +293,8 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
         RefuseUnsplitOptions(*a, spec);
         return BenchSplit(*a);
       }
+      if (a->options.profile && (spec.enabled() || !a->batches.empty()))
+        Fail("--profile times the pp and tg tests' passes: not with {}", spec.enabled() ? "--spec/--draft" : "--batch");
       if (spec.enabled()) return BenchSpeculation(*a, spec);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ModelBenchReport report;

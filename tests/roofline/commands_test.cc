@@ -153,9 +153,15 @@ TEST(BenchCommand, ReportsBothTestsAgainstTheRoofline) {
   ExpectHas(r, "| pp16 |");
   ExpectHas(r, "| tg8 |");
   ExpectHas(r, "paired roofline: median over decode steps");
-  r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8 --mmap");
+  r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8 --mmap --profile");
   ASSERT_EQ(r.exit_code, 0) << r.output();
   ExpectHas(r, "weights: mapped from the file (4 KiB page cache); file layout (mapped: read in place, not repacked");
+  ExpectHas(r, "where a forward pass's time goes (--profile");
+  ExpectHas(r, "| pp16 | FFN gate, up matmuls | 5 |");  // stories260K: 5 layers
+  ExpectHas(r, "| tg8 | LM head | 1 |");
+  r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8 --batch 1,2 --profile");
+  EXPECT_NE(r.exit_code, 0);
+  ExpectHas(r, "--profile times the pp and tg tests' passes: not with --batch");
   r = RunRidge("bench -m '" + model + "' -p 0 --probe-buffer-mib 8");
   EXPECT_NE(r.exit_code, 0);
   ExpectHas(r, "must be at least 1");
@@ -165,7 +171,7 @@ TEST(BenchCommand, ReportsBothTestsAgainstTheRoofline) {
 // starts (so also outside mpirun and in a build without MPI).
 TEST(BenchCommand, OptionsTheSplitBenchIgnoresAreRefused) {
   const std::string bench = "bench -m '" + testing::Stories260kGguf() + "' -p 16 -n 8 -r 1 -t 1 --pp 2 ";
-  for (const std::string flag : {"--batch 1,4", "--spec ngram", "-d 64", "-o json", "--mmap"}) {
+  for (const std::string flag : {"--batch 1,4", "--spec ngram", "-d 64", "-o json", "--mmap", "--profile"}) {
     const CliResult r = RunRidge(bench + flag);
     EXPECT_NE(r.exit_code, 0) << flag;
     ExpectHas(r, "is not supported with --tp/--pp: the split bench measures pp and tg only");

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -118,6 +119,63 @@ TEST(ModelBench, WithholdsPercentsWhoseRoofTheProbesDisagreeOn) {
   const nlohmann::json j = nlohmann::json::parse(FormatJson(report));
   EXPECT_DOUBLE_EQ(j["probe_spread"]["read"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(j["tests"][1]["roof_spread"].get<double>(), 0.5);
+}
+
+// --profile times the timed passes only (not the warm-up): pp's every
+// repetition, tg's every step; each test's steps and "other" make up its
+// pass, and the report prints and carries them.
+TEST(ModelBench, ProfileTimesEveryStepOfTheTimedPassesOnly) {
+  auto model = Model::Load(testing::RandomModelGguf(GgmlType::kQ8_0));
+  ModelBenchOptions o;
+  o.n_prompt = 24;
+  o.n_gen = 3;
+  o.repetitions = 2;
+  o.n_threads = 1;
+  o.paired_roofs = false;
+  o.profile = true;
+  ModelBenchReport report;
+  report.figures = BenchPromptAndGeneration(*model, FakeProbe(), o);
+  report.probes = CombineProbes({FakeProbe()});
+  SetRooflineBounds(*model, report.probes, o, report.figures, report.batches);
+  ASSERT_EQ(report.figures.size(), 2u);
+  EXPECT_EQ(report.figures[0].ops.forwards(), 2);
+  EXPECT_EQ(report.figures[1].ops.forwards(), 2 * 3);
+  const int64_t layers = model->config().n_layers;
+  for (const BenchFigure& f : report.figures) {
+    ASSERT_FALSE(f.op_figures.empty()) << f.test;
+    EXPECT_EQ(f.op_figures.back().step, "other");
+    double share = 0;
+    for (const OpFigure& op : f.op_figures) {
+      share += op.share;
+      if (op.step == OpName(OpKind::kFfnDown)) {
+        EXPECT_EQ(op.calls, static_cast<double>(layers));
+        EXPECT_GT(op.roofline_ms, 0);
+        // Its roof is the weights' int8 peak or the read, whichever is slower.
+        const double peak_ms = 1e3 * op.flops / FakeProbe().int8_ops_per_s;
+        const double read_ms = 1e3 * op.bytes / FakeProbe().read_bytes_per_s;
+        EXPECT_NEAR(op.roofline_ms, std::max(peak_ms, read_ms), 1e-9 * op.roofline_ms);
+        EXPECT_EQ(op.bound, peak_ms >= read_ms ? "compute" : "memory");
+      }
+      if (op.step == OpName(OpKind::kNorm)) {
+        EXPECT_EQ(op.roofline_ms, 0);  // no work counted: no roof
+      }
+    }
+    EXPECT_NEAR(share, 100.0, 1e-6) << f.test;
+  }
+  // pp's 24 tokens of this model's Q8_0 FFN are arithmetic at any probe here, decode's one token a read.
+  const std::string md = FormatMarkdown(report);
+  EXPECT_NE(md.find("where a forward pass's time goes"), std::string::npos) << md;
+  EXPECT_NE(md.find("| pp24 | FFN down matmul |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| tg3 | attention |"), std::string::npos) << md;
+  const nlohmann::json j = nlohmann::json::parse(FormatJson(report));
+  EXPECT_EQ(j["tests"][0]["profile"].size(), report.figures[0].op_figures.size());
+  EXPECT_EQ(j["tests"][1]["profile"].back()["step"], "other");
+
+  o.profile = false;
+  o.repetitions = 1;
+  const std::vector<BenchFigure> plain = BenchPromptAndGeneration(*model, FakeProbe(), o);
+  EXPECT_EQ(plain[0].ops.forwards(), 0);
+  EXPECT_EQ(plain[1].ops.forwards(), 0);
 }
 
 TEST(ModelBench, BatchedSweepAccountsKvBytes) {

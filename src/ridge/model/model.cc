@@ -4,7 +4,9 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 
+#include "ridge/base/clock.h"
 #include "ridge/base/error.h"
 #include "ridge/gguf/dequantize.h"
 #include "ridge/model/model_partition.h"
@@ -15,6 +17,12 @@ namespace {
 
 // gpt-oss's clamped SwiGLU (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE constants).
 constexpr float kSwigluOaiAlpha = 1.702f, kSwigluOaiLimit = 7.0f;
+
+// 2 per multiply-add of an n-token matmul, and the weight bytes it reads.
+double MatMulFlops(const kernels::WeightMatrix& w, int64_t n_tokens) {
+  return 2.0 * static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols) * static_cast<double>(n_tokens);
+}
+double MatrixBytes(const kernels::WeightMatrix& w) { return static_cast<double>(w.n_rows * w.row_bytes); }
 
 // Tokens in tiles of up to tile_max consecutive positions of one sequence,
 // (first token, tokens), in batch order.
@@ -139,6 +147,7 @@ double Model::ForwardFlops(int64_t n_tokens, int64_t attended_positions) const {
 }
 
 void Model::EmbedTokens(const Batch& batch, float* x) {
+  const OpTimer timer(profile_, OpKind::kEmbed);
   const kernels::WeightMatrix& e = weights_.token_embd;
   std::vector<uint8_t> unpacked(static_cast<size_t>(e.panels ? e.row_bytes : 0));  // a row out of its panel
   for (int64_t t = 0; t < batch.size(); ++t) {
@@ -153,6 +162,8 @@ void Model::EmbedTokens(const Batch& batch, float* x) {
 
 void Model::ProjectQkv(const LayerWeights& w, int64_t n, ThreadPool& pool) {
   Scratch& s = *scratch_;
+  const OpTimer timer(profile_, OpKind::kQkv, MatMulFlops(w.wq, n) + MatMulFlops(w.wk, n) + MatMulFlops(w.wv, n),
+                      MatrixBytes(w.wq) + MatrixBytes(w.wk) + MatrixBytes(w.wv));
   const kernels::MatMulJob qkv[] = {{&w.wq, s.xn.data(), n, s.q.data()},   // [n, q_dim]
                                     {&w.wk, s.xn.data(), n, s.k.data()},   // [n, kv_dim]
                                     {&w.wv, s.xn.data(), n, s.v.data()}};  // [n, kv_dim]
@@ -164,6 +175,7 @@ void Model::ProjectQkv(const LayerWeights& w, int64_t n, ThreadPool& pool) {
 
 void Model::PositionQkAndStoreKv(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache,
                                  ThreadPool& pool) {
+  const OpTimer timer(profile_, OpKind::kRopeStoreKv);
   const ModelConfig& c = local_;
   Scratch& s = *scratch_;
   const int64_t hd = c.head_dim, q_dim = c.q_dim(), kv_dim = c.kv_dim();
@@ -307,7 +319,29 @@ void Model::AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch
                                   s.split_states.data() + gr.first_state);
 }
 
+Model::AttentionWork Model::CountAttentionWork(int64_t layer, const Batch& batch, const PagedKvCache& cache) const {
+  const ModelConfig& c = local_;
+  const int64_t window = c.IsSlidingLayer(layer) ? c.sliding_window : 0;
+  const auto& tiles = window > 0 ? scratch_->window_tiles : scratch_->attention_tiles;
+  const double position_flops = 4.0 * static_cast<double>(c.n_heads * c.head_dim);  // Q·K and P·V, every head
+  const double position_bytes = 2.0 * static_cast<double>(c.kv_dim()) * KvBytesPerElement(cache.shape().type);
+  AttentionWork work;
+  // Each sequence's cached positions [first, end) that some tile reads.
+  std::map<SeqId, std::pair<int64_t, int64_t>> spans;
+  for (const auto& [t0, n_tokens] : tiles) {
+    for (int64_t t = t0; t < t0 + n_tokens; ++t) {
+      const int64_t first = WindowStart(batch, t, window), end = batch.positions[static_cast<size_t>(t)] + 1;
+      work.flops += position_flops * static_cast<double>(end - first);
+      const auto [it, added] = spans.try_emplace(batch.seq_ids[static_cast<size_t>(t)], first, end);
+      it->second = {std::min(it->second.first, first), std::max(it->second.second, end)};
+    }
+  }
+  for (const auto& [seq, span] : spans) work.kv_bytes += position_bytes * static_cast<double>(span.second - span.first);
+  return work;
+}
+
 void Model::AddResidual(const std::vector<float>& post_norm, int64_t n, float* x, ThreadPool& pool) {
+  const OpTimer timer(profile_, OpKind::kResidual);
   const int64_t e = config_.n_embd;
   float* proj = scratch_->proj.data();  // [n, n_embd]
   ForTokenRanges(n, pool, [&](int64_t t0, int64_t t1) {
@@ -319,6 +353,7 @@ void Model::AddResidual(const std::vector<float>& post_norm, int64_t n, float* x
 }
 
 void Model::NormTokens(const float* x, const std::vector<float>& norm, int64_t n, ThreadPool& pool) {
+  const OpTimer timer(profile_, OpKind::kNorm);
   const int64_t e = config_.n_embd;
   float* xn = scratch_->xn.data();  // [n, n_embd]
   ForTokenRanges(n, pool, [&](int64_t t0, int64_t t1) {
@@ -334,8 +369,15 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   NormTokens(x, w.attn_norm, n, pool);
   ProjectQkv(w, n, pool);
   PositionQkAndStoreKv(w, layer, batch, cache, pool);
-  Attend(w, layer, batch, cache, pool);
-  kernels::MatMul(w.wo, s.attn.data(), n, s.proj.data(), pool);  // [n, n_embd]
+  {
+    const AttentionWork work = profile_ ? CountAttentionWork(layer, batch, cache) : AttentionWork{};
+    const OpTimer timer(profile_, OpKind::kAttention, work.flops, work.kv_bytes);
+    Attend(w, layer, batch, cache, pool);
+  }
+  {
+    const OpTimer timer(profile_, OpKind::kAttnOut, MatMulFlops(w.wo, n), MatrixBytes(w.wo));
+    kernels::MatMul(w.wo, s.attn.data(), n, s.proj.data(), pool);  // [n, n_embd]
+  }
   if (partition_.kind == ModelPartition::Kind::kTensor && link_) link_->AllReduceSum(s.proj.data(), n * c.n_embd);
   if (!w.o_bias.empty()) AddBias(w.o_bias.data(), c.n_embd, n, s.proj.data());
   AddResidual(w.post_attn_norm, n, x, pool);
@@ -343,15 +385,23 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
 
 void Model::GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up,
                      const kernels::WeightMatrix& down, const float* xn, int64_t n, float* out, ThreadPool& pool,
-                     const FfnBiases& biases) {
+                     OpProfile* profile, const FfnBiases& biases) {
   Scratch& s = *scratch_;
   const int64_t ff = gate.n_rows;
   const kernels::MatMulJob gate_up[] = {{&gate, xn, n, s.gate.data()},  // [n, ff]
                                         {&up, xn, n, s.up.data()}};     // [n, ff]
-  kernels::MatMulGroup(gate_up, pool);
-  ForTokenRanges(n, pool, [&](int64_t t0, int64_t t1) {
-    ActivateFfn(biases, ff, t1 - t0, s.gate.data() + t0 * ff, s.up.data() + t0 * ff);
-  });
+  {
+    const OpTimer timer(profile, OpKind::kFfnGateUp, MatMulFlops(gate, n) + MatMulFlops(up, n),
+                        MatrixBytes(gate) + MatrixBytes(up));
+    kernels::MatMulGroup(gate_up, pool);
+  }
+  {
+    const OpTimer timer(profile, OpKind::kFfnActivation);
+    ForTokenRanges(n, pool, [&](int64_t t0, int64_t t1) {
+      ActivateFfn(biases, ff, t1 - t0, s.gate.data() + t0 * ff, s.up.data() + t0 * ff);
+    });
+  }
+  const OpTimer timer(profile, OpKind::kFfnDown, MatMulFlops(down, n), MatrixBytes(down));
   kernels::MatMul(down, s.gate.data(), n, out, pool);  // [n, n_embd]
   if (biases.down) AddBias(biases.down, down.n_rows, n, out);
 }
@@ -507,7 +557,7 @@ void Model::MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n, Th
   });
   if (w.shared_gate_inp.empty()) return;
   // qwen2moe: + sigmoid(gate_inp_shexp · xn) · shared FFN(xn)
-  GatedFfn(w.shared_gate, w.shared_up, w.shared_down, s.xn.data(), n, s.expert_out.data(), pool);
+  GatedFfn(w.shared_gate, w.shared_up, w.shared_down, s.xn.data(), n, s.expert_out.data(), pool, nullptr);
   for (int64_t t = 0; t < n; ++t) {
     double dot = 0;
     for (int64_t d = 0; d < e_dim; ++d) dot += static_cast<double>(w.shared_gate_inp[static_cast<size_t>(d)]) * s.xn[static_cast<size_t>(t * e_dim + d)];
@@ -521,9 +571,18 @@ void Model::FeedForwardBlock(const LayerWeights& w, int64_t layer, int64_t n, fl
   Scratch& s = *scratch_;
   NormTokens(x, w.ffn_norm, n, pool);
   if (c.is_moe()) {
+    const ModelConfig& lc = local_;
+    const double e = static_cast<double>(lc.n_embd);
+    const double per_token = e * static_cast<double>(lc.n_expert) +  // router, as ForwardFlops counts it
+                             3 * e * static_cast<double>(lc.n_ff_exp * lc.n_expert_used + lc.n_ff_shexp);
+    OpTimer timer(
+        profile_, OpKind::kExperts, 2.0 * per_token * static_cast<double>(n),
+        MatrixBytes(w.router) + MatrixBytes(w.shared_gate) + MatrixBytes(w.shared_up) + MatrixBytes(w.shared_down));
+    const int64_t expert_bytes_before = expert_reads_.bytes;
     MixtureOfExperts(w, layer, n, pool);
+    timer.AddWork(0, static_cast<double>(expert_reads_.bytes - expert_bytes_before));
   } else {
-    GatedFfn(w.w_gate, w.w_up, w.w_down, s.xn.data(), n, s.proj.data(), pool);
+    GatedFfn(w.w_gate, w.w_up, w.w_down, s.xn.data(), n, s.proj.data(), pool, profile_);
     if (partition_.kind == ModelPartition::Kind::kTensor && link_) link_->AllReduceSum(s.proj.data(), n * c.n_embd);
   }
   AddResidual(w.post_ffw_norm, n, x, pool);
@@ -547,12 +606,17 @@ void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, Thre
   if (split && !link_) Fail("the model is split across {} ranks but has no link to them", partition_.n_ranks);
   if (split && partition_.rank == 0) link_->ShareStep(batch, cache);
   Scratch& s = *scratch_;
+  const Clock::time_point start = Clock::now();
   s.Resize(c, n, batch.n_logits(), pool.n_threads(), max_positions);
   float* x = s.x.data();  // [n, n_embd], the residual stream
-  if (split && partition_.kind == ModelPartition::Kind::kPipeline) return ForwardPipeline(batch, cache, x, logits, pool);
-  EmbedTokens(batch, x);
-  RunLayers(batch, cache, x, pool);
-  ComputeLogits(batch, x, logits, pool);
+  if (split && partition_.kind == ModelPartition::Kind::kPipeline) {
+    ForwardPipeline(batch, cache, x, logits, pool);
+  } else {
+    EmbedTokens(batch, x);
+    RunLayers(batch, cache, x, pool);
+    ComputeLogits(batch, x, logits, pool);
+  }
+  if (profile_) profile_->AddForward(SecondsSince(start));
 }
 
 void Model::RunLayers(const Batch& batch, PagedKvCache& cache, float* x, ThreadPool& pool) {
@@ -623,6 +687,7 @@ void Model::ForwardPipeline(const Batch& batch, PagedKvCache& cache, float* x, f
 void Model::ComputeLogits(const Batch& batch, const float* x, float* logits, ThreadPool& pool) {
   const ModelConfig& c = local_;
   Scratch& s = *scratch_;
+  OpTimer timer(profile_, OpKind::kLogits);
   int64_t row = 0;
   for (int64_t t = 0; t < batch.size(); ++t) {
     if (!batch.want_logits[static_cast<size_t>(t)]) continue;
@@ -636,6 +701,7 @@ void Model::ComputeLogits(const Batch& batch, const float* x, float* logits, Thr
       s.local_logits.resize(static_cast<size_t>(row * c.n_vocab));
     out = s.local_logits.data();
   }
+  timer.AddWork(MatMulFlops(weights_.output, row), MatrixBytes(weights_.output));
   kernels::MatMul(weights_.output, s.selected.data(), row, out, pool);  // [n_logits, n_vocab]
   if (const float cap = c.final_softcap; cap > 0.0f) kernels::SoftCap(out, row * c.n_vocab, cap);
   if (!split) return;

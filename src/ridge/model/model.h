@@ -14,6 +14,7 @@
 #include "ridge/kv/paged_kv_cache.h"
 #include "ridge/model/batch.h"
 #include "ridge/model/model_config.h"
+#include "ridge/model/op_profile.h"
 #include "ridge/model/parallel_link.h"
 #include "ridge/model/rope_table.h"
 
@@ -148,6 +149,10 @@ class Model {
   const ExpertReads& expert_reads() const { return expert_reads_; }
   void ResetExpertReads() { expert_reads_ = {}; }
 
+  // Forward times each of its steps into `profile` (op_profile.h) until it
+  // is set to null; the profile must outlive its use.
+  void set_op_profile(OpProfile* profile) { profile_ = profile; }
+
   // FLOPs of one forward pass over n_tokens tokens whose attention spans
   // `attended_positions` positions in total (2 per multiply-add; experts: the
   // n_expert_used each token is routed to).
@@ -179,6 +184,13 @@ class Model {
   void Attend(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool);
   void AttendSplit(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& cache, ThreadPool& pool,
                    int64_t window);
+  // Attend's arithmetic over a layer, and the cached K and V it must read:
+  // each sequence's positions once (tiles of its tokens that read a position
+  // again find it in the CPU's caches), for the profile.
+  struct AttentionWork {
+    double flops = 0, kv_bytes = 0;
+  };
+  AttentionWork CountAttentionWork(int64_t layer, const Batch& batch, const PagedKvCache& cache) const;
   void AppendAttentionRows(const LayerWeights& w, const Batch& batch, int64_t t0, int64_t n_tokens, int64_t h0,
                            int64_t n_q, int64_t first, std::vector<kernels::AttentionRow>& rows);
   // Attention groups (tile, KV head) below this many per thread are split by
@@ -187,7 +199,8 @@ class Model {
   void FeedForwardBlock(const LayerWeights& w, int64_t layer, int64_t n_tokens, float* x, ThreadPool& pool);
   // down(act(gate · xn) ⊙ (up · xn)) for n rows of xn: [n, n_embd] → out [n, n_embd].
   void GatedFfn(const kernels::WeightMatrix& gate, const kernels::WeightMatrix& up, const kernels::WeightMatrix& down,
-                const float* xn, int64_t n, float* out, ThreadPool& pool, const FfnBiases& biases = {});
+                const float* xn, int64_t n, float* out, ThreadPool& pool, OpProfile* profile,
+                const FfnBiases& biases = {});
   // gate = act(gate + biases.gate, up + biases.up) over n rows of ff, in place (biases null: none).
   void ActivateFfn(const FfnBiases& biases, int64_t ff, int64_t n, float* gate, float* up) const;
   void MixtureOfExperts(const LayerWeights& w, int64_t layer, int64_t n_tokens, ThreadPool& pool);
@@ -210,6 +223,7 @@ class Model {
   ModelWeights weights_;
   std::unique_ptr<Scratch> scratch_;
   ExpertReads expert_reads_;
+  OpProfile* profile_ = nullptr;
 };
 
 }  // namespace ridge

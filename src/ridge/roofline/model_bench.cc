@@ -69,13 +69,17 @@ void Summarize(BenchFigure& f) {
   f.stddev = d.std;
 }
 
-// (max − min) / max over the probes of the roof a cost meets: the bandwidth,
-// or the peak HostProfile takes for these weights.
-double RoofSpread(const ProbeSeries& probes, GgmlType weights, bool compute_bound) {
+enum class Roof { kRead, kWeightsPeak, kAttentionPeak };
+
+// (max − min) / max over the probes of a roof: the bandwidth, or the peak
+// HostProfile takes for these weights or this KV cache.
+double RoofSpread(const ProbeSeries& probes, GgmlType weights, GgmlType kv_type, Roof which) {
   double lo = 0, hi = 0;
   for (size_t i = 0; i < probes.probes.size(); ++i) {
-    const HardwareProfile h = HostProfile(probes.probes[i], weights);
-    const double roof = compute_bound ? h.peak_flops : h.bandwidth_bytes_per_s;
+    const HardwareProfile h = HostProfile(probes.probes[i], weights, kv_type);
+    const double roof = which == Roof::kRead          ? h.bandwidth_bytes_per_s
+                        : which == Roof::kWeightsPeak ? h.peak_flops
+                                                      : h.AttentionPeak();
     lo = i == 0 ? roof : std::min(lo, roof);
     hi = i == 0 ? roof : std::max(hi, roof);
   }
@@ -86,6 +90,48 @@ double RoofSpread(const ProbeSeries& probes, GgmlType weights, bool compute_boun
 std::string PercentCell(double percent, double spread, double max_spread) {
   if (spread > max_spread) return fmt::format("- (probes {:.0f} % apart)", 100.0 * spread);
   return fmt::format("{:.1f} %", percent);
+}
+
+// The per-pass figure of each step the profile timed, then "other", each
+// against its own roof.
+std::vector<OpFigure> OpFigures(const OpProfile& ops, const HardwareProfile& hw, const ProbeSeries& probes,
+                                GgmlType weights, GgmlType kv_type) {
+  std::vector<OpFigure> rows;
+  const double passes = static_cast<double>(ops.forwards());
+  if (passes == 0) return rows;
+  const double pass_s = ops.forward_seconds() / passes;
+  double steps_s = 0;
+  for (int k = 0; k < kOpKinds; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    const OpTotals& t = ops.op(kind);
+    if (t.calls == 0) continue;
+    OpFigure f;
+    f.step = OpName(kind);
+    f.calls = static_cast<double>(t.calls) / passes;
+    f.ms = 1e3 * t.seconds / passes;
+    f.share = 100.0 * t.seconds / ops.forward_seconds();
+    f.flops = t.flops / passes;
+    f.bytes = t.bytes / passes;
+    const bool weights_op = IsWeightOp(kind);
+    const double peak = weights_op ? hw.peak_flops : hw.AttentionPeak();
+    const double compute_s = f.flops / peak, memory_s = f.bytes / hw.bandwidth_bytes_per_s;
+    if (compute_s + memory_s > 0) {
+      const bool compute = compute_s >= memory_s;
+      f.roofline_ms = 1e3 * std::max(compute_s, memory_s);
+      f.bound = compute ? "compute" : "memory";
+      const Roof roof = !compute ? Roof::kRead : weights_op ? Roof::kWeightsPeak : Roof::kAttentionPeak;
+      f.roof_spread = RoofSpread(probes, weights, kv_type, roof);
+    }
+    steps_s += t.seconds / passes;
+    rows.push_back(f);
+  }
+  OpFigure other;
+  other.step = "other";
+  other.calls = 1;
+  other.ms = 1e3 * std::max(0.0, pass_s - steps_s);
+  other.share = 100.0 * std::max(0.0, pass_s - steps_s) / pass_s;
+  rows.push_back(other);
+  return rows;
 }
 
 int64_t CacheTokens(int64_t n_tokens, int64_t block_tokens) { return (n_tokens + block_tokens - 1) / block_tokens; }
@@ -151,6 +197,8 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
     }
     std::vector<double> paired_reads, paired_ratios, pp_peaks, pp_ratios;
     BenchFigure pp, tg;
+    // Set around each timed pass only (never the warm-up's, nor a probe).
+    const auto profile = [&](OpProfile& ops, int rep) { model.set_op_profile(o.profile && rep >= 0 ? &ops : nullptr); };
     const std::string at = depth > 0 ? fmt::format(" @ d{}", depth) : "";
     pp.test = fmt::format("pp{}{}", o.n_prompt, at);
     tg.test = fmt::format("tg{}{}", o.n_gen, at);
@@ -168,9 +216,11 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
         std::vector<TokenId> prompt = RandomTokens(n_prompt, c.n_vocab, rng);
         for (int64_t i = 0; i < n_prompt; ++i)
           batch.Add(prompt[static_cast<size_t>(i)], depth + i, 0, i == n_prompt - 1);
+        profile(pp.ops, rep);
         Clock::time_point start = Clock::now();
         model.Forward(batch, cache, logits.data(), pool);
         const double pp_s = SecondsSince(start);
+        model.set_op_profile(nullptr);
         if (rep >= 0) pp.tokens_per_s.push_back(static_cast<double>(n_prompt) / pp_s);
         if (o.paired_roofs && rep >= 0) {  // the roof this prefill ran under: the peaks right after it
           ProbeResult after = ProbeArithmetic(pool, kPairedComputeSeconds);
@@ -187,9 +237,11 @@ std::vector<BenchFigure> BenchPromptAndGeneration(Model& model, const ProbeResul
         for (int64_t i = 0; i < n_gen; ++i) {
           Batch batch;
           batch.Add(tokens[static_cast<size_t>(i)], depth + i, 0, true);
+          profile(tg.ops, rep);
           const Clock::time_point start = Clock::now();
           model.Forward(batch, cache, logits.data(), pool);
           const double step_s = SecondsSince(start);
+          model.set_op_profile(nullptr);
           decode_s += step_s;
           if (meter && rep >= 0) {  // the roof this step ran under: a read right after it
             HardwareProfile now = hw;
@@ -315,14 +367,48 @@ void SetRooflineBounds(const Model& model, const ProbeSeries& probes, const Mode
     if (f.phase == Phase::kDecode) w = {Phase::kDecode, 1, 1, std::max<int64_t>(1, f.depth + o.n_gen / 2)};
     const PhaseCost cost = AnalyzePhase(shape, w, hw, costs);
     SetBound(f, cost, hw);
-    f.bound_spread = RoofSpread(probes, shape.main_weight_type, cost.compute_bound);
+    f.bound_spread =
+        RoofSpread(probes, shape.main_weight_type, o.kv_type, cost.compute_bound ? Roof::kWeightsPeak : Roof::kRead);
+    f.op_figures = OpFigures(f.ops, hw, probes, shape.main_weight_type, o.kv_type);
   }
   for (BatchFigure& f : batches) {
     const PhaseCost step = AnalyzePhase(shape, {Phase::kDecode, 1, f.batch, o.n_prompt + o.n_gen / 2}, hw, costs);
     f.decode_bound_tokens_per_s = static_cast<double>(step.tokens) / step.roofline_time_s;
-    f.decode_bound_spread = RoofSpread(probes, shape.main_weight_type, step.compute_bound);
+    f.decode_bound_spread =
+        RoofSpread(probes, shape.main_weight_type, o.kv_type, step.compute_bound ? Roof::kWeightsPeak : Roof::kRead);
   }
 }
+
+namespace {
+
+// --profile's table: every test's steps, per forward pass.
+std::string FormatOpFigures(const ModelBenchReport& r, bool& withheld) {
+  std::string out;
+  for (const BenchFigure& f : r.figures) {
+    if (f.op_figures.empty()) continue;
+    if (out.empty())
+      out =
+          "\nwhere a forward pass's time goes (--profile; per pass, the mean over the timed passes; a step's "
+          "roofline: max(its arithmetic / its peak, its weight or KV bytes / read) against the best probe; a "
+          "step's time includes the pool's wait for its slowest thread):\n"
+          "| test | step | calls | ms | share | G op/s | GB/s | roofline ms | % of roofline | bound |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    for (const OpFigure& op : f.op_figures) {
+      const bool roof = op.roofline_ms > 0;
+      withheld = withheld || (roof && op.roof_spread > r.max_probe_spread);
+      const double s = op.ms / 1e3;
+      out += fmt::format("| {} | {} | {:g} | {:.3f} | {:.1f} % | {} | {} | {} | {} | {} |\n", f.test, op.step, op.calls,
+                         op.ms, op.share, op.flops > 0 ? fmt::format("{:.1f}", op.flops / s / 1e9) : "-",
+                         op.bytes > 0 ? fmt::format("{:.1f}", op.bytes / s / 1e9) : "-",
+                         roof ? fmt::format("{:.3f}", op.roofline_ms) : "-",
+                         roof ? PercentCell(100.0 * op.roofline_ms / op.ms, op.roof_spread, r.max_probe_spread) : "-",
+                         roof ? op.bound : "-");
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string FormatMarkdown(const ModelBenchReport& r) {
   std::string out = fmt::format(
@@ -356,6 +442,7 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
       out += "paired roofline: median over decode steps of the step's roofline time, at the bandwidth of a read of "
              "the weights' own memory right after it, / its time; for pp, over repetitions, at the arithmetic peaks "
              "probed right after each (a shared host's speed drifts)\n";
+    out += FormatOpFigures(r, withheld);
   }
   if (!r.batches.empty()) {
     out += "| batch | prefill t/s | decode t/s | total t/s | decode roofline t/s | decode % | KV bytes used | KV formula bytes |\n"
@@ -415,6 +502,17 @@ std::string FormatJson(const ModelBenchReport& r) {
                           {"paired_percent_of_roofline", f.paired_percent},
                           {"paired_read_bytes_per_s", f.paired_read_bytes_per_s},
                           {"paired_peak_flops", f.paired_peak_flops}});
+  for (size_t i = 0; i < r.figures.size(); ++i)
+    for (const OpFigure& op : r.figures[i].op_figures)
+      j["tests"][i]["profile"].push_back({{"step", op.step},
+                                          {"calls_per_pass", op.calls},
+                                          {"ms_per_pass", op.ms},
+                                          {"share_percent", op.share},
+                                          {"flops_per_pass", op.flops},
+                                          {"bytes_per_pass", op.bytes},
+                                          {"roofline_ms", op.roofline_ms},
+                                          {"bound", op.bound},
+                                          {"roof_spread", op.roof_spread}});
   for (const BatchFigure& f : r.batches)
     j["batches"].push_back({{"batch", f.batch}, {"prefill_tokens_per_s", f.prefill_tokens_per_s},
                             {"decode_tokens_per_s", f.decode_tokens_per_s}, {"total_tokens_per_s", f.total_tokens_per_s},

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ridge/model/model.h"
+#include "ridge/model/op_profile.h"
 #include "ridge/roofline/cost_model.h"
 #include "ridge/roofline/probe.h"
 
@@ -36,6 +37,23 @@ struct ModelBenchOptions {
   // decode step, for pp a short probe of the arithmetic peaks after each
   // repetition (BenchFigure::paired_percent).
   bool paired_roofs = true;
+  // Time every step of the timed forward passes (BenchFigure::ops).
+  bool profile = false;
+};
+
+// One step of a test's forward pass under --profile (OpKind, or "other": the
+// pass's time outside every step), per pass: the mean over the timed passes.
+struct OpFigure {
+  std::string step;
+  double calls = 0;
+  double ms = 0;
+  double share = 0;             // of the pass's time, in %
+  double flops = 0, bytes = 0;  // the step's arithmetic and the weight or KV bytes it reads
+  // max(flops / its peak, bytes / read) for the step alone, against the
+  // run's best probe (0: no work counted); bound "compute" or "memory".
+  double roofline_ms = 0;
+  std::string bound;
+  double roof_spread = 0;  // that roof's spread over the run's probes
 };
 
 struct BenchFigure {
@@ -56,6 +74,8 @@ struct BenchFigure {
   double paired_percent = 0;
   double paired_read_bytes_per_s = 0;  // tg: median of those reads
   double paired_peak_flops = 0;        // pp: median of the weights' peak in those probes
+  OpProfile ops;                       // --profile: the timed passes' steps
+  std::vector<OpFigure> op_figures;    // from ops, by SetRooflineBounds
   double percent_of_bound() const { return bound_tokens_per_s > 0 ? 100.0 * mean / bound_tokens_per_s : 0; }
 };
 
