@@ -18,15 +18,15 @@
 // IQ4_XS): against the rows tile with a float per 4-element lane these
 // replaced (other bits than AVX-512), pp512 37 % -> 54-57 % of the int8
 // peak, tg64 51 -> 81-83 t/s; --mmap pp512 1.50-1.53 ×, tg64 1.06-1.09 ×.
-#include "ridge/kernels/simd_avx2.h"
-
 #include <cstring>
 
-#include "ridge/kernels/kquant_group_scales_impl.h"
-#include "ridge/kernels/kquant_rows_impl.h"
 #include "ridge/kernels/matmul_isa.h"
 #include "ridge/kernels/prefetch_spread_impl.h"
+#include "ridge/kernels/simd_avx2.h"
 #include "ridge/kernels/weight_panels.h"
+// After simd_avx2.h (the intrinsics).
+#include "ridge/kernels/kquant_group_scales_impl.h"
+#include "ridge/kernels/kquant_rows_impl.h"
 // After the two above (their helpers and scales).
 #include "ridge/kernels/kquant_panel_matmul_avx2_impl.h"
 
