@@ -278,7 +278,7 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
     sub.add_flag("--mmap", a->mmap, kMmapFlagHelp);
     sub.add_flag("--profile", a->options.profile,
                  "time each step of the forward pass (matmuls by role, attention, norms...) in the timed pp and tg "
-                 "passes, each beside its own roofline");
+                 "passes (with --batch: each batch's decode steps), each beside its own roofline");
     AddSpeculationFlags(sub, a->spec);
     sub.add_option("--spec-prompt-file", a->spec_prompt_file,
                    "with --spec or --draft: the prompt to decode from (default: a built-in copy-heavy story)");
@@ -293,8 +293,8 @@ CommandRegistration kBench{{"bench", "Measure prefill/decode tokens/s against th
         RefuseUnsplitOptions(*a, spec);
         return BenchSplit(*a);
       }
-      if (a->options.profile && (spec.enabled() || !a->batches.empty()))
-        Fail("--profile times the pp and tg tests' passes: not with {}", spec.enabled() ? "--spec/--draft" : "--batch");
+      if (a->options.profile && spec.enabled())
+        Fail("--profile times the pp and tg tests' and the batched sweep's passes: not with --spec/--draft");
       if (spec.enabled()) return BenchSpeculation(*a, spec);
       auto model = Model::Load(a->model_path, a->mmap ? FileBacking::kMapped : FileBacking::kHugePageMemory);
       ModelBenchReport report;

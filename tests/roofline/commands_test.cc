@@ -160,8 +160,11 @@ TEST(BenchCommand, ReportsBothTestsAgainstTheRoofline) {
   ExpectHas(r, "| pp16 | FFN gate, up matmuls | 5 |");  // stories260K: 5 layers
   ExpectHas(r, "| tg8 | LM head | 1 |");
   r = RunRidge("bench -m '" + model + "' -p 16 -n 8 -r 1 -t 1 --probe-buffer-mib 8 --batch 1,2 --profile");
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  ExpectHas(r, "| batch 2 decode | attention | 5 |");
+  r = RunRidge("bench -m '" + model + "' -n 8 -t 1 --probe-buffer-mib 8 --spec ngram --profile");
   EXPECT_NE(r.exit_code, 0);
-  ExpectHas(r, "--profile times the pp and tg tests' passes: not with --batch");
+  ExpectHas(r, "not with --spec/--draft");
   r = RunRidge("bench -m '" + model + "' -p 0 --probe-buffer-mib 8");
   EXPECT_NE(r.exit_code, 0);
   ExpectHas(r, "must be at least 1");

@@ -122,8 +122,8 @@ TEST(ModelBench, WithholdsPercentsWhoseRoofTheProbesDisagreeOn) {
 }
 
 // --profile times the timed passes only (not the warm-up): pp's every
-// repetition, tg's every step; each test's steps and "other" make up its
-// pass, and the report prints and carries them.
+// repetition, tg's every step, a batch's decode steps; each test's steps and
+// "other" make up its pass, and the report prints and carries them.
 TEST(ModelBench, ProfileTimesEveryStepOfTheTimedPassesOnly) {
   auto model = Model::Load(testing::RandomModelGguf(GgmlType::kQ8_0));
   ModelBenchOptions o;
@@ -135,11 +135,15 @@ TEST(ModelBench, ProfileTimesEveryStepOfTheTimedPassesOnly) {
   o.profile = true;
   ModelBenchReport report;
   report.figures = BenchPromptAndGeneration(*model, FakeProbe(), o);
+  report.batches = BenchBatches(*model, FakeProbe(), {2}, o);
   report.probes = CombineProbes({FakeProbe()});
   SetRooflineBounds(*model, report.probes, o, report.figures, report.batches);
   ASSERT_EQ(report.figures.size(), 2u);
   EXPECT_EQ(report.figures[0].ops.forwards(), 2);
   EXPECT_EQ(report.figures[1].ops.forwards(), 2 * 3);
+  EXPECT_EQ(report.batches[0].decode_ops.forwards(), 3);  // its decode steps, not its prefill
+  EXPECT_EQ(report.batches[0].decode_ops.op(OpKind::kQkv).calls, 3 * model->config().n_layers);
+  EXPECT_FALSE(report.batches[0].decode_op_figures.empty());
   const int64_t layers = model->config().n_layers;
   for (const BenchFigure& f : report.figures) {
     ASSERT_FALSE(f.op_figures.empty()) << f.test;
@@ -167,15 +171,18 @@ TEST(ModelBench, ProfileTimesEveryStepOfTheTimedPassesOnly) {
   EXPECT_NE(md.find("where a forward pass's time goes"), std::string::npos) << md;
   EXPECT_NE(md.find("| pp24 | FFN down matmul |"), std::string::npos) << md;
   EXPECT_NE(md.find("| tg3 | attention |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| batch 2 decode | LM head | 1 |"), std::string::npos) << md;
   const nlohmann::json j = nlohmann::json::parse(FormatJson(report));
   EXPECT_EQ(j["tests"][0]["profile"].size(), report.figures[0].op_figures.size());
   EXPECT_EQ(j["tests"][1]["profile"].back()["step"], "other");
+  EXPECT_EQ(j["batches"][0]["decode_profile"].size(), report.batches[0].decode_op_figures.size());
 
   o.profile = false;
   o.repetitions = 1;
   const std::vector<BenchFigure> plain = BenchPromptAndGeneration(*model, FakeProbe(), o);
   EXPECT_EQ(plain[0].ops.forwards(), 0);
   EXPECT_EQ(plain[1].ops.forwards(), 0);
+  EXPECT_EQ(BenchBatches(*model, FakeProbe(), {2}, o)[0].decode_ops.forwards(), 0);
 }
 
 TEST(ModelBench, BatchedSweepAccountsKvBytes) {

@@ -316,6 +316,7 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
     f.prefill_s = SecondsSince(start);
     // Decode: n_gen steps, each one token of every sequence.
     model.ResetExpertReads();
+    model.set_op_profile(o.profile ? &f.decode_ops : nullptr);
     start = Clock::now();
     for (int64_t step = 0; step < o.n_gen; ++step) {
       batch.Clear();
@@ -324,6 +325,7 @@ std::vector<BatchFigure> BenchBatches(Model& model, const ProbeResult& probe, co
       model.Forward(batch, cache, logits.data(), pool);
     }
     f.decode_s = SecondsSince(start);
+    model.set_op_profile(nullptr);
     for (int64_t s = 0; s < B; ++s) cache.SetStoredTokens(s, o.n_prompt + o.n_gen);
     const double b = static_cast<double>(B);
     f.prefill_tokens_per_s = b * static_cast<double>(o.n_prompt) / f.prefill_s;
@@ -376,16 +378,21 @@ void SetRooflineBounds(const Model& model, const ProbeSeries& probes, const Mode
     f.decode_bound_tokens_per_s = static_cast<double>(step.tokens) / step.roofline_time_s;
     f.decode_bound_spread =
         RoofSpread(probes, shape.main_weight_type, o.kv_type, step.compute_bound ? Roof::kWeightsPeak : Roof::kRead);
+    f.decode_op_figures = OpFigures(f.decode_ops, hw, probes, shape.main_weight_type, o.kv_type);
   }
 }
 
 namespace {
 
-// --profile's table: every test's steps, per forward pass.
+// --profile's table: every test's steps (pp, tg, a batch's decode), per forward pass.
 std::string FormatOpFigures(const ModelBenchReport& r, bool& withheld) {
+  std::vector<std::pair<std::string, const std::vector<OpFigure>*>> tests;
+  for (const BenchFigure& f : r.figures) tests.emplace_back(f.test, &f.op_figures);
+  for (const BatchFigure& f : r.batches)
+    tests.emplace_back(fmt::format("batch {} decode", f.batch), &f.decode_op_figures);
   std::string out;
-  for (const BenchFigure& f : r.figures) {
-    if (f.op_figures.empty()) continue;
+  for (const auto& [test, op_figures] : tests) {
+    if (op_figures->empty()) continue;
     if (out.empty())
       out =
           "\nwhere a forward pass's time goes (--profile; per pass, the mean over the timed passes; a step's "
@@ -393,11 +400,11 @@ std::string FormatOpFigures(const ModelBenchReport& r, bool& withheld) {
           "step's time includes the pool's wait for its slowest thread):\n"
           "| test | step | calls | ms | share | G op/s | GB/s | roofline ms | % of roofline | bound |\n"
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
-    for (const OpFigure& op : f.op_figures) {
+    for (const OpFigure& op : *op_figures) {
       const bool roof = op.roofline_ms > 0;
       withheld = withheld || (roof && op.roof_spread > r.max_probe_spread);
       const double s = op.ms / 1e3;
-      out += fmt::format("| {} | {} | {:g} | {:.3f} | {:.1f} % | {} | {} | {} | {} | {} |\n", f.test, op.step, op.calls,
+      out += fmt::format("| {} | {} | {:g} | {:.3f} | {:.1f} % | {} | {} | {} | {} | {} |\n", test, op.step, op.calls,
                          op.ms, op.share, op.flops > 0 ? fmt::format("{:.1f}", op.flops / s / 1e9) : "-",
                          op.bytes > 0 ? fmt::format("{:.1f}", op.bytes / s / 1e9) : "-",
                          roof ? fmt::format("{:.3f}", op.roofline_ms) : "-",
@@ -406,6 +413,18 @@ std::string FormatOpFigures(const ModelBenchReport& r, bool& withheld) {
     }
   }
   return out;
+}
+
+nlohmann::json OpFigureJson(const OpFigure& op) {
+  return {{"step", op.step},
+          {"calls_per_pass", op.calls},
+          {"ms_per_pass", op.ms},
+          {"share_percent", op.share},
+          {"flops_per_pass", op.flops},
+          {"bytes_per_pass", op.bytes},
+          {"roofline_ms", op.roofline_ms},
+          {"bound", op.bound},
+          {"roof_spread", op.roof_spread}};
 }
 
 }  // namespace
@@ -439,10 +458,10 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
                          paired, f.bound_by, f.roof);
     }
     if (std::any_of(r.figures.begin(), r.figures.end(), [](const BenchFigure& f) { return f.paired_percent > 0; }))
-      out += "paired roofline: median over decode steps of the step's roofline time, at the bandwidth of a read of "
-             "the weights' own memory right after it, / its time; for pp, over repetitions, at the arithmetic peaks "
-             "probed right after each (a shared host's speed drifts)\n";
-    out += FormatOpFigures(r, withheld);
+      out +=
+          "paired roofline: median over decode steps of the step's roofline time, at the bandwidth of a read of "
+          "the weights' own memory right after it, / its time; for pp, over repetitions, at the arithmetic peaks "
+          "probed right after each (a shared host's speed drifts)\n";
   }
   if (!r.batches.empty()) {
     out += "| batch | prefill t/s | decode t/s | total t/s | decode roofline t/s | decode % | KV bytes used | KV formula bytes |\n"
@@ -472,6 +491,7 @@ std::string FormatMarkdown(const ModelBenchReport& r) {
         out += fmt::format("decode throughput at batch {} = {:.2f} x batch 1\n", f.batch,
                            f.decode_tokens_per_s / first.decode_tokens_per_s);
   }
+  out += FormatOpFigures(r, withheld);
   if (withheld)
     out += fmt::format("a % of roofline is withheld where the probes of this run disagree on its roof by more than "
                        "{:.0f} %: the host's load moved the roof itself (the paired roofline of tg does not depend on "
@@ -503,16 +523,7 @@ std::string FormatJson(const ModelBenchReport& r) {
                           {"paired_read_bytes_per_s", f.paired_read_bytes_per_s},
                           {"paired_peak_flops", f.paired_peak_flops}});
   for (size_t i = 0; i < r.figures.size(); ++i)
-    for (const OpFigure& op : r.figures[i].op_figures)
-      j["tests"][i]["profile"].push_back({{"step", op.step},
-                                          {"calls_per_pass", op.calls},
-                                          {"ms_per_pass", op.ms},
-                                          {"share_percent", op.share},
-                                          {"flops_per_pass", op.flops},
-                                          {"bytes_per_pass", op.bytes},
-                                          {"roofline_ms", op.roofline_ms},
-                                          {"bound", op.bound},
-                                          {"roof_spread", op.roof_spread}});
+    for (const OpFigure& op : r.figures[i].op_figures) j["tests"][i]["profile"].push_back(OpFigureJson(op));
   for (const BatchFigure& f : r.batches)
     j["batches"].push_back({{"batch", f.batch}, {"prefill_tokens_per_s", f.prefill_tokens_per_s},
                             {"decode_tokens_per_s", f.decode_tokens_per_s}, {"total_tokens_per_s", f.total_tokens_per_s},
@@ -526,6 +537,9 @@ std::string FormatJson(const ModelBenchReport& r) {
                             {"predicted_expert_bytes_per_step", f.predicted_expert_bytes_per_step},
                             {"rates_experts_hit_per_step", f.rates_experts_hit_per_step},
                             {"rates_expert_bytes_per_step", f.rates_expert_bytes_per_step}});
+  for (size_t i = 0; i < r.batches.size(); ++i)
+    for (const OpFigure& op : r.batches[i].decode_op_figures)
+      j["batches"][i]["decode_profile"].push_back(OpFigureJson(op));
   return j.dump(2);
 }
 

@@ -37,7 +37,8 @@ struct ModelBenchOptions {
   // decode step, for pp a short probe of the arithmetic peaks after each
   // repetition (BenchFigure::paired_percent).
   bool paired_roofs = true;
-  // Time every step of the timed forward passes (BenchFigure::ops).
+  // Time every step of the timed forward passes (BenchFigure::ops; the
+  // batched sweep's decode steps, BatchFigure::decode_ops).
   bool profile = false;
 };
 
@@ -97,6 +98,8 @@ struct BatchFigure {
   // The same union predicted from this run's own routing rates per expert
   // (ExpectedExpertsHit): a trained or random router is rarely uniform.
   double rates_experts_hit_per_step = 0, rates_expert_bytes_per_step = 0;
+  OpProfile decode_ops;                     // --profile: the decode steps' steps
+  std::vector<OpFigure> decode_op_figures;  // from decode_ops, by SetRooflineBounds
 };
 
 struct ModelBenchReport {
