@@ -177,8 +177,30 @@ TEST(ModelBench, ProfileTimesEveryStepOfTheTimedPassesOnly) {
   EXPECT_EQ(j["tests"][1]["profile"].back()["step"], "other");
   EXPECT_EQ(j["batches"][0]["decode_profile"].size(), report.batches[0].decode_op_figures.size());
 
-  o.profile = false;
+  // Paired with the roofs each test ran under, its steps meet those: tg's read, pp's weights' peak.
+  o.paired_roofs = true;
   o.repetitions = 1;
+  std::vector<BenchFigure> paired = BenchPromptAndGeneration(*model, FakeProbe(), o);
+  std::vector<BatchFigure> no_batches;
+  SetRooflineBounds(*model, report.probes, o, paired, no_batches);
+  for (const BenchFigure& f : paired) {
+    const double peak = f.paired_peak_flops > 0 ? f.paired_peak_flops : FakeProbe().int8_ops_per_s;
+    const double read = f.paired_read_bytes_per_s > 0 ? f.paired_read_bytes_per_s : FakeProbe().read_bytes_per_s;
+    EXPECT_GT(f.phase == Phase::kPrefill ? f.paired_peak_flops : f.paired_read_bytes_per_s, 0) << f.test;
+    for (const OpFigure& op : f.op_figures) {
+      if (op.step != OpName(OpKind::kFfnDown)) continue;
+      const double peak_ms = 1e3 * op.flops / peak, read_ms = 1e3 * op.bytes / read;
+      EXPECT_NEAR(op.roofline_ms, std::max(peak_ms, read_ms), 1e-9 * op.roofline_ms) << f.test;
+      const bool memory = read_ms > peak_ms;
+      EXPECT_EQ(op.paired, memory ? f.paired_read_bytes_per_s > 0 : f.paired_peak_flops > 0) << f.test;
+      if (op.paired) {
+        EXPECT_EQ(op.roof_spread, 0) << f.test;
+      }
+    }
+  }
+
+  o.profile = false;
+  o.paired_roofs = false;
   const std::vector<BenchFigure> plain = BenchPromptAndGeneration(*model, FakeProbe(), o);
   EXPECT_EQ(plain[0].ops.forwards(), 0);
   EXPECT_EQ(plain[1].ops.forwards(), 0);

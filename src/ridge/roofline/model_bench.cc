@@ -93,9 +93,10 @@ std::string PercentCell(double percent, double spread, double max_spread) {
 }
 
 // The per-pass figure of each step the profile timed, then "other", each
-// against its own roof.
-std::vector<OpFigure> OpFigures(const OpProfile& ops, const HardwareProfile& hw, const ProbeSeries& probes,
-                                GgmlType weights, GgmlType kv_type) {
+// against its own roof: hw's, where paired_read / paired_peak say that hw's
+// read / weights' peak is the test's paired roof (no probe spread applies).
+std::vector<OpFigure> OpFigures(const OpProfile& ops, const HardwareProfile& hw, bool paired_read, bool paired_peak,
+                                const ProbeSeries& probes, GgmlType weights, GgmlType kv_type) {
   std::vector<OpFigure> rows;
   const double passes = static_cast<double>(ops.forwards());
   if (passes == 0) return rows;
@@ -120,7 +121,8 @@ std::vector<OpFigure> OpFigures(const OpProfile& ops, const HardwareProfile& hw,
       f.roofline_ms = 1e3 * std::max(compute_s, memory_s);
       f.bound = compute ? "compute" : "memory";
       const Roof roof = !compute ? Roof::kRead : weights_op ? Roof::kWeightsPeak : Roof::kAttentionPeak;
-      f.roof_spread = RoofSpread(probes, weights, kv_type, roof);
+      f.paired = (roof == Roof::kRead && paired_read) || (roof == Roof::kWeightsPeak && paired_peak);
+      f.roof_spread = f.paired ? 0 : RoofSpread(probes, weights, kv_type, roof);
     }
     steps_s += t.seconds / passes;
     rows.push_back(f);
@@ -371,14 +373,21 @@ void SetRooflineBounds(const Model& model, const ProbeSeries& probes, const Mode
     SetBound(f, cost, hw);
     f.bound_spread =
         RoofSpread(probes, shape.main_weight_type, o.kv_type, cost.compute_bound ? Roof::kWeightsPeak : Roof::kRead);
-    f.op_figures = OpFigures(f.ops, hw, probes, shape.main_weight_type, o.kv_type);
+    // The steps of a test paired with its roofs (tg: the read after each step; pp: the weights' peak after each
+    // repetition) meet those, as its paired % does; attention keeps the best probe's peak.
+    HardwareProfile paired = hw;
+    paired.attention_peak_flops = hw.AttentionPeak();
+    if (f.paired_read_bytes_per_s > 0) paired.bandwidth_bytes_per_s = f.paired_read_bytes_per_s;
+    if (f.paired_peak_flops > 0) paired.peak_flops = f.paired_peak_flops;
+    f.op_figures = OpFigures(f.ops, paired, f.paired_read_bytes_per_s > 0, f.paired_peak_flops > 0, probes,
+                             shape.main_weight_type, o.kv_type);
   }
   for (BatchFigure& f : batches) {
     const PhaseCost step = AnalyzePhase(shape, {Phase::kDecode, 1, f.batch, o.n_prompt + o.n_gen / 2}, hw, costs);
     f.decode_bound_tokens_per_s = static_cast<double>(step.tokens) / step.roofline_time_s;
     f.decode_bound_spread =
         RoofSpread(probes, shape.main_weight_type, o.kv_type, step.compute_bound ? Roof::kWeightsPeak : Roof::kRead);
-    f.decode_op_figures = OpFigures(f.decode_ops, hw, probes, shape.main_weight_type, o.kv_type);
+    f.decode_op_figures = OpFigures(f.decode_ops, hw, false, false, probes, shape.main_weight_type, o.kv_type);
   }
 }
 
@@ -396,8 +405,9 @@ std::string FormatOpFigures(const ModelBenchReport& r, bool& withheld) {
     if (out.empty())
       out =
           "\nwhere a forward pass's time goes (--profile; per pass, the mean over the timed passes; a step's "
-          "roofline: max(its arithmetic / its peak, its weight or KV bytes / read) against the best probe; a "
-          "step's time includes the pool's wait for its slowest thread):\n"
+          "roofline: max(its arithmetic / its peak, its weight or KV bytes / read), against the roof its test was "
+          "paired with where it was (bound '... paired'), else the best probe; a step's time includes the pool's "
+          "wait for its slowest thread):\n"
           "| test | step | calls | ms | share | G op/s | GB/s | roofline ms | % of roofline | bound |\n"
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
     for (const OpFigure& op : *op_figures) {
@@ -409,7 +419,7 @@ std::string FormatOpFigures(const ModelBenchReport& r, bool& withheld) {
                          op.bytes > 0 ? fmt::format("{:.1f}", op.bytes / s / 1e9) : "-",
                          roof ? fmt::format("{:.3f}", op.roofline_ms) : "-",
                          roof ? PercentCell(100.0 * op.roofline_ms / op.ms, op.roof_spread, r.max_probe_spread) : "-",
-                         roof ? op.bound : "-");
+                         roof ? op.bound + (op.paired ? " paired" : "") : "-");
     }
   }
   return out;
@@ -424,6 +434,7 @@ nlohmann::json OpFigureJson(const OpFigure& op) {
           {"bytes_per_pass", op.bytes},
           {"roofline_ms", op.roofline_ms},
           {"bound", op.bound},
+          {"paired", op.paired},
           {"roof_spread", op.roof_spread}};
 }
 

@@ -50,11 +50,14 @@ struct OpFigure {
   double ms = 0;
   double share = 0;             // of the pass's time, in %
   double flops = 0, bytes = 0;  // the step's arithmetic and the weight or KV bytes it reads
-  // max(flops / its peak, bytes / read) for the step alone, against the
-  // run's best probe (0: no work counted); bound "compute" or "memory".
+  // max(flops / its peak, bytes / read) for the step alone (0: no work
+  // counted); bound "compute" or "memory". The roof is the one its test was
+  // paired with where there is one (tg: the median read after its steps; pp:
+  // the weights' median peak after its repetitions), else the run's best probe.
   double roofline_ms = 0;
   std::string bound;
-  double roof_spread = 0;  // that roof's spread over the run's probes
+  bool paired = false;
+  double roof_spread = 0;  // that roof's spread over the run's probes (0 when paired)
 };
 
 struct BenchFigure {
