@@ -24,6 +24,15 @@ double MatMulFlops(const kernels::WeightMatrix& w, int64_t n_tokens) {
 }
 double MatrixBytes(const kernels::WeightMatrix& w) { return static_cast<double>(w.n_rows * w.row_bytes); }
 
+// Multiply-adds of one token's FFN: gate, up and down, or a mixture's router,
+// the n_expert_used experts it is routed to and the shared expert.
+double FfnMultiplyAddsPerToken(const ModelConfig& c) {
+  const double e = static_cast<double>(c.n_embd);
+  return c.is_moe() ? e * static_cast<double>(c.n_expert) +
+                          3 * e * static_cast<double>(c.n_ff_exp * c.n_expert_used + c.n_ff_shexp)
+                    : 3 * e * static_cast<double>(c.n_ff);
+}
+
 // Tokens in tiles of up to tile_max consecutive positions of one sequence,
 // (first token, tokens), in batch order.
 void TileTokens(const Batch& batch, int64_t tile_max, std::vector<std::pair<int64_t, int64_t>>& tiles) {
@@ -136,11 +145,8 @@ KvCacheShape Model::KvShape(GgmlType type, int64_t block_tokens) const {
 double Model::ForwardFlops(int64_t n_tokens, int64_t attended_positions) const {
   const ModelConfig& c = config_;
   double q_dim = static_cast<double>(c.q_dim()), kv_dim = static_cast<double>(c.kv_dim());
-  double e = static_cast<double>(c.n_embd), ff = static_cast<double>(c.n_ff);
-  const double ffn = c.is_moe() ? e * static_cast<double>(c.n_expert) +  // router
-                                      3 * e * static_cast<double>(c.n_ff_exp * c.n_expert_used + c.n_ff_shexp)
-                                : 3 * e * ff;
-  double per_layer = e * q_dim + 2 * e * kv_dim + q_dim * e + ffn;  // multiply-adds per token
+  double e = static_cast<double>(c.n_embd);
+  double per_layer = e * q_dim + 2 * e * kv_dim + q_dim * e + FfnMultiplyAddsPerToken(c);  // multiply-adds per token
   double matmul = static_cast<double>(c.n_layers) * per_layer + e * static_cast<double>(c.n_vocab);
   double attention = static_cast<double>(c.n_layers) * 2.0 * q_dim * static_cast<double>(attended_positions);
   return 2.0 * (matmul * static_cast<double>(n_tokens) + attention);
@@ -571,12 +577,8 @@ void Model::FeedForwardBlock(const LayerWeights& w, int64_t layer, int64_t n, fl
   Scratch& s = *scratch_;
   NormTokens(x, w.ffn_norm, n, pool);
   if (c.is_moe()) {
-    const ModelConfig& lc = local_;
-    const double e = static_cast<double>(lc.n_embd);
-    const double per_token = e * static_cast<double>(lc.n_expert) +  // router, as ForwardFlops counts it
-                             3 * e * static_cast<double>(lc.n_ff_exp * lc.n_expert_used + lc.n_ff_shexp);
     OpTimer timer(
-        profile_, OpKind::kExperts, 2.0 * per_token * static_cast<double>(n),
+        profile_, OpKind::kExperts, 2.0 * FfnMultiplyAddsPerToken(local_) * static_cast<double>(n),
         MatrixBytes(w.router) + MatrixBytes(w.shared_gate) + MatrixBytes(w.shared_up) + MatrixBytes(w.shared_down));
     const int64_t expert_bytes_before = expert_reads_.bytes;
     MixtureOfExperts(w, layer, n, pool);
