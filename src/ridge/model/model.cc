@@ -608,7 +608,7 @@ void Model::Forward(const Batch& batch, PagedKvCache& cache, float* logits, Thre
   if (split && !link_) Fail("the model is split across {} ranks but has no link to them", partition_.n_ranks);
   if (split && partition_.rank == 0) link_->ShareStep(batch, cache);
   Scratch& s = *scratch_;
-  const Clock::time_point start = Clock::now();
+  const Clock::time_point start = profile_ ? Clock::now() : Clock::time_point{};
   s.Resize(c, n, batch.n_logits(), pool.n_threads(), max_positions);
   float* x = s.x.data();  // [n, n_embd], the residual stream
   if (split && partition_.kind == ModelPartition::Kind::kPipeline) {
